@@ -1,0 +1,172 @@
+// Package analyzer walks files the way ZFS would store them: it cuts each
+// regular file into level-0 blocks (records), decides which are holes, and
+// runs the hash/compress pipeline on all cores, filling a ddt.Table.
+//
+// The file-to-block rules model the ZPL write path (module/zfs/zfs_vnops.c:
+// zfs_write(), module/zfs/dnode.c: dnode_set_blksz()); the compression step is
+// package zio.
+package analyzer
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+// Sparse says how the data is assumed to arrive on the pool, modelled on
+// `cp --sparse=WHEN`; it only matters for all-zero records when ZFS itself
+// would store them (compression=off).
+type Sparse int
+
+const (
+	// SparseAuto copies a file that looks sparse (st_blocks × 512 <
+	// st_size) as SparseAlways and any other file as SparseNever.
+	SparseAuto Sparse = iota
+	// SparseAlways: every all-zero record becomes a hole.
+	SparseAlways
+	// SparseNever: every record is written, zeros included.
+	SparseNever
+)
+
+// ParseSparse parses "auto", "always" or "never".
+func ParseSparse(s string) (Sparse, error) {
+	switch s {
+	case "auto":
+		return SparseAuto, nil
+	case "always":
+		return SparseAlways, nil
+	case "never":
+		return SparseNever, nil
+	}
+	return 0, fmt.Errorf("invalid sparse mode %q (accepted: auto, always, never)", s)
+}
+
+func (s Sparse) String() string {
+	return [...]string{"auto", "always", "never"}[s]
+}
+
+// BlockEvent describes one record of one file; see Options.OnBlock.
+type BlockEvent struct {
+	Path   string
+	BlkID  uint64 // record index within the file
+	LSize  uint32 // bytes
+	Hole   bool   // not written at all; Key is then zero
+	Key    ddt.Key
+	Zero   bool // the record's content is all zeros
+	Source string
+}
+
+// Options configure a scan.
+type Options struct {
+	Policy *zio.Policy
+	Sparse Sparse
+	// Jobs is the number of reader/hash/compress workers; ≤ 0 means
+	// GOMAXPROCS.
+	Jobs int
+	// Warn receives every per-path problem (unreadable file, file changed
+	// during the scan, ...). It may be called from several goroutines at
+	// once. Nil discards warnings (they are still counted).
+	Warn func(path string, err error)
+	// OnBlock, when set, is called for every record of every file, from
+	// several goroutines at once. For tests and block listings.
+	OnBlock func(BlockEvent)
+	// Progress, when set, is updated while the scan runs.
+	Progress *Progress
+}
+
+// Progress holds counters a caller may read while a scan runs.
+type Progress struct {
+	Files        atomic.Int64 // regular files found
+	BytesDone    atomic.Int64 // logical bytes of records processed (read or known holes)
+	BytesPending atomic.Int64 // logical bytes of files found so far
+}
+
+// Counters describe what a scan saw. Sizes are bytes, blocks are records.
+type Counters struct {
+	Files          uint64 `json:"files"`           // regular files scanned
+	Dirs           uint64 `json:"dirs"`            // directories walked
+	Symlinks       uint64 `json:"symlinks"`        // symlinks skipped (not followed)
+	Special        uint64 `json:"special"`         // devices, sockets, FIFOs skipped
+	HardLinks      uint64 `json:"hard_links"`      // extra names of an inode already scanned, skipped
+	Errors         uint64 `json:"errors"`          // paths that could not be read (fully)
+	LogicalBytes   uint64 `json:"logical_bytes"`   // sum of file sizes
+	ReadBytes      uint64 `json:"read_bytes"`      // bytes actually read from the files
+	Records        uint64 `json:"records"`         // level-0 records of all files, holes included
+	Holes          uint64 `json:"holes"`           // records not written (all-zero)
+	SourceHoles    uint64 `json:"source_holes"`    // records wholly inside a source hole, never read
+	ZeroBlocks     uint64 `json:"zero_blocks"`     // all-zero records stored as data (compression=off)
+	Embedded       uint64 `json:"embedded"`        // records stored in their block pointer, not counted by zdb -S
+	Stored         uint64 `json:"stored"`          // records allocated and counted by zdb -S
+	UniqueBlocks   uint64 `json:"unique_blocks"`   // DDT entries: unique stored contents
+	UniqueEmbedded uint64 `json:"-"`               // unique embedded contents (internal)
+	Compressed     uint64 `json:"compressed_runs"` // compressor runs (one per unique content)
+}
+
+func (c *Counters) add(o *Counters) {
+	c.ReadBytes += o.ReadBytes
+	c.Records += o.Records
+	c.Holes += o.Holes
+	c.SourceHoles += o.SourceHoles
+	c.ZeroBlocks += o.ZeroBlocks
+	c.Compressed += o.Compressed
+}
+
+// Result is a finished scan.
+type Result struct {
+	Table     *ddt.Table
+	Histogram *ddt.Histogram
+	Counters  Counters
+}
+
+// Scan walks paths (files and directories, recursively), and returns the
+// simulated dedup table. Per-path problems go to opts.Warn and are counted;
+// Scan itself fails only on an invalid policy or when ctx is cancelled
+// (then it returns the partial result with ctx.Err()).
+func Scan(ctx context.Context, paths []string, opts Options) (*Result, error) {
+	if opts.Policy == nil {
+		return nil, fmt.Errorf("analyzer: no policy")
+	}
+	if err := opts.Policy.Validate(); err != nil {
+		return nil, err
+	}
+	jobs := opts.Jobs
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	s := &scan{
+		opts:  opts,
+		table: ddt.NewTable(),
+		zero:  newZeroKeys(),
+	}
+	chunks := make(chan chunk, 4*jobs)
+	var wg sync.WaitGroup
+	workerCounters := make([]Counters, jobs)
+	for i := 0; i < jobs; i++ {
+		wg.Add(1)
+		go func(c *Counters) {
+			defer wg.Done()
+			s.work(ctx, chunks, c)
+		}(&workerCounters[i])
+	}
+	s.walk(ctx, paths, chunks)
+	close(chunks)
+	wg.Wait()
+
+	res := &Result{Table: s.table, Counters: s.counters}
+	for i := range workerCounters {
+		res.Counters.add(&workerCounters[i])
+	}
+	res.Counters.Errors = uint64(s.errors.Load())
+	h, st := s.table.Summarize()
+	res.Histogram = h
+	res.Counters.UniqueBlocks = st.Entries
+	res.Counters.Stored = st.Refs
+	res.Counters.UniqueEmbedded = st.EmbeddedEntries
+	res.Counters.Embedded = st.EmbeddedRefs
+	return res, ctx.Err()
+}

@@ -1,0 +1,101 @@
+package analyzer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/zeebo/blake3"
+
+	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+func hashBlock(b []byte) ddt.Key { return ddt.Key(blake3.Sum256(b)) }
+
+// work processes chunks until the channel closes: read each record, decide
+// hole or block, and account the block in the table. Only the first
+// reference of a content is compressed.
+func (s *scan) work(ctx context.Context, in <-chan chunk, c *Counters) {
+	p := s.opts.Policy
+	buf := make([]byte, p.RecordSize)
+	zeros := make([]byte, p.RecordSize)
+	w := zio.NewWriter(p)
+	for ch := range in {
+		fl := ch.f
+		for i := ch.first; i < ch.end; i++ {
+			if fl.failed.Load() || ctx.Err() != nil {
+				break
+			}
+			s.record(fl, i, buf[:fl.lsize], zeros, w, c)
+		}
+		fl.release()
+	}
+}
+
+// record handles record i of fl; data is an LSIZE-byte buffer.
+func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *Counters) {
+	p := s.opts.Policy
+	lsize := uint64(fl.lsize)
+	off := i * lsize
+	n := min(lsize, fl.size-off)
+	var zero bool
+	if !fl.hasData(off, off+n) {
+		zero = true
+		c.SourceHoles++
+	} else {
+		got, err := fl.f.ReadAt(data[:n], int64(off))
+		c.ReadBytes += uint64(got)
+		if err != nil && !(errors.Is(err, io.EOF) && got < int(n)) {
+			if fl.failed.CompareAndSwap(false, true) {
+				s.warn(fl.path, fmt.Errorf("read at offset %d: %w", off, err))
+			}
+			return
+		}
+		if uint64(got) < n {
+			if fl.failed.CompareAndSwap(false, true) {
+				s.warn(fl.path, errChanged)
+			}
+		}
+		clear(data[got:])
+		zero = bytes.Equal(data, zeros[:lsize])
+	}
+	c.Records++
+	if prog := s.opts.Progress; prog != nil {
+		prog.BytesDone.Add(int64(n))
+	}
+	if zero && (p.ZeroIsHole() || fl.copyHoles) {
+		c.Holes++
+		if s.opts.OnBlock != nil {
+			s.opts.OnBlock(BlockEvent{Path: fl.path, BlkID: i, LSize: fl.lsize, Hole: true, Zero: true})
+		}
+		return
+	}
+	var k ddt.Key
+	if zero {
+		c.ZeroBlocks++
+		k = s.zero.get(fl.lsize, hashBlock)
+	} else {
+		k = hashBlock(data)
+	}
+	if s.table.Ref(k, fl.lsize) {
+		var b zio.Block
+		if zero {
+			b = zio.Block{Kind: zio.Stored, PSize: lsize, Compression: zio.Off}
+		} else {
+			b = w.Write(data)
+			c.Compressed++
+		}
+		switch b.Kind {
+		case zio.Embedded:
+			s.table.Set(k, 0, 0)
+		default:
+			s.table.Set(k, uint32(b.PSize), p.DSize(b.PSize))
+		}
+	}
+	if s.opts.OnBlock != nil {
+		s.opts.OnBlock(BlockEvent{Path: fl.path, BlkID: i, LSize: fl.lsize, Key: k, Zero: zero})
+	}
+}

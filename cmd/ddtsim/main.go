@@ -1,0 +1,236 @@
+// Command ddtsim predicts what OpenZFS deduplication and compression would
+// save on a set of files, printing the simulated dedup table exactly as
+// `zdb -S` would for the same files on a real pool.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+// Exit statuses.
+const (
+	exitOK         = 0
+	exitFailed     = 1 // the scan could not run
+	exitUsage      = 2 // bad flags or property values
+	exitWithErrors = 3 // completed, but some paths could not be read
+	exitInterrupt  = 130
+)
+
+type cli struct {
+	Scan scanCmd `cmd:"" default:"withargs" help:"Scan files and print the simulated dedup table (the default command)."`
+}
+
+type scanCmd struct {
+	Property []string `short:"o" name:"property" placeholder:"NAME=VALUE" help:"Dataset property, as zfs create -o takes it: recordsize (512..16M, default 128K), compression (off, lz4, on; default on=lz4), copies (1..3), dedup (on, off). Repeatable."`
+	Ashift   int      `default:"12" help:"Pool sector size as a power of two (9..16)."`
+	Release  string   `default:"2.3.2" help:"OpenZFS release modelled (${releases})."`
+	Sparse   string   `default:"auto" enum:"auto,always,never" help:"How the files would be copied, as cp --sparse=WHEN: all-zero records become holes (always), are written (never), or holes only for files that look sparse (auto). Matters only with compression=off."`
+	Zdb      bool     `help:"Print only the zdb -S text, byte for byte." xor:"format"`
+	JSON     bool     `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
+	Jobs     int      `short:"j" default:"0" help:"Worker goroutines (0: one per CPU)."`
+	Paths    []string `arg:"" name:"path" help:"Files and directories to scan (directories recursively; symlinks inside them are not followed)."`
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	var c cli
+	var names []string
+	for _, r := range zio.Releases {
+		names = append(names, r.Name)
+	}
+	exit := -1
+	parser, err := kong.New(&c,
+		kong.Name("ddtsim"),
+		kong.Description("Predict ZFS dedup and compression savings: prints the simulated DDT histogram exactly as zdb -S would."),
+		kong.Vars{"releases": strings.Join(names, ", ")},
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { exit = code }),
+		kong.UsageOnError(),
+	)
+	if err != nil {
+		fmt.Fprintln(stderr, "ddtsim:", err)
+		return exitFailed
+	}
+	kctx, err := parser.Parse(args)
+	if exit >= 0 {
+		return exit // --help
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "ddtsim:", err)
+		return exitUsage
+	}
+	switch kctx.Command() {
+	case "scan <path>":
+		return c.Scan.run(stdout, stderr)
+	}
+	fmt.Fprintln(stderr, "ddtsim: unknown command", kctx.Command())
+	return exitUsage
+}
+
+// policy builds the write policy from the flags.
+func (s *scanCmd) policy() (*zio.Policy, error) {
+	rel, err := zio.LookupRelease(s.Release)
+	if err != nil {
+		return nil, err
+	}
+	disk, err := zio.NewDisk(s.Ashift)
+	if err != nil {
+		return nil, err
+	}
+	p := &zio.Policy{
+		Release:     rel,
+		RecordSize:  128 << 10,
+		Compression: rel.DefaultCompression,
+		Copies:      1,
+		Vdev:        disk,
+	}
+	for _, kv := range s.Property {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("-o %s: expected NAME=VALUE", kv)
+		}
+		switch strings.ToLower(name) {
+		case "recordsize", "recsize":
+			n, err := parseSize(value)
+			if err != nil || n > uint64(rel.MaxRecordSize) || n < zio.MinRecordSize || n&(n-1) != 0 {
+				return nil, fmt.Errorf("-o recordsize=%s: invalid (accepted: a power of two from 512 to %s, e.g. 4K, 128K, 1M)", value, report.Nicenum(uint64(rel.MaxRecordSize), false))
+			}
+			p.RecordSize = uint32(n)
+		case "compression", "compress":
+			comp, err := zio.ParseCompression(value, rel)
+			if err != nil {
+				return nil, fmt.Errorf("-o %s", err)
+			}
+			p.Compression = comp
+		case "copies":
+			n, err := strconv.Atoi(value)
+			if err != nil || n < 1 || n > 3 {
+				return nil, fmt.Errorf("-o copies=%s: invalid (accepted: 1, 2, 3)", value)
+			}
+			p.Copies = n
+		case "dedup":
+			switch strings.ToLower(value) {
+			case "on", "verify", "sha256", "sha256,verify":
+				p.Dedup = true
+			case "off":
+				p.Dedup = false
+			default:
+				return nil, fmt.Errorf("-o dedup=%s: invalid (accepted: on, off, verify, sha256, sha256,verify)", value)
+			}
+		default:
+			return nil, fmt.Errorf("-o %s: property %q is not modelled (accepted: recordsize, compression, copies, dedup)", kv, name)
+		}
+	}
+	return p, p.Validate()
+}
+
+// parseSize parses a ZFS size value: a whole number with an optional
+// suffix K, M, G, T (also KB, KiB, ...; case-insensitive) in powers of 1024.
+func parseSize(v string) (uint64, error) {
+	s := strings.ToUpper(strings.TrimSpace(v))
+	s = strings.TrimSuffix(strings.TrimSuffix(s, "IB"), "B")
+	mult := uint64(1)
+	if s != "" {
+		if i := strings.IndexByte("KMGTPE", s[len(s)-1]); i >= 0 {
+			mult = 1 << (10 * (i + 1))
+			s = s[:len(s)-1]
+		}
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid size %q", v)
+	}
+	if n > ^uint64(0)/mult {
+		return 0, fmt.Errorf("size %q too large", v)
+	}
+	return n * mult, nil
+}
+
+func (s *scanCmd) run(stdout, stderr io.Writer) int {
+	p, err := s.policy()
+	if err != nil {
+		fmt.Fprintln(stderr, "ddtsim:", err)
+		return exitUsage
+	}
+	sparse, err := analyzer.ParseSparse(s.Sparse)
+	if err != nil {
+		fmt.Fprintln(stderr, "ddtsim:", err)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	prog := &analyzer.Progress{}
+	done := startProgress(prog, stderr)
+	res, err := analyzer.Scan(ctx, s.Paths, analyzer.Options{
+		Policy:   p,
+		Sparse:   sparse,
+		Jobs:     s.Jobs,
+		Progress: prog,
+		Warn: func(path string, err error) {
+			fmt.Fprintf(stderr, "ddtsim: %s: %s\n", path, reason(path, err))
+		},
+	})
+	done()
+	interrupted := false
+	if err != nil {
+		if !errors.Is(err, context.Canceled) || res == nil {
+			fmt.Fprintln(stderr, "ddtsim:", err)
+			return exitFailed
+		}
+		interrupted = true
+	}
+	rep, err := report.NewScan(p, s.Ashift, sparse, s.Paths, res)
+	if err != nil {
+		fmt.Fprintln(stderr, "ddtsim:", err)
+		return exitFailed
+	}
+	rep.Partial = interrupted
+	switch {
+	case s.Zdb:
+		_, err = io.WriteString(stdout, rep.Zdb)
+	case s.JSON:
+		err = rep.WriteJSON(stdout)
+	default:
+		err = rep.WriteText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "ddtsim: writing the report:", err)
+		return exitFailed
+	}
+	switch {
+	case interrupted:
+		fmt.Fprintln(stderr, "ddtsim: interrupted: the result above is partial")
+		return exitInterrupt
+	case res.Counters.Errors > 0:
+		fmt.Fprintf(stderr, "ddtsim: completed with %d errors (see above); the result leaves those paths out\n", res.Counters.Errors)
+		return exitWithErrors
+	}
+	return exitOK
+}
+
+// reason strips the path from an *fs.PathError-style message, which the
+// caller prints already.
+func reason(path string, err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return pe.Op + ": " + pe.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,225 @@
+// Package ddt is ddtsim's dedup table: one entry per unique block content,
+// the refcnt histogram that `zdb -S` prints, and the ratios derived from it.
+//
+// It models what cmd/zdb/zdb.c: zdb_ddt_add_cb() accumulates per key and
+// what dump_simulated_ddt() and dump_dedup_ratio() derive from those sums.
+package ddt
+
+import (
+	"math/bits"
+	"sync"
+)
+
+// Key identifies a unique block: the 256-bit BLAKE3 digest of the block's
+// logical content (LSIZE bytes, zero-padded). Within one scan the write
+// policy is fixed, so equal logical content implies equal LSIZE, PSIZE,
+// compression and physical bytes, i.e. an equal ZFS DDT key
+// (module/zfs/ddt.c: ddt_key_fill()).
+type Key [32]byte
+
+// Entry is what the table keeps per unique block.
+//
+// All references of one key have the same sizes within a scan, so the
+// per-reference sizes are stored once and referenced sums are refcnt times
+// them.
+type Entry struct {
+	Refcnt uint64 // references (blocks) seen with this content
+	LSize  uint32 // logical size of one reference, bytes
+	PSize  uint32 // physical size of one reference, bytes (0 while pending)
+	DSize  uint64 // deflated allocated size of one reference over all copies, bytes
+}
+
+const shardBits = 8
+
+// Table is a concurrent dedup table: keys are spread over 256 shards by
+// their first byte, each behind its own mutex.
+type Table struct {
+	shards [1 << shardBits]shard
+}
+
+type shard struct {
+	mu sync.Mutex
+	m  map[Key]Entry
+	_  [40]byte // keep shards on separate cache lines
+}
+
+// NewTable returns an empty table.
+func NewTable() *Table {
+	t := &Table{}
+	for i := range t.shards {
+		t.shards[i].m = make(map[Key]Entry)
+	}
+	return t
+}
+
+// Ref adds one reference to k. If k was not in the table it is inserted
+// with LSize lsize and no PSIZE yet, and Ref reports first = true: the caller
+// must then compute the block's sizes and call Set exactly once. Only the
+// first reference of a content is ever compressed.
+func (t *Table) Ref(k Key, lsize uint32) (first bool) {
+	s := &t.shards[k[0]]
+	s.mu.Lock()
+	e, ok := s.m[k]
+	e.Refcnt++
+	if !ok {
+		e.LSize = lsize
+	}
+	s.m[k] = e
+	s.mu.Unlock()
+	return !ok
+}
+
+// Set records the physical size (bytes) and deflated allocated size (bytes,
+// summed over copies) of k, after the first Ref of k returned true. psize 0
+// marks an embedded block: it is counted apart and left out of the
+// histogram.
+func (t *Table) Set(k Key, psize uint32, dsize uint64) {
+	s := &t.shards[k[0]]
+	s.mu.Lock()
+	e := s.m[k]
+	e.PSize = psize
+	e.DSize = dsize
+	s.m[k] = e
+	s.mu.Unlock()
+}
+
+// Lookup returns the entry of k and whether it exists.
+func (t *Table) Lookup(k Key) (Entry, bool) {
+	s := &t.shards[k[0]]
+	s.mu.Lock()
+	e, ok := s.m[k]
+	s.mu.Unlock()
+	return e, ok
+}
+
+// Len returns the number of unique keys (DDT entries).
+func (t *Table) Len() int {
+	n := 0
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.Lock()
+		n += len(s.m)
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// Summary counts the entries of a table.
+type Summary struct {
+	Entries         uint64 // unique stored contents (DDT entries)
+	Refs            uint64 // stored blocks, all references
+	EmbeddedEntries uint64 // unique contents stored as embedded block pointers
+	EmbeddedRefs    uint64 // embedded blocks, all references
+}
+
+// Summarize builds the refcnt histogram of the table and counts its
+// entries. Entries whose PSize is 0 are embedded blocks (see Set) and, as in
+// zdb's zdb_ddt_add_cb(), are not part of the histogram. Call it after all
+// Ref/Set calls have returned.
+func (t *Table) Summarize() (*Histogram, Summary) {
+	h := &Histogram{}
+	var s Summary
+	for i := range t.shards {
+		sh := &t.shards[i]
+		sh.mu.Lock()
+		for _, e := range sh.m {
+			if e.PSize == 0 {
+				s.EmbeddedEntries++
+				s.EmbeddedRefs += e.Refcnt
+				continue
+			}
+			s.Entries++
+			s.Refs += e.Refcnt
+			h.Add(e.Refcnt, uint64(e.LSize), uint64(e.PSize), e.DSize)
+		}
+		sh.mu.Unlock()
+	}
+	return h, s
+}
+
+// Stat is one cell group of the histogram: block count and size sums in bytes
+// (include/sys/ddt.h: ddt_stat_t, fields dds_blocks, dds_lsize, dds_psize,
+// dds_dsize).
+type Stat struct {
+	Blocks uint64 `json:"blocks"`
+	LSize  uint64 `json:"lsize"`
+	PSize  uint64 `json:"psize"`
+	DSize  uint64 `json:"dsize"`
+}
+
+func (s *Stat) add(o Stat) {
+	s.Blocks += o.Blocks
+	s.LSize += o.LSize
+	s.PSize += o.PSize
+	s.DSize += o.DSize
+}
+
+// Bucket is one histogram row: Allocated counts each unique key once,
+// Referenced counts every reference.
+type Bucket struct {
+	Allocated  Stat `json:"allocated"`
+	Referenced Stat `json:"referenced"`
+}
+
+// Histogram is the DDT histogram: bucket h holds the keys with
+// floor(log2(refcnt)) = h (include/sys/ddt.h: ddt_histogram_t, 64 buckets).
+type Histogram [64]Bucket
+
+// Add accounts one key that has refcnt references, each of lsize, psize and
+// dsize bytes (the same per reference), as zdb's dump_simulated_ddt() does:
+// allocated gets the per-reference sizes, referenced gets refcnt times them.
+// refcnt 0 is ignored.
+func (h *Histogram) Add(refcnt, lsize, psize, dsize uint64) {
+	if refcnt == 0 {
+		return
+	}
+	b := &h[bits.Len64(refcnt)-1]
+	b.Allocated.add(Stat{1, lsize, psize, dsize})
+	b.Referenced.add(Stat{refcnt, refcnt * lsize, refcnt * psize, refcnt * dsize})
+}
+
+// Merge adds every bucket of o into h.
+func (h *Histogram) Merge(o *Histogram) {
+	for i := range h {
+		h[i].Allocated.add(o[i].Allocated)
+		h[i].Referenced.add(o[i].Referenced)
+	}
+}
+
+// Total is the field-wise sum of all buckets (module/zfs/ddt.c:
+// ddt_histogram_total()).
+func (h *Histogram) Total() Bucket {
+	var t Bucket
+	for i := range h {
+		t.Allocated.add(h[i].Allocated)
+		t.Referenced.add(h[i].Referenced)
+	}
+	return t
+}
+
+// Ratios are the four figures of zdb's ratio line.
+type Ratios struct {
+	Dedup    float64 `json:"dedup"`    // referenced DSIZE / allocated DSIZE
+	Compress float64 `json:"compress"` // referenced LSIZE / referenced PSIZE
+	Copies   float64 `json:"copies"`   // referenced DSIZE / referenced PSIZE
+	Combined float64 `json:"combined"` // dedup * compress / copies
+}
+
+// RatiosOf computes the ratio line from a Total row exactly as
+// cmd/zdb/zdb.c: dump_dedup_ratio() does, in double precision and in the same
+// order. With no allocated blocks (zdb prints no ratio line) it returns ok =
+// false.
+func RatiosOf(total Bucket) (r Ratios, ok bool) {
+	if total.Allocated.Blocks == 0 {
+		return Ratios{}, false
+	}
+	rL := float64(total.Referenced.LSize)
+	rP := float64(total.Referenced.PSize)
+	rD := float64(total.Referenced.DSize)
+	D := float64(total.Allocated.DSize)
+	r.Dedup = rD / D
+	r.Compress = rL / rP
+	r.Copies = rD / rP
+	r.Combined = r.Dedup * r.Compress / r.Copies
+	return r, true
+}
