@@ -1,0 +1,87 @@
+package ddt
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+)
+
+func TestHistogramBuckets(t *testing.T) {
+	// refcnt 1 → bucket 0, 2–3 → 1, 4–7 → 2, 64 → 6 (zfs-semantics §1.5).
+	for _, c := range []struct {
+		refcnt uint64
+		bucket int
+	}{{1, 0}, {2, 1}, {3, 1}, {4, 2}, {7, 2}, {8, 3}, {64, 6}, {1023, 9}, {1024, 10}} {
+		h := &Histogram{}
+		h.Add(c.refcnt, 4096, 4096, 4096)
+		if h[c.bucket].Allocated.Blocks != 1 || h[c.bucket].Referenced.Blocks != c.refcnt {
+			t.Errorf("refcnt %d: bucket %d = %+v", c.refcnt, c.bucket, h[c.bucket])
+		}
+	}
+}
+
+func TestRatios(t *testing.T) {
+	// The §2.3 worked example: dedup 3.46, compress 1.00, copies 1.00.
+	h := &Histogram{}
+	h.Add(1, 5120, 5120, 8192)
+	for i := 0; i < 3; i++ {
+		h.Add(2, 131072, 131072, 131072)
+	}
+	h.Add(8, 131072, 131072, 131072)
+	r, ok := RatiosOf(h.Total())
+	if !ok {
+		t.Fatal("no ratios")
+	}
+	got := fmt.Sprintf("%.2f %.2f %.2f %.2f", r.Dedup, r.Compress, r.Copies, r.Combined)
+	if got != "3.46 1.00 1.00 3.46" {
+		t.Errorf("ratios = %s, want 3.46 1.00 1.00 3.46", got)
+	}
+	if _, ok := RatiosOf(Bucket{}); ok {
+		t.Error("ratios of an empty table reported ok")
+	}
+}
+
+func TestTableConcurrentRefs(t *testing.T) {
+	tb := NewTable()
+	var wg sync.WaitGroup
+	var firsts sync.Map
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 1000; i++ {
+				var k Key
+				k[0], k[1] = byte(i), byte(i>>8)
+				if tb.Ref(k, 512) {
+					if _, dup := firsts.LoadOrStore(k, true); dup {
+						t.Errorf("key %d reported first twice", i)
+					}
+					tb.Set(k, 512, 4096)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	h, s := tb.Summarize()
+	if s.Entries != 1000 || s.Refs != 8000 {
+		t.Fatalf("summary = %+v, want 1000 entries, 8000 refs", s)
+	}
+	if h[3].Allocated.Blocks != 1000 || h[3].Referenced.DSize != 8000*4096 {
+		t.Errorf("bucket 8 = %+v", h[3])
+	}
+}
+
+func TestEmbeddedLeftOut(t *testing.T) {
+	tb := NewTable()
+	var a, b Key
+	b[0] = 1
+	tb.Ref(a, 512)
+	tb.Set(a, 0, 0) // embedded
+	tb.Ref(a, 512)
+	tb.Ref(b, 4096)
+	tb.Set(b, 4096, 4096)
+	h, s := tb.Summarize()
+	if s.EmbeddedEntries != 1 || s.EmbeddedRefs != 2 || s.Entries != 1 || h.Total().Referenced.Blocks != 1 {
+		t.Errorf("summary %+v total %+v", s, h.Total())
+	}
+}
