@@ -86,7 +86,9 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *
 			b = zio.Block{Kind: zio.Stored, PSize: lsize, Compression: zio.Off}
 		} else {
 			b = w.Write(data)
-			c.Compressed++
+			if p.Compression != zio.Off {
+				c.Compressed++
+			}
 		}
 		switch b.Kind {
 		case zio.Embedded:

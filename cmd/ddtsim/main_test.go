@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runT(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestBadValuesAreClearErrors(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		args []string
+		want string // in stderr
+	}{
+		{[]string{"-o", "recordsize=100K", dir}, "power of two from 512 to 16M"},
+		{[]string{"-o", "recordsize=32M", dir}, "power of two from 512 to 16M"},
+		{[]string{"-o", "compression=snappy", dir}, "accepted: off, lz4, on"},
+		{[]string{"-o", "compression=gzip-6", dir}, "not modelled yet"},
+		{[]string{"-o", "copies=4", dir}, "accepted: 1, 2, 3"},
+		{[]string{"-o", "dedup=maybe", dir}, "accepted: on, off"},
+		{[]string{"-o", "atime=off", dir}, "not modelled (accepted: recordsize, compression, copies, dedup)"},
+		{[]string{"-o", "recordsize", dir}, "expected NAME=VALUE"},
+		{[]string{"--ashift", "8", dir}, "accepted: 9 to 16"},
+		{[]string{"--release", "0.6.4", dir}, "modelled: 2.3.2"},
+		{[]string{"--sparse", "sometimes", dir}, "sparse"},
+		{[]string{"--zdb", "--json", dir}, "can't be used together"},
+		{[]string{}, "expected"},
+	}
+	for _, c := range cases {
+		code, out, errs := runT(c.args...)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", c.args, code, exitUsage)
+		}
+		if !strings.Contains(errs, c.want) {
+			t.Errorf("%v: stderr %q does not say %q", c.args, errs, c.want)
+		}
+		if strings.Contains(out, "Simulated") {
+			t.Errorf("%v: printed a report despite the error", c.args)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]uint64{"512": 512, "4K": 4096, "4k": 4096, "128K": 131072, "128KB": 131072,
+		"128KiB": 131072, "1M": 1 << 20, "16M": 16 << 20, "1G": 1 << 30} {
+		got, err := parseSize(in)
+		if err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "K", "1.5M", "-1", "12Q", "99999999999999999999"} {
+		if _, err := parseSize(in); err == nil {
+			t.Errorf("parseSize(%q) accepted", in)
+		}
+	}
+}
+
+// A small tree: a 300 KiB random file, its copy, a text file and an
+// unreadable (missing) path.
+func sampleTree(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	data := make([]byte, 300<<10)
+	x := uint32(1)
+	for i := range data {
+		x = x*1103515245 + 12345
+		data[i] = byte(x >> 16)
+	}
+	text := bytes.Repeat([]byte("the quick brown fox jumps over the lazy dog\n"), 3000)
+	for name, d := range map[string][]byte{"a": data, "b": data, "text": text} {
+		if err := os.WriteFile(filepath.Join(dir, name), d, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestJSONMatchesZdbText(t *testing.T) {
+	dir := sampleTree(t)
+	code, out, errs := runT("--json", dir)
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	var doc struct {
+		Release    string
+		Properties map[string]string
+		Histogram  []struct {
+			Refcnt    uint64
+			Allocated struct{ Blocks, LSize, PSize, DSize uint64 }
+		}
+		Total struct {
+			Allocated, Referenced struct{ Blocks, LSize, PSize, DSize uint64 }
+		}
+		Ratios   *struct{ Dedup, Compress, Copies, Combined float64 }
+		Counters map[string]uint64
+		Zdb      string `json:"zdb_S"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	_, zdbOut, _ := runT("--zdb", dir)
+	if doc.Zdb != zdbOut {
+		t.Errorf("JSON zdb_S differs from --zdb output")
+	}
+	// a and b: 3 records each (2 full, 1 tail), all shared: refcnt 2.
+	// text: 132000 bytes = 2 records, compressible.
+	if doc.Release != "2.3.2" || doc.Properties["compression"] != "lz4" || doc.Properties["recordsize"] != "128K" {
+		t.Errorf("model fields: %s %v", doc.Release, doc.Properties)
+	}
+	if doc.Total.Referenced.Blocks != 8 || doc.Total.Allocated.Blocks != 5 || doc.Counters["files"] != 3 {
+		t.Errorf("totals %+v, counters %v; want 8 referenced, 5 allocated blocks, 3 files", doc.Total, doc.Counters)
+	}
+	if doc.Total.Referenced.LSize != 8*128<<10 || doc.Counters["logical_bytes"] != 2*300<<10+132000 {
+		t.Errorf("sizes: %+v %v", doc.Total, doc.Counters)
+	}
+	if doc.Ratios == nil || doc.Ratios.Dedup <= 1 || doc.Ratios.Compress <= 1 {
+		t.Errorf("ratios %+v", doc.Ratios)
+	}
+}
+
+func TestDefaultOutputAndErrors(t *testing.T) {
+	dir := sampleTree(t)
+	missing := filepath.Join(dir, "nope")
+	code, out, errs := runT(dir, missing)
+	if code != exitWithErrors {
+		t.Errorf("exit %d, want %d (completed with errors)", code, exitWithErrors)
+	}
+	if !strings.Contains(errs, missing) || !strings.Contains(errs, "no such file") {
+		t.Errorf("stderr %q does not name %s and the reason", errs, missing)
+	}
+	_, zdbOut, _ := runT("--zdb", dir)
+	if !strings.HasPrefix(out, zdbOut) {
+		t.Errorf("default output does not start with the zdb -S text")
+	}
+	for _, want := range []string{"Summary", "3 regular", "1 errors", "DDT entries    5 unique blocks"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestEmptyScanIsZdbEmptyOutput(t *testing.T) {
+	code, out, _ := runT("--zdb", t.TempDir())
+	want := "Simulated DDT histogram:\n\n" +
+		"bucket              allocated                       referenced          \n" +
+		"______   ______________________________   ______________________________\n" +
+		"refcnt   blocks   LSIZE   PSIZE   DSIZE   blocks   LSIZE   PSIZE   DSIZE\n" +
+		"------   ------   -----   -----   -----   ------   -----   -----   -----\n\n"
+	if code != 0 || out != want {
+		t.Errorf("exit %d, output %q", code, out)
+	}
+}
