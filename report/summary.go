@@ -93,27 +93,24 @@ func (s *Scan) WriteText(w io.Writer) error {
 	c := s.Counters
 	t := s.Total
 	pr := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
-	pr("Summary (modelled: OpenZFS %s, recordsize=%s, compression=%s, copies=%s, dedup=%s, %s, sparse=%s)\n",
+	pr("Summary: OpenZFS %s, recordsize=%s, compression=%s, copies=%s, dedup=%s, %s, sparse=%s\n",
 		s.Release, s.Properties["recordsize"], s.Properties["compression"], s.Properties["copies"],
 		s.Properties["dedup"], s.Pool.Vdev, s.Sparse)
 	if s.Partial {
-		pr("  PARTIAL: the scan was interrupted; figures cover only what was read\n")
+		pr("  PARTIAL: the scan was interrupted; the figures cover only what was read\n")
 	}
-	pr("  files          %d regular (%s, %d bytes), %d directories\n", c.Files, Nicenum(c.LogicalBytes, true), c.LogicalBytes, c.Dirs)
-	pr("  skipped        %d symlinks, %d special files, %d extra hard links, %d errors\n", c.Symlinks, c.Special, c.HardLinks, c.Errors)
-	pr("  read           %s (%d bytes)\n", Nicenum(c.ReadBytes, true), c.ReadBytes)
-	pr("  records        %d: %d stored, %d embedded (not in the table), %d holes (%d never read)\n",
-		c.Records, c.Stored, c.Embedded, c.Holes, c.SourceHoles)
-	pr("  zero blocks    %d stored as data (compression=off)\n", c.ZeroBlocks)
-	pr("  DDT entries    %d unique blocks\n", c.UniqueBlocks)
-	pr("  on disk        %s (%d bytes) without dedup, %s (%d bytes) with dedup\n",
+	pr("  files        %d regular files, %s (%d bytes); %d directories\n", c.Files, Nicenum(c.LogicalBytes, true), c.LogicalBytes, c.Dirs)
+	pr("  skipped      %d symlinks, %d special files, %d extra hard links; %d errors\n", c.Symlinks, c.Special, c.HardLinks, c.Errors)
+	pr("  records      %d: %d stored, %d embedded in block pointers, %d holes (%d never read); %d all-zero blocks stored\n",
+		c.Records, c.Stored, c.Embedded, c.Holes, c.SourceHoles, c.ZeroBlocks)
+	pr("  DDT entries  %d unique blocks\n", c.UniqueBlocks)
+	pr("  on disk      %s (%d bytes) without dedup, %s (%d bytes) with dedup\n",
 		Nicenum(t.Referenced.DSize, true), t.Referenced.DSize, Nicenum(t.Allocated.DSize, true), t.Allocated.DSize)
-	if t.Referenced.LSize > 0 {
-		saved := int64(t.Referenced.LSize) - int64(t.Allocated.DSize)
-		pr("  saved          %s (%d bytes, %.1f%% of %s logical) by dedup and compression together\n",
-			signedNice(saved), saved, 100*float64(saved)/float64(t.Referenced.LSize), Nicenum(t.Referenced.LSize, true))
-		dd := int64(t.Referenced.DSize) - int64(t.Allocated.DSize)
-		pr("  dedup alone    saves %s (%d bytes) of the compressed data\n", signedNice(dd), dd)
+	if c.LogicalBytes > 0 {
+		saved := int64(c.LogicalBytes) - int64(t.Allocated.DSize)
+		pr("  saved        %s of %s file data (%.1f%%) by holes, compression and dedup together; dedup alone saves %s\n",
+			signedNice(saved), Nicenum(c.LogicalBytes, true), 100*float64(saved)/float64(c.LogicalBytes),
+			signedNice(int64(t.Referenced.DSize)-int64(t.Allocated.DSize)))
 	}
 	return nil
 }
