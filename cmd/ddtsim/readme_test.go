@@ -1,0 +1,32 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestReadmeExample keeps the README's example output true: it reruns the
+// command the README shows on the bundled sample and compares.
+func TestReadmeExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "### Example")
+	if !ok {
+		t.Fatal("README has no Example section")
+	}
+	parts := strings.SplitN(after, "```\n", 3)
+	if len(parts) < 3 {
+		t.Fatal("README Example section has no code block")
+	}
+	want := parts[1]
+	code, got, errs := runT("../../testdata/sample")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if got != want {
+		t.Errorf("README example is stale; ddtsim testdata/sample now prints:\n%s", got)
+	}
+}
