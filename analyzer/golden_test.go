@@ -27,15 +27,15 @@ func goldenPolicy(t *testing.T, c golden.Case) (*zio.Policy, Sparse) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := zio.NewDisk(c.Ashift)
+	pool, err := zio.NewPool([]string{c.Vdevs}, c.Ashift)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &zio.Policy{Release: rel, RecordSize: 128 << 10, Compression: zio.LZ4, Copies: 1, Vdev: d}
+	p := &zio.Policy{Release: rel, RecordSize: 128 << 10, Compression: zio.LZ4, Copies: 1, Vdev: pool}
 	for k, v := range c.Props {
 		switch k {
 		case "compression":
-			if p.Compression, err = zio.ParseCompression(v, rel); err != nil {
+			if p.Compression, p.Level, err = zio.ParseCompression(v, rel); err != nil {
 				t.Fatal(err)
 			}
 		case "recordsize":
@@ -77,7 +77,7 @@ func TestGoldenBlocks(t *testing.T) {
 	ran := 0
 	for _, c := range cases {
 		comp := c.Props["compression"]
-		if c.Release != "2.3.2" || c.Vdevs != "stripe 1" || (comp != "lz4" && comp != "off") {
+		if comp != "lz4" && comp != "off" && comp != "lzjb" && comp != "zle" {
 			continue
 		}
 		ran++
@@ -141,8 +141,9 @@ func TestGoldenBlocks(t *testing.T) {
 			}
 		})
 	}
-	if ran < 13 {
-		t.Errorf("only %d golden cases ran, want at least 13", ran)
+	// 18 single-disk cases and 8 on other layouts (see TestGoldenZdbS).
+	if ran < 26 {
+		t.Errorf("only %d golden cases ran, want at least 26", ran)
 	}
 }
 

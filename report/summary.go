@@ -23,14 +23,34 @@ type Scan struct {
 	Histogram  []Row             `json:"histogram"`
 	Total      ddt.Bucket        `json:"total"`
 	Ratios     *ddt.Ratios       `json:"ratios"` // null when no block is stored
+	Raw        RawCapacity       `json:"raw_capacity"`
 	Counters   analyzer.Counters `json:"counters"`
 	Zdb        string            `json:"zdb_S"` // the zdb -S text
 }
 
 // Pool describes the simulated pool layout.
 type Pool struct {
-	Vdev   string `json:"vdev"`
-	Ashift int    `json:"ashift"`
+	Vdev     string `json:"vdev"` // the top-level vdevs: "disk", "2 × mirror 2", "raidz2 8 + mirror 2"
+	Ashift   int    `json:"ashift"`
+	TopLevel int    `json:"top_level_vdevs"`
+	MinAlloc uint64 `json:"min_alloc"` // spa_min_alloc, bytes: PSIZE rounding
+	GCDAlloc uint64 `json:"gcd_alloc"` // spa_gcd_alloc, bytes: PSIZE rounding
+	// DSizeVdev is the top-level vdev DSIZE and the raw capacity are
+	// computed on: the first. Mixed is set when the others allocate
+	// differently, so that this is an assumption rather than exact.
+	DSizeVdev    string `json:"dsize_vdev"`
+	DeflateRatio uint64 `json:"deflate_ratio"` // DSizeVdev's vdev_deflate_ratio
+	Mixed        bool   `json:"mixed"`
+}
+
+// RawCapacity is what the data takes on the layout before deflation: ASIZE
+// (whole sectors, raidz/dRAID parity and padding included) summed over all
+// copies, bytes; what zpool list shows as ALLOC. A mirror's ASIZE is one
+// side's.
+type RawCapacity struct {
+	Referenced uint64 `json:"referenced"` // without dedup
+	Allocated  uint64 `json:"allocated"`  // with dedup
+	Note       string `json:"note"`       // what is counted on this layout
 }
 
 // Row is one non-empty histogram bucket: keys with refcnt in [Refcnt,
@@ -50,7 +70,7 @@ func NewScan(p *zio.Policy, ashift int, sparse analyzer.Sparse, paths []string, 
 			"copies":      fmt.Sprint(p.Copies),
 			"dedup":       map[bool]string{true: "on", false: "off"}[p.Dedup],
 		},
-		Pool:      Pool{Vdev: p.Vdev.String(), Ashift: ashift},
+		Pool:      newPool(p, ashift),
 		Sparse:    sparse.String(),
 		Paths:     paths,
 		Histogram: []Row{},
@@ -65,12 +85,49 @@ func NewScan(p *zio.Policy, ashift int, sparse analyzer.Sparse, paths []string, 
 	if r, ok := ddt.RatiosOf(s.Total); ok {
 		s.Ratios = &r
 	}
+	s.Raw = RawCapacity{
+		Referenced: p.RawSize(s.Total.Referenced.DSize),
+		Allocated:  p.RawSize(s.Total.Allocated.DSize),
+		Note:       rawNote(p.Vdev),
+	}
 	var zb stringWriter
 	if err := WriteZdbS(&zb, res.Histogram, p.Release.BytesSuffix); err != nil {
 		return nil, err
 	}
 	s.Zdb = string(zb)
 	return s, nil
+}
+
+// newPool describes p's layout.
+func newPool(p *zio.Policy, ashift int) Pool {
+	pl, ok := p.Vdev.(*zio.Pool)
+	if !ok {
+		pl = zio.PoolOf(p.Vdev)
+	}
+	return Pool{
+		Vdev:         pl.String(),
+		Ashift:       ashift,
+		TopLevel:     pl.TopLevel(),
+		MinAlloc:     pl.MinAlloc(),
+		GCDAlloc:     pl.GCDAlloc(),
+		DSizeVdev:    pl.First().String(),
+		DeflateRatio: pl.DeflateRatio(),
+		Mixed:        pl.Mixed(),
+	}
+}
+
+// rawNote says what ASIZE counts on the vdev DSIZE is computed on.
+func rawNote(v zio.Vdev) string {
+	if pl, ok := v.(*zio.Pool); ok {
+		v = pl.First()
+	}
+	switch v := v.(type) {
+	case zio.Mirror:
+		return fmt.Sprintf("whole sectors, all copies; each of the %d mirror sides holds this", v.Children)
+	case zio.RAIDZ, zio.DRAID:
+		return "sectors with parity and padding, all copies"
+	}
+	return "whole sectors, all copies"
 }
 
 type stringWriter string
@@ -93,9 +150,9 @@ func (s *Scan) WriteText(w io.Writer) error {
 	c := s.Counters
 	t := s.Total
 	pr := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
-	pr("Summary: OpenZFS %s, recordsize=%s, compression=%s, copies=%s, dedup=%s, %s, sparse=%s\n",
+	pr("Summary: OpenZFS %s, recordsize=%s, compression=%s, copies=%s, dedup=%s, %s (ashift %d), sparse=%s\n",
 		s.Release, s.Properties["recordsize"], s.Properties["compression"], s.Properties["copies"],
-		s.Properties["dedup"], s.Pool.Vdev, s.Sparse)
+		s.Properties["dedup"], s.Pool.Vdev, s.Pool.Ashift, s.Sparse)
 	if s.Partial {
 		pr("  PARTIAL: the scan was interrupted; the figures cover only what was read\n")
 	}
@@ -106,6 +163,11 @@ func (s *Scan) WriteText(w io.Writer) error {
 	pr("  DDT entries  %d unique blocks\n", c.UniqueBlocks)
 	pr("  on disk      %s (%d bytes) without dedup, %s (%d bytes) with dedup\n",
 		Nicenum(t.Referenced.DSize, true), t.Referenced.DSize, Nicenum(t.Allocated.DSize, true), t.Allocated.DSize)
+	pr("  raw capacity %s (%d bytes) without dedup, %s (%d bytes) with dedup (ASIZE: %s)\n",
+		Nicenum(s.Raw.Referenced, true), s.Raw.Referenced, Nicenum(s.Raw.Allocated, true), s.Raw.Allocated, s.Raw.Note)
+	if s.Pool.Mixed {
+		pr("  assumption   the top-level vdevs differ in shape: DSIZE and raw capacity assume every block (all copies) is written to the first, %s\n", s.Pool.DSizeVdev)
+	}
 	if c.LogicalBytes > 0 {
 		saved := int64(c.LogicalBytes) - int64(t.Allocated.DSize)
 		pr("  saved        %s of %s file data (%.1f%%) by holes, compression and dedup together; dedup alone saves %s\n",

@@ -2,12 +2,14 @@ package zio
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
 // Compression is the block-pointer compression enum, as stored on disk
 // (include/sys/zio_compress.h: enum zio_compress). A block whose compression
-// failed or did not pay off is recorded as Off.
+// failed or did not pay off is recorded as Off. All zstd levels share Zstd;
+// the level lives in the zstd header inside the data.
 type Compression uint8
 
 // Compression values, numbered as on disk.
@@ -49,27 +51,88 @@ func (c Compression) String() string {
 	return fmt.Sprintf("compression(%d)", uint8(c))
 }
 
-// modelled lists the compression property values this build can simulate.
-var modelled = []string{"off", "lz4", "on"}
+// ZstdFastLevels are the N of the zstd-fast-N values ZFS accepts
+// (module/zstd/zfs_zstd.c: zstd_levels[]).
+var ZstdFastLevels = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 500, 1000}
+
+// CompressionValues is the list of accepted compression property values,
+// for messages.
+const CompressionValues = "on, off, lz4, lzjb, zle, gzip, gzip-1 … gzip-9, zstd, zstd-1 … zstd-19, zstd-fast, zstd-fast-1 … zstd-fast-10, zstd-fast-20 … zstd-fast-100 (by 10), zstd-fast-500, zstd-fast-1000"
 
 // ParseCompression resolves a compression property value the way
-// zio_compress_select() does for release r ("on" → r.OnMeans). Values ZFS
-// knows but ddtsim does not model yet, and unknown values, are errors that
-// list the accepted values.
-func ParseCompression(value string, r *Release) (Compression, error) {
-	switch strings.ToLower(value) {
+// zio_compress_select() and the property table do for release r: "on" →
+// r.OnMeans, "gzip" → gzip-6, "zstd" → zstd-3, "zstd-fast" → zstd-fast-1.
+// For zstd the level is returned too: 1..19, or −N for zstd-fast-N; it is 0
+// for every other compressor. Unknown values, and zstd on releases without
+// it, are errors listing the accepted values.
+func ParseCompression(value string, r *Release) (c Compression, level int, err error) {
+	v := strings.ToLower(strings.TrimSpace(value))
+	bad := func() (Compression, int, error) {
+		return 0, 0, fmt.Errorf("invalid compression %q (accepted: %s)", value, CompressionValues)
+	}
+	switch v {
 	case "off":
-		return Off, nil
-	case "lz4":
-		return LZ4, nil
+		return Off, 0, nil
 	case "on":
-		return r.OnMeans, nil
-	case "lzjb", "zle", "gzip", "zstd", "zstd-fast":
-		return 0, fmt.Errorf("compression=%s is valid in ZFS but not modelled yet (accepted: %s)", value, strings.Join(modelled, ", "))
+		return r.OnMeans, 0, nil
+	case "lz4":
+		return LZ4, 0, nil
+	case "lzjb":
+		return LZJB, 0, nil
+	case "zle":
+		return ZLE, 0, nil
+	case "gzip":
+		return Gzip1 + 5, 0, nil
+	case "zstd":
+		v = "zstd-3"
+	case "zstd-fast":
+		v = "zstd-fast-1"
 	}
-	v := strings.ToLower(value)
-	if strings.HasPrefix(v, "gzip-") || strings.HasPrefix(v, "zstd-") {
-		return 0, fmt.Errorf("compression=%s is valid in ZFS but not modelled yet (accepted: %s)", value, strings.Join(modelled, ", "))
+	switch {
+	case strings.HasPrefix(v, "gzip-"):
+		n, err := strconv.Atoi(v[5:])
+		if err != nil || n < 1 || n > 9 {
+			return bad()
+		}
+		return Gzip1 + Compression(n-1), 0, nil
+	case strings.HasPrefix(v, "zstd-fast-"):
+		n, err := strconv.Atoi(v[10:])
+		if err != nil || !fastLevel(n) {
+			return bad()
+		}
+		level = -n
+	case strings.HasPrefix(v, "zstd-"):
+		n, err := strconv.Atoi(v[5:])
+		if err != nil || n < 1 || n > 19 {
+			return bad()
+		}
+		level = n
+	default:
+		return bad()
 	}
-	return 0, fmt.Errorf("invalid compression %q (accepted: %s)", value, strings.Join(modelled, ", "))
+	if !r.Zstd {
+		return 0, 0, fmt.Errorf("compression=%s does not exist in release %s (zstd came with 2.0.0)", value, r.Name)
+	}
+	return Zstd, level, nil
+}
+
+func fastLevel(n int) bool {
+	for _, l := range ZstdFastLevels {
+		if l == n {
+			return true
+		}
+	}
+	return false
+}
+
+// CompressionName is the property value of a compression and zstd level, as
+// `zfs get compression` prints it ("lz4", "gzip-6", "zstd-3", "zstd-fast-1").
+func CompressionName(c Compression, level int) string {
+	if c != Zstd {
+		return c.String()
+	}
+	if level < 0 {
+		return fmt.Sprintf("zstd-fast-%d", -level)
+	}
+	return fmt.Sprintf("zstd-%d", level)
 }

@@ -7,6 +7,7 @@ package zio
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -14,35 +15,79 @@ import (
 // compressed size into PSIZE (zfs-semantics §4.3).
 type PsizeBand int
 
-// The PSIZE bands of zfs-semantics §4.3. Only P6 is modelled so far.
+// The PSIZE bands of zfs-semantics §4.3 (module/zfs/zio.c and
+// zio_compress.c of each release).
 const (
-	// BandP6 (2.3.0+, zio.c: zio_get_compression_max_size()): the capacity
-	// is L − L/8 rounded down to the allocation granule (112 bytes when
-	// that falls below the minimum allocation); PSIZE is the minimum
-	// allocation when the output fits in it, else the output rounded up to
-	// the granule; a result ≥ LSIZE is stored uncompressed.
+	// BandP1 (0.6.0–0.6.3): capacity (L − L/8) rounded down to 512 (none
+	// for a 512-byte block); PSIZE = output rounded up to 512.
+	BandP1 PsizeBand = 1
+	// BandP2 (0.6.4): capacity L − L/8; PSIZE = output rounded up to 512;
+	// uncompressed when that reaches LSIZE. Embedded blocks appear.
+	BandP2 PsizeBand = 2
+	// BandP3 (0.6.5–2.0.x): PSIZE = output rounded up to 2^(smallest
+	// ashift) (commit c3520e7f1f).
+	BandP3 PsizeBand = 3
+	// BandP4 (2.1.x): PSIZE = output rounded up to a multiple of
+	// spa_min_alloc (dRAID commit b2255edcc0).
+	BandP4 PsizeBand = 4
+	// BandP5 (2.2.x): PSIZE = spa_min_alloc when the output fits in it,
+	// else the output rounded up to spa_gcd_alloc.
+	BandP5 PsizeBand = 5
+	// BandP6 (2.3.0+, zio.c: zio_get_compression_max_size()): as P5, but
+	// the capacity is L − L/8 rounded down to spa_gcd_alloc (not for zle),
+	// and 112 bytes when that falls below spa_min_alloc.
 	BandP6 PsizeBand = 6
 )
+
+// version is a release number, up to four components (0.6.5.11).
+type version [4]int
+
+func (v version) String() string {
+	s := fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2])
+	if v[3] != 0 {
+		s += fmt.Sprintf(".%d", v[3])
+	}
+	return s
+}
+
+func (v version) less(o version) bool {
+	for i := range v {
+		if v[i] != o[i] {
+			return v[i] < o[i]
+		}
+	}
+	return false
+}
 
 // Release is one row of the release matrix (zfs-semantics §0.1): everything
 // that makes one OpenZFS release store the same data differently from
 // another. The model consults this table; it holds no release ifs of its own.
 type Release struct {
-	Name string // as given to --release, e.g. "2.3.2"
-	Note string // what the row models, for --release list and errors
+	Name        string  // the row's name, as printed in reports
+	First, Last version // the releases the row covers, inclusive
+	Note        string  // what sets the row apart, for --release list
 
 	Band PsizeBand
-	// EmbedWithDedup: tiny compressed blocks (≤ 112 bytes) are embedded even
-	// when dedup=on (upstream 2.3.3 / 2.4.0, commit 602fecc316; carried by
-	// Debian's 2.3.2 build).
+	// Embed: the embedded_data feature exists (0.6.4+): compressed output of
+	// at most 112 bytes lives in the block pointer.
+	Embed bool
+	// EmbedWithDedup: tiny blocks are embedded even when dedup=on
+	// (upstream 2.3.3 / 2.4.0, commit 602fecc316; carried by Debian's 2.3.2).
 	EmbedWithDedup bool
 	// ZeroHoleWithDedup: with compression=off and dedup=on, all-zero blocks
 	// become holes (upstream 2.3.3 / 2.4.0, commit 4c8d0471fa).
 	ZeroHoleWithDedup bool
-	// OnMeans is the compressor that compression=on selects.
+	// OnMeans is the compressor that compression=on selects
+	// (zio_compress_select()).
 	OnMeans Compression
-	// DefaultCompression is the compression property's default.
+	// DefaultCompression is the compression property's default
+	// (include/sys/zio.h: ZIO_COMPRESS_DEFAULT).
 	DefaultCompression Compression
+	// Zstd: the zstd compressor exists (2.0.0+).
+	Zstd bool
+	// ZstdEarlyAbort: zstd-3..19 on blocks ≥ 128 KiB first tries LZ4 and
+	// zstd-1 (2.2.0+, module/zstd/zfs_zstd.c, zfs-semantics §4.5).
+	ZstdEarlyAbort bool
 	// MaxRecordSize is zfs_max_recordsize, bytes.
 	MaxRecordSize uint32
 	// BytesSuffix: the DDT table's byte columns use zfs_nicebytes ("512B",
@@ -50,31 +95,99 @@ type Release struct {
 	BytesSuffix bool
 }
 
-// Releases lists the modelled releases, newest first. The first is the
-// default.
-var Releases = []Release{
-	{
-		Name:               "2.3.2",
-		Note:               "OpenZFS 2.3.2 as built by Debian (zfs 2.3.2-2~bpo12+2): embeds tiny blocks with dedup=on, stores zero blocks with compression=off",
-		Band:               BandP6,
-		EmbedWithDedup:     true,
-		ZeroHoleWithDedup:  false,
-		OnMeans:            LZ4,
-		DefaultCompression: LZ4,
-		MaxRecordSize:      16 << 20,
-		BytesSuffix:        true,
-	},
+// Contains reports whether release v (e.g. "2.1.11") falls in the row.
+func (r *Release) Contains(v string) bool {
+	ver, n, err := parseVersion(v)
+	if err != nil || n < 3 {
+		return false
+	}
+	return !ver.less(r.First) && !r.Last.less(ver)
 }
 
-// LookupRelease returns the release row named name. An unknown name is an
-// error listing the modelled releases.
-func LookupRelease(name string) (*Release, error) {
-	var names []string
-	for i := range Releases {
-		if Releases[i].Name == name {
-			return &Releases[i], nil
-		}
-		names = append(names, Releases[i].Name)
+// Releases lists the modelled releases, oldest first (zfs-semantics §0.1).
+// The last row is the default.
+var Releases = []Release{
+	{Name: "0.6.0", First: version{0, 6, 0}, Last: version{0, 6, 3, 99}, Note: "P1 rounding to 512, no embedded blocks, on = lzjb, max recordsize 128K",
+		Band: BandP1, OnMeans: LZJB, DefaultCompression: Off, MaxRecordSize: 128 << 10},
+	{Name: "0.6.4", First: version{0, 6, 4}, Last: version{0, 6, 4, 99}, Note: "P2 rounding to 512, embedded blocks, on = lzjb",
+		Band: BandP2, Embed: true, OnMeans: LZJB, DefaultCompression: Off, MaxRecordSize: 128 << 10},
+	{Name: "0.6.5", First: version{0, 6, 5}, Last: version{0, 6, 5, 99}, Note: "P3 rounding to the sector, on = lz4, large blocks (1M), plain byte numbers (512)",
+		Band: BandP3, Embed: true, OnMeans: LZ4, DefaultCompression: Off, MaxRecordSize: 1 << 20},
+	{Name: "0.7", First: version{0, 7, 0}, Last: version{0, 8, 6, 99}, Note: "as 0.6.5, byte columns with a B suffix (512B); 0.8 adds encryption (not modelled)",
+		Band: BandP3, Embed: true, OnMeans: LZ4, DefaultCompression: Off, MaxRecordSize: 1 << 20, BytesSuffix: true},
+	{Name: "2.0", First: version{2, 0, 0}, Last: version{2, 0, 7, 99}, Note: "zstd (no early abort)",
+		Band: BandP3, Embed: true, OnMeans: LZ4, DefaultCompression: Off, Zstd: true, MaxRecordSize: 1 << 20, BytesSuffix: true},
+	{Name: "2.1", First: version{2, 1, 0}, Last: version{2, 1, 16, 99}, Note: "P4 rounding to a multiple of spa_min_alloc (dRAID)",
+		Band: BandP4, Embed: true, OnMeans: LZ4, DefaultCompression: Off, Zstd: true, MaxRecordSize: 1 << 20, BytesSuffix: true},
+	{Name: "2.2", First: version{2, 2, 0}, Last: version{2, 2, 11, 99}, Note: "P5 rounding (min alloc, then gcd), compression on (lz4) by default, zstd early abort, recordsize up to 16M",
+		Band: BandP5, Embed: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true},
+	{Name: "2.3.0", First: version{2, 3, 0}, Last: version{2, 3, 1, 99}, Note: "P6: the 12.5% saving must hold after rounding; upstream 2.3.0-2.3.2",
+		Band: BandP6, Embed: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true},
+	{Name: "2.3.2", First: version{2, 3, 2}, Last: version{2, 3, 2, 99}, Note: "as built by Debian (2.3.2-2~bpo12+2, the golden cases): embeds tiny blocks with dedup=on, stores zero blocks with compression=off",
+		Band: BandP6, Embed: true, EmbedWithDedup: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true},
+	{Name: "2.4", First: version{2, 3, 3}, Last: version{2, 4, 4, 99}, Note: "2.3.3-2.3.x and 2.4.x: embeds with dedup=on; zero blocks are holes with dedup=on even when compression=off",
+		Band: BandP6, Embed: true, EmbedWithDedup: true, ZeroHoleWithDedup: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true},
+}
+
+// DefaultRelease is the release modelled when none is named: the newest.
+var DefaultRelease = &Releases[len(Releases)-1]
+
+// parseVersion parses "2", "2.1", "2.1.11" or "0.6.5.11", returning the
+// number of components given.
+func parseVersion(s string) (version, int, error) {
+	var v version
+	parts := strings.Split(strings.TrimPrefix(strings.TrimPrefix(s, "zfs-"), "v"), ".")
+	if len(parts) > 4 || s == "" {
+		return v, 0, fmt.Errorf("invalid release %q", s)
 	}
-	return nil, fmt.Errorf("release %q is not modelled (modelled: %s)", name, strings.Join(names, ", "))
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return v, 0, fmt.Errorf("invalid release %q", s)
+		}
+		v[i] = n
+	}
+	return v, len(parts), nil
+}
+
+// LookupRelease returns the row modelling release name: a full version
+// ("2.1.11", "0.6.5.11"), or a prefix ("2.1", "0.7"), which means the newest
+// release it covers; "latest" is the default row. Unknown or unmodelled
+// releases are errors listing what is modelled.
+func LookupRelease(name string) (*Release, error) {
+	if name == "latest" || name == "" {
+		return DefaultRelease, nil
+	}
+	v, n, err := parseVersion(name)
+	if err == nil {
+		for i := len(Releases) - 1; i >= 0; i-- {
+			r := &Releases[i]
+			lo, hi := r.First, r.Last
+			// Compare on the components given: 2.1 matches 2.1.0-2.1.16.
+			for j := n; j < 4; j++ {
+				lo[j], hi[j] = 0, 0
+			}
+			if !v.less(lo) && !hi.less(v) {
+				return r, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("release %q is not modelled (modelled: %s; see --release list)", name, ReleaseRanges())
+}
+
+// ReleaseRanges describes the modelled range of releases for messages.
+func ReleaseRanges() string {
+	return fmt.Sprintf("%s to %s", Releases[0].First, Releases[len(Releases)-1].Last.trim())
+}
+
+func (v version) trim() string {
+	return fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2])
+}
+
+// Covers describes the releases of the row, e.g. "2.1.0-2.1.16".
+func (r *Release) Covers() string {
+	if r.First.trim() == r.Last.trim() {
+		return r.First.trim()
+	}
+	return r.First.trim() + "-" + r.Last.trim()
 }

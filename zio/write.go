@@ -1,7 +1,11 @@
 package zio
 
 import (
+	"fmt"
+
 	"github.com/ddtsim/ddtsim/compress/lz4"
+	"github.com/ddtsim/ddtsim/compress/lzjb"
+	"github.com/ddtsim/ddtsim/compress/zle"
 )
 
 // Kind says how a block ends up on disk.
@@ -35,26 +39,91 @@ type Block struct {
 	Compression Compression // Off when stored uncompressed
 }
 
+// Compressor is one compression algorithm as ZFS runs it: it compresses
+// src (LSIZE bytes) into dst, whose length is the capacity D in bytes, and
+// returns the output length c in bytes, ZFS's own headers included, or an
+// error when the output does not fit (zio_compress.c: zio_compress_data()).
+type Compressor interface {
+	Compress(dst, src []byte) (int, error)
+}
+
+type zleCompressor struct{}
+
+func (zleCompressor) Compress(dst, src []byte) (int, error) { return zle.Compress(dst, src) }
+
+// extraCompressors builds compressors that live behind optional packages
+// (gzip, zstd); set by their registration files.
+var extraCompressors = map[Compression]func(level int) (Compressor, error){}
+
+// NewCompressor returns a fresh compressor for compression c (and zstd
+// level), or an error when this build cannot run it.
+func NewCompressor(c Compression, level int) (Compressor, error) {
+	switch c {
+	case LZ4:
+		return &lz4.Compressor{}, nil
+	case LZJB:
+		return &lzjb.Compressor{}, nil
+	case ZLE:
+		return zleCompressor{}, nil
+	}
+	key := c
+	if c >= Gzip1 && c <= Gzip9 {
+		key = Gzip1
+		level = int(c-Gzip1) + 1
+	}
+	if f := extraCompressors[key]; f != nil {
+		return f(level)
+	}
+	return nil, fmt.Errorf("compression %s is not available in this build", CompressionName(c, level))
+}
+
 // Writer runs the compression step for one goroutine; it holds the
 // compressor state and output buffer so that the per-block path allocates
 // nothing. Not safe for concurrent use.
 type Writer struct {
-	p   *Policy
-	lz4 lz4.Compressor
-	out []byte
+	p     *Policy
+	comp  Compressor
+	lz4   *lz4.Compressor // zstd early abort, first pass
+	zstd1 Compressor      // zstd early abort, second pass
+	out   []byte
 }
 
-// NewWriter returns a Writer for p. p must be valid.
+// NewWriter returns a Writer for p. p must be valid (Validate checks that
+// its compressor is available).
 func NewWriter(p *Policy) *Writer {
-	return &Writer{p: p, out: make([]byte, p.RecordSize)}
+	w := &Writer{p: p, out: make([]byte, p.RecordSize)}
+	if p.Compression != Off {
+		var err error
+		if w.comp, err = NewCompressor(p.Compression, p.Level); err != nil {
+			panic("zio: " + err.Error())
+		}
+	}
+	if p.earlyAbort() {
+		w.lz4 = &lz4.Compressor{}
+		var err error
+		if w.zstd1, err = NewCompressor(Zstd, 1); err != nil {
+			panic("zio: " + err.Error())
+		}
+	}
+	return w
 }
+
+// earlyAbort reports whether zstd's early-abort heuristic can apply:
+// release 2.2+, zstd level ≥ 3 (zstd-fast levels are negative)
+// (module/zstd/zfs_zstd.c: zfs_zstd_compress_buf(), zstd_cutoff_level).
+func (p *Policy) earlyAbort() bool {
+	return p.Compression == Zstd && p.Release.ZstdEarlyAbort && p.Level >= 3
+}
+
+// zstdAbortSize is zstd_abort_size: early abort is tried on blocks of at
+// least this many bytes.
+const zstdAbortSize = 128 << 10
 
 // Write decides how a non-hole block is stored: data holds exactly LSIZE
-// bytes (zero-padded). It models zio_write_compress() for release band P6:
-// compress with the capacity of MaxCompressedSize, embed output of at most
-// 112 bytes when allowed, round to PSIZE, and store uncompressed when that
-// does not save space. All-zero blocks are the caller's business (see
-// ZeroIsHole).
+// bytes (zero-padded). It models zio_write_compress(): compress with the
+// capacity MaxCompressedSize, embed output of at most 112 bytes when
+// allowed, round to PSIZE, and store uncompressed when that does not save
+// space. All-zero blocks are the caller's business (see ZeroIsHole).
 func (w *Writer) Write(data []byte) Block {
 	lsize := uint64(len(data))
 	uncompressed := Block{Kind: Stored, PSize: lsize, Compression: Off}
@@ -62,26 +131,42 @@ func (w *Writer) Write(data []byte) Block {
 		return uncompressed
 	}
 	d := w.p.MaxCompressedSize(lsize)
+	if d == 0 {
+		return uncompressed
+	}
 	if uint64(len(w.out)) < d {
 		w.out = make([]byte, d)
 	}
-	var c int
-	var err error
-	switch w.p.Compression {
-	case LZ4:
-		c, err = w.lz4.Compress(w.out[:d], data)
-	default:
-		panic("zio: unmodelled compression " + w.p.Compression.String())
+	if w.lz4 != nil && lsize >= zstdAbortSize {
+		// zfs-semantics §4.5: when LZ4 cannot get under the capacity and
+		// zstd-1 cannot fit in it, the block is stored uncompressed
+		// without trying the requested level.
+		if c, err := w.lz4.Compress(w.out[:d], data); err != nil || uint64(c) >= d {
+			if c, err := w.zstd1.Compress(w.out[:d], data); err != nil || uint64(c) > d {
+				return uncompressed
+			}
+		}
 	}
-	if err != nil || uint64(c) > d {
-		return uncompressed
+	c, err := w.comp.Compress(w.out[:d], data)
+	return w.p.Outcome(lsize, uint64(c), err == nil && uint64(c) <= d)
+}
+
+// Outcome is the end of the compression step: how a block of lsize bytes
+// whose compressed output is c bytes is stored. fits is false when the
+// compressor failed or its output exceeds the capacity. Output of at most
+// 112 bytes is embedded when allowed; otherwise PSIZE is c rounded by the
+// release's band, and a PSIZE not smaller than lsize means the block is
+// stored uncompressed (zio.c: zio_write_compress()).
+func (p *Policy) Outcome(lsize, c uint64, fits bool) Block {
+	if !fits {
+		return Block{Kind: Stored, PSize: lsize, Compression: Off}
 	}
-	if c <= EmbeddedMax && w.p.EmbedAllowed() {
-		return Block{Kind: Embedded, Compression: w.p.Compression}
+	if c <= EmbeddedMax && p.EmbedAllowed() {
+		return Block{Kind: Embedded, Compression: p.Compression}
 	}
-	r := w.p.RoundPSize(uint64(c))
+	r := p.RoundPSize(c)
 	if r >= lsize {
-		return uncompressed
+		return Block{Kind: Stored, PSize: lsize, Compression: Off}
 	}
-	return Block{Kind: Stored, PSize: r, Compression: w.p.Compression}
+	return Block{Kind: Stored, PSize: r, Compression: p.Compression}
 }

@@ -35,14 +35,15 @@ type cli struct {
 }
 
 type scanCmd struct {
-	Property []string `short:"o" name:"property" placeholder:"NAME=VALUE" help:"Dataset property, as zfs create -o takes it: recordsize (512..16M, default 128K), compression (off, lz4, on; default on=lz4), copies (1..3), dedup (on, off). Repeatable."`
-	Ashift   int      `default:"12" help:"Pool sector size as a power of two (9..16)."`
-	Release  string   `default:"2.3.2" help:"OpenZFS release modelled (${releases})."`
+	Property []string `short:"o" name:"property" sep:"none" placeholder:"NAME=VALUE" help:"Dataset property, as zfs create -o takes it: recordsize (512..16M, default 128K), compression (on, off, lz4, lzjb, zle, gzip[-1..9], zstd[-1..19], zstd-fast[-N]; default: the release's), copies (1..3), dedup (on, off, verify, sha256[,verify]). Repeatable."`
+	Vdev     []string `name:"vdev" sep:"none" placeholder:"LAYOUT" help:"A top-level vdev, as zpool create names it with a disk count instead of devices: disk, stripe N (N disks), mirror N, raidz N, raidz1 N, raidz2 N, raidz3 N, draid[P][:Dd][:Cc][:Ss] [N] (e.g. draid2:4d:1s:11c, or draid2 8 = 8 children, D = min(8, N-P-S)). Repeat for several top-level vdevs. Default: one disk. When top-level vdevs differ in shape, DSIZE and the raw capacity assume every block (every copy) lands on the first one; PSIZE rounding uses them all."`
+	Ashift   int      `default:"12" help:"Pool sector size as a power of two (9..16), for every vdev."`
+	Release  string   `default:"latest" help:"OpenZFS release modelled: a version such as 2.1.11, 2.2 or 0.6.5.11 (${releases}; default: the newest). 'list' prints the releases and what differs."`
 	Sparse   string   `default:"auto" enum:"auto,always,never" help:"How the files would be copied, as cp --sparse=WHEN: all-zero records become holes (always), are written (never), or holes only for files that look sparse (auto). Matters only with compression=off."`
 	Zdb      bool     `help:"Print only the zdb -S text, byte for byte." xor:"format"`
 	JSON     bool     `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
 	Jobs     int      `short:"j" default:"0" help:"Worker goroutines (0: one per CPU)."`
-	Paths    []string `arg:"" name:"path" help:"Files and directories to scan (directories recursively; symlinks inside them are not followed)."`
+	Paths    []string `arg:"" optional:"" name:"path" help:"Files and directories to scan (directories recursively; symlinks inside them are not followed)."`
 }
 
 func main() {
@@ -52,9 +53,7 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	var c cli
 	var names []string
-	for _, r := range zio.Releases {
-		names = append(names, r.Name)
-	}
+	names = append(names, zio.ReleaseRanges())
 	exit := -1
 	parser, err := kong.New(&c,
 		kong.Name("ddtsim"),
@@ -76,8 +75,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitUsage
 	}
-	switch kctx.Command() {
-	case "scan <path>":
+	switch cmd := kctx.Command(); {
+	case cmd == "scan" || strings.HasPrefix(cmd, "scan "):
 		return c.Scan.run(stdout, stderr)
 	}
 	fmt.Fprintln(stderr, "ddtsim: unknown command", kctx.Command())
@@ -90,7 +89,7 @@ func (s *scanCmd) policy() (*zio.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	disk, err := zio.NewDisk(s.Ashift)
+	pool, err := zio.NewPool(s.Vdev, s.Ashift)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +98,7 @@ func (s *scanCmd) policy() (*zio.Policy, error) {
 		RecordSize:  128 << 10,
 		Compression: rel.DefaultCompression,
 		Copies:      1,
-		Vdev:        disk,
+		Vdev:        pool,
 	}
 	for _, kv := range s.Property {
 		name, value, ok := strings.Cut(kv, "=")
@@ -114,11 +113,11 @@ func (s *scanCmd) policy() (*zio.Policy, error) {
 			}
 			p.RecordSize = uint32(n)
 		case "compression", "compress":
-			comp, err := zio.ParseCompression(value, rel)
+			comp, level, err := zio.ParseCompression(value, rel)
 			if err != nil {
 				return nil, fmt.Errorf("-o %s", err)
 			}
-			p.Compression = comp
+			p.Compression, p.Level = comp, level
 		case "copies":
 			n, err := strconv.Atoi(value)
 			if err != nil || n < 1 || n > 3 {
@@ -164,6 +163,14 @@ func parseSize(v string) (uint64, error) {
 }
 
 func (s *scanCmd) run(stdout, stderr io.Writer) int {
+	if s.Release == "list" {
+		writeReleases(stdout)
+		return exitOK
+	}
+	if len(s.Paths) == 0 {
+		fmt.Fprintln(stderr, "ddtsim: expected <path> ...: name the files and directories to scan")
+		return exitUsage
+	}
 	p, err := s.policy()
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)

@@ -23,14 +23,21 @@ func TestBadValuesAreClearErrors(t *testing.T) {
 	}{
 		{[]string{"-o", "recordsize=100K", dir}, "power of two from 512 to 16M"},
 		{[]string{"-o", "recordsize=32M", dir}, "power of two from 512 to 16M"},
-		{[]string{"-o", "compression=snappy", dir}, "accepted: off, lz4, on"},
-		{[]string{"-o", "compression=gzip-6", dir}, "not modelled yet"},
+		{[]string{"-o", "compression=snappy", dir}, "accepted: on, off, lz4, lzjb, zle, gzip"},
+		{[]string{"-o", "compression=gzip-10", dir}, "gzip-1 … gzip-9"},
+		{[]string{"--release", "0.7", "-o", "compression=zstd", dir}, "zstd came with 2.0.0"},
+		{[]string{"--release", "2.0", "--vdev", "draid2 8", dir}, "dRAID"},
+		{[]string{"--vdev", "raidz2 2", dir}, "raidz2"},
+		{[]string{"--vdev", "mirror 1", dir}, "mirror"},
+		{[]string{"--vdev", "raidz9 12", dir}, "raidz"},
 		{[]string{"-o", "copies=4", dir}, "accepted: 1, 2, 3"},
 		{[]string{"-o", "dedup=maybe", dir}, "accepted: on, off"},
 		{[]string{"-o", "atime=off", dir}, "not modelled (accepted: recordsize, compression, copies, dedup)"},
 		{[]string{"-o", "recordsize", dir}, "expected NAME=VALUE"},
 		{[]string{"--ashift", "8", dir}, "accepted: 9 to 16"},
-		{[]string{"--release", "0.6.4", dir}, "modelled: 2.3.2"},
+		{[]string{"--release", "0.5.11", dir}, "modelled: 0.6.0 to 2.4.4"},
+		{[]string{"--release", "2.3.2", "-o", "recordsize=32M", dir}, "power of two from 512 to 16M"},
+		{[]string{"--release", "2.1", "-o", "recordsize=2M", dir}, "power of two from 512 to 1M"},
 		{[]string{"--sparse", "sometimes", dir}, "sparse"},
 		{[]string{"--zdb", "--json", dir}, "can't be used together"},
 		{[]string{}, "expected"},
@@ -113,7 +120,7 @@ func TestJSONMatchesZdbText(t *testing.T) {
 	}
 	// a and b: 3 records each (2 full, 1 tail), all shared: refcnt 2.
 	// text: 132000 bytes = 2 records, compressible.
-	if doc.Release != "2.3.2" || doc.Properties["compression"] != "lz4" || doc.Properties["recordsize"] != "128K" {
+	if doc.Release != "2.4" || doc.Properties["compression"] != "lz4" || doc.Properties["recordsize"] != "128K" {
 		t.Errorf("model fields: %s %v", doc.Release, doc.Properties)
 	}
 	if doc.Total.Referenced.Blocks != 8 || doc.Total.Allocated.Blocks != 5 || doc.Counters["files"] != 3 {
