@@ -158,8 +158,8 @@ func (s *Scan) WriteText(w io.Writer) error {
 	}
 	pr("  files        %d regular files, %s (%d bytes); %d directories\n", c.Files, Nicenum(c.LogicalBytes, true), c.LogicalBytes, c.Dirs)
 	pr("  skipped      %d symlinks, %d special files, %d extra hard links; %d errors\n", c.Symlinks, c.Special, c.HardLinks, c.Errors)
-	pr("  records      %d: %d stored, %d embedded in block pointers, %d holes (%d never read); %d all-zero blocks stored\n",
-		c.Records, c.Stored, c.Embedded, c.Holes, c.SourceHoles, c.ZeroBlocks)
+	pr("  records      %d: %d stored, %d embedded in block pointers, %d holes; %d all-zero blocks stored\n",
+		c.Records, c.Stored, c.Embedded, c.Holes, c.ZeroBlocks)
 	pr("  DDT entries  %d unique blocks\n", c.UniqueBlocks)
 	pr("  on disk      %s (%d bytes) without dedup, %s (%d bytes) with dedup\n",
 		Nicenum(t.Referenced.DSize, true), t.Referenced.DSize, Nicenum(t.Allocated.DSize, true), t.Allocated.DSize)
