@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# bench.sh — compare ddtsim's throughput with plain hashing and compression
+# tools on the same synthetic data set (package internal/benchdata).
+#
+# Usage: scripts/bench.sh [SIZE]      SIZE defaults to 256M (K, M, G suffixes)
+#
+# It installs what it lacks (b3sum, lz4, GNU time) with apt-get when it can,
+# builds ddtsim and the data generator, writes SIZE bytes of data into a
+# temporary directory, reads it once to warm the page cache, then times each
+# tool three times on the same bytes and prints the medians: wall seconds,
+# MB/s (10^6 bytes of file data per second) and peak RSS (MiB, of the largest
+# single process of the command). The temporary directory is removed at exit.
+set -euo pipefail
+
+size=${1:-256M}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+runs=3
+
+# --- tools ----------------------------------------------------------------
+
+sudo=()
+if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null; then
+	sudo=(sudo)
+fi
+apt_updated=0
+
+# candidate PKG: the version apt would install, or nothing.
+candidate() {
+	local c
+	c=$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ { print $2 }')
+	[[ -n $c && $c != "(none)" ]] && echo "$c"
+	return 0
+}
+
+# ensure_pkg TEST PKG: succeed if TEST (a command or an absolute path) is
+# available, installing Debian package PKG first if needed and possible.
+ensure_pkg() {
+	local test=$1 pkg=$2
+	have() { if [[ $test == /* ]]; then [[ -x $test ]]; else command -v "$test" >/dev/null; fi; }
+	have && return 0
+	command -v apt-get >/dev/null || return 1
+	if [[ -z $(candidate "$pkg") && $apt_updated -eq 0 ]]; then
+		echo "bench: apt-get update" >&2
+		"${sudo[@]}" apt-get update -qq >&2 || true
+		apt_updated=1
+	fi
+	if [[ -z $(candidate "$pkg") ]]; then
+		return 1
+	fi
+	echo "bench: installing $pkg" >&2
+	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "$pkg" >&2 || return 1
+	have
+}
+
+have_b3sum=1
+if ! ensure_pkg b3sum b3sum; then
+	echo "bench: b3sum is not packaged here (apt-cache policy b3sum has no candidate); skipping the b3sum rows" >&2
+	have_b3sum=0
+fi
+have_lz4=1
+if ! ensure_pkg lz4 lz4; then
+	echo "bench: lz4 is not available; skipping the lz4 row" >&2
+	have_lz4=0
+fi
+have_gnutime=1
+if ! ensure_pkg /usr/bin/time time; then
+	echo "bench: /usr/bin/time (package time) is not available; peak RSS will not be reported" >&2
+	have_gnutime=0
+fi
+
+# --- data -------------------------------------------------------------------
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddtsim-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+echo "bench: building ddtsim and the data generator" >&2
+go build -o "$tmp/ddtsim" ./cmd/ddtsim
+go build -o "$tmp/gen" ./internal/benchdata/gen
+
+echo "bench: generating $size of data" >&2
+"$tmp/gen" -o "$tmp/data" -size "$size"
+bytes=$(find "$tmp/data" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%d", s }')
+nfiles=$(find "$tmp/data" -type f | wc -l)
+
+echo "bench: warming the page cache" >&2
+find "$tmp/data" -type f -print0 | xargs -0 cat >/dev/null
+
+# The commands below run under bash -c with these in the environment.
+export D="$tmp/data" B="$tmp/ddtsim"
+
+# Sanity check: the parallel and the serial scan print the same table.
+if ! cmp -s <("$B" --zdb "$D") <("$B" --zdb -j 1 "$D"); then
+	echo "bench: ddtsim --zdb and ddtsim --zdb -j 1 print different tables" >&2
+	exit 1
+fi
+
+# --- measurements -----------------------------------------------------------
+
+# median: the middle one of the numbers on stdin.
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+rows=()
+
+# measure LABEL COMMAND: run COMMAND (a bash -c string) $runs times and add a
+# row of medians to the table.
+measure() {
+	local label=$1 cmd=$2 walls=() rsss=() i t0 t1 rss
+	echo "bench: $label" >&2
+	for ((i = 0; i < runs; i++)); do
+		t0=$EPOCHREALTIME
+		if ((have_gnutime)); then
+			if ! /usr/bin/time -f '%e %M' -o "$tmp/time" bash -c "$cmd"; then
+				echo "bench: $label failed" >&2
+				exit 1
+			fi
+		else
+			bash -c "$cmd" || { echo "bench: $label failed" >&2; exit 1; }
+		fi
+		t1=$EPOCHREALTIME
+		walls+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')")
+		if ((have_gnutime)); then
+			rss=$(tail -n 1 "$tmp/time" | awk '{ printf "%.1f", $2 / 1024 }')
+			rsss+=("$rss")
+		fi
+	done
+	local wall mbs rss_med="-"
+	wall=$(printf '%s\n' "${walls[@]}" | median)
+	mbs=$(awk -v n="$bytes" -v s="$wall" 'BEGIN { if (s > 0) printf "%.0f", n / 1e6 / s; else print "inf" }')
+	if ((have_gnutime)); then
+		rss_med=$(printf '%s\n' "${rsss[@]}" | median)
+	fi
+	rows+=("$(printf '%-38s %8s %8s %9s' "$label" "$wall" "$mbs" "$rss_med")")
+}
+
+cpus=$(nproc)
+measure "ddtsim --zdb (all $cpus cores)" '"$B" --zdb "$D" >/dev/null'
+measure "ddtsim --zdb -j 1" '"$B" --zdb -j 1 "$D" >/dev/null'
+measure "ddtsim -o compression=off --zdb" '"$B" -o compression=off --zdb "$D" >/dev/null'
+if ((have_b3sum)); then
+	measure "b3sum --num-threads 1" 'find "$D" -type f -print0 | xargs -0 b3sum --num-threads 1 >/dev/null'
+	measure "b3sum (all threads)" 'find "$D" -type f -print0 | xargs -0 b3sum >/dev/null'
+fi
+if ((have_lz4)); then
+	lz4_threads=""
+	if lz4 -h 2>&1 | grep -q -- '-T#'; then
+		lz4_threads="-T1" # lz4 ≥ 1.10 may use several threads by default
+	fi
+	measure "lz4 -1 (1 thread, cat | lz4)" "find \"\$D\" -type f -print0 | xargs -0 cat | lz4 -1 $lz4_threads -c >/dev/null"
+fi
+
+# --- report -----------------------------------------------------------------
+
+echo
+echo "data: $(awk -v n="$bytes" 'BEGIN { printf "%.1f MiB", n / 1048576 }') ($bytes bytes) in $nfiles files; page cache warm"
+echo "host: $cpus CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; median of $runs runs"
+printf '%-38s %8s %8s %9s\n' "tool" "wall s" "MB/s" "RSS MiB"
+printf '%s\n' "${rows[@]}"
