@@ -77,6 +77,17 @@ type Options struct {
 	OnBlock func(BlockEvent)
 	// Progress, when set, is updated while the scan runs.
 	Progress *Progress
+	// Follow follows symlinks found inside directories (loops and
+	// directories already walked are skipped). Symlinks named as paths are
+	// always followed.
+	Follow bool
+	// CountLinks counts every name of a hard-linked file, as if each were
+	// a separate copy. By default an inode is scanned once, as `cp -a`
+	// stores it.
+	CountLinks bool
+	// OneFileSystem stays on the file system of each path named, as
+	// `find -xdev` does.
+	OneFileSystem bool
 }
 
 // Progress holds counters a caller may read while a scan runs.
@@ -93,6 +104,10 @@ type Counters struct {
 	Symlinks       uint64 `json:"symlinks"`        // symlinks skipped (not followed)
 	Special        uint64 `json:"special"`         // devices, sockets, FIFOs skipped
 	HardLinks      uint64 `json:"hard_links"`      // extra names of an inode already scanned, skipped
+	Devices        uint64 `json:"block_devices"`   // block devices named explicitly and read
+	OtherFS        uint64 `json:"other_fs"`        // directories on another file system, skipped (OneFileSystem)
+	RepeatedDirs   uint64 `json:"repeated_dirs"`   // directories reached again (repeated paths, bind mounts, symlink loops), skipped
+	Changed        uint64 `json:"changed"`         // files that changed while they were read (figures approximate)
 	Errors         uint64 `json:"errors"`          // paths that could not be read (fully)
 	LogicalBytes   uint64 `json:"logical_bytes"`   // sum of file sizes
 	ReadBytes      uint64 `json:"read_bytes"`      // bytes actually read from the files
@@ -162,6 +177,7 @@ func Scan(ctx context.Context, paths []string, opts Options) (*Result, error) {
 		res.Counters.add(&workerCounters[i])
 	}
 	res.Counters.Errors = uint64(s.errors.Load())
+	res.Counters.Changed = uint64(s.changedFiles.Load())
 	h, st := s.table.Summarize()
 	res.Histogram = h
 	res.Counters.UniqueBlocks = st.Entries

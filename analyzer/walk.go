@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -27,7 +30,10 @@ type scan struct {
 	zero     *zeroKeys
 	counters Counters // the walker's own counters
 	errors   atomic.Int64
-	seen     map[devIno]struct{}
+	seen     map[devIno]struct{} // inodes of files scanned
+	dirs     map[devIno]struct{} // directories walked
+
+	changedFiles atomic.Int64
 }
 
 type devIno struct{ dev, ino uint64 }
@@ -41,8 +47,10 @@ type file struct {
 	nrec      uint64 // records
 	copyHoles bool   // all-zero records arrive as holes (cp --sparse=always)
 	data      []extent
-	refs      atomic.Int32 // chunks not yet done; the last one closes f
+	refs      atomic.Int64 // chunks not yet done; the last one closes f
 	failed    atomic.Bool
+	mtime     unix.Timespec // at open, to notice changes
+	regular   bool          // a regular file (not a block device)
 }
 
 // extent is a range of a source file holding data, [off, end) in bytes.
@@ -61,59 +69,111 @@ func (s *scan) warn(path string, err error) {
 	}
 }
 
+// changed reports a file that changed while it was read: a warning, not
+// an error; the result is marked.
+func (s *scan) changed(path string, err error) {
+	s.changedFiles.Add(1)
+	if s.opts.Warn != nil {
+		s.opts.Warn(path, err)
+	}
+}
+
 // walk lists every path and sends the chunks of every regular file.
 func (s *scan) walk(ctx context.Context, paths []string, out chan<- chunk) {
 	s.seen = make(map[devIno]struct{})
+	s.dirs = make(map[devIno]struct{})
 	for _, p := range paths {
 		if ctx.Err() != nil {
 			return
 		}
 		// A path named on the command line is followed if it is a
 		// symlink (as find -H does); links found inside directories are
-		// not.
+		// followed only with Options.Follow.
 		fi, err := os.Stat(p)
 		if err != nil {
 			s.warn(p, err)
 			continue
 		}
-		if !fi.IsDir() {
-			s.visit(ctx, p, fi, out)
+		if fi.IsDir() {
+			s.enterDir(ctx, p, fi, statOf(fi).Dev, out)
 			continue
 		}
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if ctx.Err() != nil {
-				return filepath.SkipAll
-			}
-			if err != nil {
-				s.warn(path, err)
-				return nil
-			}
-			if d.IsDir() {
-				s.counters.Dirs++
-				return nil
-			}
-			info, err := d.Info()
-			if err != nil {
-				s.warn(path, err)
-				return nil
-			}
-			s.visit(ctx, path, info, out)
-			return nil
-		})
-		if err != nil {
-			s.warn(p, err)
-		}
+		s.visit(ctx, p, fi, true, out)
 	}
 }
 
-// visit handles one non-directory entry.
-func (s *scan) visit(ctx context.Context, path string, fi fs.FileInfo, out chan<- chunk) {
+func statOf(fi fs.FileInfo) *syscall.Stat_t {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st
+	}
+	return &syscall.Stat_t{}
+}
+
+// enterDir walks directory path unless it was walked already (a repeated
+// argument, a bind mount, or a symlink loop with Follow) or, with
+// OneFileSystem, it lies on another file system than rootDev.
+func (s *scan) enterDir(ctx context.Context, path string, fi fs.FileInfo, rootDev uint64, out chan<- chunk) {
+	st := statOf(fi)
+	if s.opts.OneFileSystem && uint64(st.Dev) != rootDev {
+		s.counters.OtherFS++
+		return
+	}
+	id := devIno{uint64(st.Dev), st.Ino}
+	if _, dup := s.dirs[id]; dup {
+		s.counters.RepeatedDirs++
+		return
+	}
+	s.dirs[id] = struct{}{}
+	s.counters.Dirs++
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		// ReadDir returns what it read before the error; go on with it.
+		s.warn(path, err)
+	}
+	for _, e := range entries {
+		if ctx.Err() != nil {
+			return
+		}
+		full := filepath.Join(path, e.Name())
+		var info fs.FileInfo
+		if e.Type()&fs.ModeSymlink != 0 {
+			if !s.opts.Follow {
+				s.counters.Symlinks++
+				continue
+			}
+			info, err = os.Stat(full)
+			if err != nil {
+				s.warn(full, fmt.Errorf("following symlink: %w", err))
+				continue
+			}
+		} else if info, err = e.Info(); err != nil {
+			s.warn(full, err)
+			continue
+		}
+		if info.IsDir() {
+			s.enterDir(ctx, full, info, rootDev, out)
+			continue
+		}
+		s.visit(ctx, full, info, false, out)
+	}
+}
+
+// visit handles one non-directory entry. explicit is true for a path named
+// by the caller: block devices are read only then.
+func (s *scan) visit(ctx context.Context, path string, fi fs.FileInfo, explicit bool, out chan<- chunk) {
+	mode := fi.Mode()
 	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
+	case mode&fs.ModeSymlink != 0:
 		s.counters.Symlinks++
 		return
-	case !fi.Mode().IsRegular():
+	case mode.IsRegular():
+	case mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0 && explicit:
+		// A block device named explicitly is read like a file.
+	default:
 		s.counters.Special++
+		if explicit {
+			s.warn(path, fmt.Errorf("skipped: %s is not a regular file or a block device", fileKind(mode)))
+		}
 		return
 	}
 	f, err := s.open(path)
@@ -129,34 +189,117 @@ func (s *scan) visit(ctx context.Context, path string, fi fs.FileInfo, out chan<
 		}
 		return
 	}
-	nchunks := s.chunkCount(fl)
-	fl.refs.Store(int32(nchunks))
-	per := (fl.nrec + uint64(nchunks) - 1) / uint64(nchunks)
-	for first := uint64(0); first < fl.nrec; first += per {
-		end := min(first+per, fl.nrec)
-		select {
-		case out <- chunk{f: fl, first: first, end: end}:
-		case <-ctx.Done():
-			// Release the chunks that will never be sent.
-			for ; first < fl.nrec; first += per {
-				fl.release()
-			}
-			return
-		}
-	}
-}
-
-func (s *scan) chunkCount(fl *file) int {
+	runs := fl.dataRuns()
 	per := uint64(chunkBytes / uint64(fl.lsize))
 	if per == 0 {
 		per = 1
 	}
-	return int((fl.nrec + per - 1) / per)
+	var nchunks int64
+	for _, r := range runs {
+		nchunks += int64((r.end - r.first + per - 1) / per)
+	}
+	fl.refs.Store(nchunks)
+	sent := int64(0)
+	prev := uint64(0)
+	for _, r := range runs {
+		s.holeRun(fl, prev, r.first)
+		prev = r.end
+		for first := r.first; first < r.end; first += per {
+			select {
+			case out <- chunk{f: fl, first: first, end: min(first+per, r.end)}:
+				sent++
+			case <-ctx.Done():
+				// Release the chunks that will never be sent.
+				for ; sent < nchunks; sent++ {
+					s.release(fl)
+				}
+				return
+			}
+		}
+	}
+	s.holeRun(fl, prev, fl.nrec)
+	if nchunks == 0 {
+		fl.f.Close()
+	}
+}
+
+// recordRun is a range of records [first, end) of a file.
+type recordRun struct{ first, end uint64 }
+
+// dataRuns lists the runs of records that touch data; the records between
+// them lie wholly in holes of the source file and need no reading.
+func (fl *file) dataRuns() []recordRun {
+	if fl.data == nil {
+		return []recordRun{{0, fl.nrec}}
+	}
+	l := uint64(fl.lsize)
+	var runs []recordRun
+	for _, e := range fl.data {
+		r := recordRun{e.off / l, min((e.end+l-1)/l, fl.nrec)}
+		if n := len(runs); n > 0 && r.first <= runs[n-1].end {
+			runs[n-1].end = max(runs[n-1].end, r.end)
+			continue
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+// holeRun accounts records [a, b) of fl, which lie wholly in a hole of the
+// source file, in one step: they are holes, or all-zero blocks when the
+// copy writes zeros and ZFS stores them (compression=off). A file of
+// exabytes of holes costs no more than its data.
+func (s *scan) holeRun(fl *file, a, b uint64) {
+	if a >= b {
+		return
+	}
+	n := b - a
+	l := uint64(fl.lsize)
+	c := &s.counters
+	c.Records += n
+	c.SourceHoles += n
+	if p := s.opts.Progress; p != nil {
+		p.BytesDone.Add(int64(min(b*l, fl.size) - a*l))
+	}
+	p := s.opts.Policy
+	hole := p.ZeroIsHole() || fl.copyHoles
+	var k ddt.Key
+	if hole {
+		c.Holes += n
+	} else {
+		c.ZeroBlocks += n
+		k = s.zero.get(fl.lsize, hashBlock)
+		if s.table.RefN(k, fl.lsize, n) {
+			s.table.Set(k, fl.lsize, p.DSize(l))
+		}
+	}
+	if s.opts.OnBlock != nil {
+		for i := a; i < b; i++ {
+			s.opts.OnBlock(BlockEvent{Path: fl.path, BlkID: i, LSize: fl.lsize, Hole: hole, Key: k, Zero: true})
+		}
+	}
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "a special file"
 }
 
 // open opens path read-only without updating its access time where the
 // kernel permits it (O_NOATIME needs ownership or CAP_FOWNER).
 func (s *scan) open(path string) (*os.File, error) {
+	if testBeforeOpen != nil {
+		testBeforeOpen(path)
+	}
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOATIME|unix.O_NOFOLLOW, 0)
 	if err != nil && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.EINVAL)) {
 		f, err = os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
@@ -172,18 +315,31 @@ func (s *scan) prepare(path string, f *os.File) (*file, error) {
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return nil, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	size := uint64(st.Size)
+	looksSparse := uint64(st.Blocks)*512 < size
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFBLK:
+		end, err := f.Seek(0, io.SeekEnd)
+		if err != nil {
+			return nil, fmt.Errorf("block device size: %w", err)
+		}
+		size, looksSparse = uint64(end), false
+		s.counters.Devices++
+	default:
 		s.counters.Special++
 		return nil, nil
 	}
 	id := devIno{uint64(st.Dev), st.Ino}
 	if _, dup := s.seen[id]; dup {
-		s.counters.HardLinks++
-		return nil, nil
+		if !s.opts.CountLinks || st.Nlink < 2 {
+			// The same inode again: a hard link, or a path named twice.
+			s.counters.HardLinks++
+			return nil, nil
+		}
 	}
 	s.seen[id] = struct{}{}
 	s.counters.Files++
-	size := uint64(st.Size)
 	s.counters.LogicalBytes += size
 	if p := s.opts.Progress; p != nil {
 		p.Files.Add(1)
@@ -193,8 +349,7 @@ func (s *scan) prepare(path string, f *os.File) (*file, error) {
 		return nil, nil
 	}
 	lsize, nrec := Records(size, s.opts.Policy.RecordSize)
-	looksSparse := uint64(st.Blocks)*512 < size
-	fl := &file{path: path, f: f, size: size, lsize: lsize, nrec: nrec}
+	fl := &file{path: path, f: f, size: size, lsize: lsize, nrec: nrec, mtime: st.Mtim, regular: st.Mode&unix.S_IFMT == unix.S_IFREG}
 	switch s.opts.Sparse {
 	case SparseAlways:
 		fl.copyHoles = true
@@ -258,11 +413,19 @@ func (fl *file) hasData(off, end uint64) bool {
 	return i < len(fl.data) && fl.data[i].off < end
 }
 
-// release marks one chunk done and closes the file after the last.
-func (fl *file) release() {
-	if fl.refs.Add(-1) == 0 {
-		fl.f.Close()
+// release marks one chunk of fl done. After the last it checks whether the
+// file changed while it was read (size or mtime), and closes it.
+func (s *scan) release(fl *file) {
+	if fl.refs.Add(-1) != 0 {
+		return
 	}
+	var st unix.Stat_t
+	if fl.regular && !fl.failed.Load() && unix.Fstat(int(fl.f.Fd()), &st) == nil &&
+		(uint64(st.Size) != fl.size || st.Mtim != fl.mtime) {
+		s.changed(fl.path, fmt.Errorf("changed while it was read (size %d, now %d bytes; modified %s): its figures are approximate",
+			fl.size, st.Size, time.Unix(st.Mtim.Unix()).UTC().Format(time.RFC3339)))
+	}
+	fl.f.Close()
 }
 
 // zeroKeys caches the key of an all-zero block per LSIZE.
@@ -284,4 +447,12 @@ func (z *zeroKeys) get(lsize uint32, hash func([]byte) ddt.Key) ddt.Key {
 	return k
 }
 
-var errChanged = fmt.Errorf("file shrank while it was read; the missing bytes were counted as zeros")
+var errShrank = fmt.Errorf("shrank while it was read; the missing bytes were counted as zeros: its figures are approximate")
+
+// Test seams, nil outside tests: testBeforeOpen runs before a file is
+// opened (to make it vanish); testReadFault runs before each read and may
+// replace it with an error (EIO) or change the file.
+var (
+	testBeforeOpen func(path string)
+	testReadFault  func(path string, off uint64) error
+)

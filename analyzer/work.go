@@ -31,7 +31,7 @@ func (s *scan) work(ctx context.Context, in <-chan chunk, c *Counters) {
 			}
 			s.record(fl, i, buf[:fl.lsize], zeros, w, c)
 		}
-		fl.release()
+		s.release(fl)
 	}
 }
 
@@ -46,7 +46,14 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *
 		zero = true
 		c.SourceHoles++
 	} else {
-		got, err := fl.f.ReadAt(data[:n], int64(off))
+		var got int
+		var err error
+		if testReadFault != nil {
+			err = testReadFault(fl.path, off)
+		}
+		if err == nil {
+			got, err = fl.f.ReadAt(data[:n], int64(off))
+		}
 		c.ReadBytes += uint64(got)
 		if err != nil && !(errors.Is(err, io.EOF) && got < int(n)) {
 			if fl.failed.CompareAndSwap(false, true) {
@@ -56,7 +63,7 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *
 		}
 		if uint64(got) < n {
 			if fl.failed.CompareAndSwap(false, true) {
-				s.warn(fl.path, errChanged)
+				s.changed(fl.path, errShrank)
 			}
 		}
 		clear(data[got:])

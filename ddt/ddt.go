@@ -57,10 +57,16 @@ func NewTable() *Table {
 // must then compute the block's sizes and call Set exactly once. Only the
 // first reference of a content is ever compressed.
 func (t *Table) Ref(k Key, lsize uint32) (first bool) {
+	return t.RefN(k, lsize, 1)
+}
+
+// RefN adds n references to k at once (a run of identical blocks, such as
+// the zero records of a hole stored as data); see Ref.
+func (t *Table) RefN(k Key, lsize uint32, n uint64) (first bool) {
 	s := &t.shards[k[0]]
 	s.mu.Lock()
 	e, ok := s.m[k]
-	e.Refcnt++
+	e.Refcnt += n
 	if !ok {
 		e.LSize = lsize
 	}
