@@ -61,6 +61,10 @@ type BlockEvent struct {
 	Source string
 }
 
+// MaxJobs bounds Options.Jobs: each worker holds two record buffers
+// (2 × recordsize bytes, 32 MiB at recordsize=16M).
+const MaxJobs = 256
+
 // Options configure a scan.
 type Options struct {
 	Policy *zio.Policy
@@ -107,6 +111,7 @@ type Counters struct {
 	Devices        uint64 `json:"block_devices"`   // block devices named explicitly and read
 	OtherFS        uint64 `json:"other_fs"`        // directories on another file system, skipped (OneFileSystem)
 	RepeatedDirs   uint64 `json:"repeated_dirs"`   // directories reached again (repeated paths, bind mounts, symlink loops), skipped
+	RepeatedFiles  uint64 `json:"repeated_files"`  // files reached again (a path named twice), skipped
 	Changed        uint64 `json:"changed"`         // files that changed while they were read (figures approximate)
 	Errors         uint64 `json:"errors"`          // paths that could not be read (fully)
 	LogicalBytes   uint64 `json:"logical_bytes"`   // sum of file sizes
@@ -153,10 +158,14 @@ func Scan(ctx context.Context, paths []string, opts Options) (*Result, error) {
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
+	if jobs > MaxJobs {
+		return nil, fmt.Errorf("analyzer: %d jobs is more than %d", jobs, MaxJobs)
+	}
 	s := &scan{
 		opts:  opts,
 		table: ddt.NewTable(),
 		zero:  newZeroKeys(),
+		zeros: make([]byte, opts.Policy.RecordSize),
 	}
 	chunks := make(chan chunk, 4*jobs)
 	var wg sync.WaitGroup

@@ -177,3 +177,52 @@ func TestHugeSparseFile(t *testing.T) {
 		}
 	}
 }
+
+// Symlinks named as paths are followed (to a file and to a directory);
+// a file named twice is scanned once and counted as repeated.
+func TestSymlinkArgumentsAndRepeatedFile(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	writeFile(t, filepath.Join(real, "f"), randBytes(7, 200<<10))
+	flink := filepath.Join(dir, "flink")
+	dlink := filepath.Join(dir, "dlink")
+	if err := os.Symlink(filepath.Join(real, "f"), flink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, dlink); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{flink}, {dlink}} {
+		res, warns := scanT(t, testPolicy(t, zio.Off), SparseAuto, args...)
+		if len(warns) != 0 || res.Counters.Files != 1 || res.Counters.Stored != 2 {
+			t.Errorf("%v: warnings %q, counters %+v; want the file scanned", args, warns, res.Counters)
+		}
+	}
+	f := filepath.Join(real, "f")
+	res, _ := scanT(t, testPolicy(t, zio.Off), SparseAuto, f, f, real)
+	if c := res.Counters; c.Files != 1 || c.RepeatedFiles != 2 || c.HardLinks != 0 || c.Stored != 2 {
+		t.Errorf("repeated file: %+v", c)
+	}
+}
+
+// Hole runs cost nothing per record even at recordsize 512: a 1 TiB
+// sparse file is 2^31 records.
+func TestSparseFileSmallRecordsize(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "tb")
+	h, err := os.Create(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Truncate(1 << 40); err != nil {
+		h.Close()
+		t.Skipf("no 1 TiB file here: %v", err)
+	}
+	h.Close()
+	p := testPolicy(t, zio.LZ4)
+	p.RecordSize = 512
+	res, warns := scanT(t, p, SparseNever, f)
+	if len(warns) != 0 || res.Counters.Records != 1<<31 || res.Counters.Holes != 1<<31 || res.Counters.ReadBytes != 0 {
+		t.Errorf("counters %+v, warnings %q", res.Counters, warns)
+	}
+}

@@ -30,6 +30,7 @@ type scan struct {
 	zero     *zeroKeys
 	counters Counters // the walker's own counters
 	errors   atomic.Int64
+	zeros    []byte              // recordsize zero bytes, read-only
 	seen     map[devIno]struct{} // inodes of files scanned
 	dirs     map[devIno]struct{} // directories walked
 
@@ -176,7 +177,7 @@ func (s *scan) visit(ctx context.Context, path string, fi fs.FileInfo, explicit 
 		}
 		return
 	}
-	f, err := s.open(path)
+	f, err := s.open(path, explicit || s.opts.Follow)
 	if err != nil {
 		s.warn(path, err)
 		return
@@ -296,13 +297,19 @@ func fileKind(m fs.FileMode) string {
 
 // open opens path read-only without updating its access time where the
 // kernel permits it (O_NOATIME needs ownership or CAP_FOWNER).
-func (s *scan) open(path string) (*os.File, error) {
+func (s *scan) open(path string, follow bool) (*os.File, error) {
 	if testBeforeOpen != nil {
 		testBeforeOpen(path)
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOATIME|unix.O_NOFOLLOW, 0)
+	flags := os.O_RDONLY
+	if !follow {
+		// The entry was a regular file when listed; never let a symlink
+		// swapped in meanwhile lead elsewhere.
+		flags |= unix.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(path, flags|unix.O_NOATIME, 0)
 	if err != nil && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.EINVAL)) {
-		f, err = os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+		f, err = os.OpenFile(path, flags, 0)
 	}
 	return f, err
 }
@@ -332,8 +339,13 @@ func (s *scan) prepare(path string, f *os.File) (*file, error) {
 	}
 	id := devIno{uint64(st.Dev), st.Ino}
 	if _, dup := s.seen[id]; dup {
-		if !s.opts.CountLinks || st.Nlink < 2 {
-			// The same inode again: a hard link, or a path named twice.
+		switch {
+		case st.Nlink < 2:
+			// The same file reached twice (a path named twice, or
+			// inside another path named).
+			s.counters.RepeatedFiles++
+			return nil, nil
+		case !s.opts.CountLinks:
 			s.counters.HardLinks++
 			return nil, nil
 		}
@@ -447,7 +459,7 @@ func (z *zeroKeys) get(lsize uint32, hash func([]byte) ddt.Key) ddt.Key {
 	return k
 }
 
-var errShrank = fmt.Errorf("shrank while it was read; the missing bytes were counted as zeros: its figures are approximate")
+var errShrank = fmt.Errorf("shrank while it was read: the records past its new end are left out, its figures are approximate")
 
 // Test seams, nil outside tests: testBeforeOpen runs before a file is
 // opened (to make it vanish); testReadFault runs before each read and may

@@ -21,7 +21,7 @@ func hashBlock(b []byte) ddt.Key { return ddt.Key(blake3.Sum256(b)) }
 func (s *scan) work(ctx context.Context, in <-chan chunk, c *Counters) {
 	p := s.opts.Policy
 	buf := make([]byte, p.RecordSize)
-	zeros := make([]byte, p.RecordSize)
+	zeros := s.zeros
 	w := zio.NewWriter(p)
 	for ch := range in {
 		fl := ch.f
