@@ -434,8 +434,8 @@ func (s *scan) release(fl *file) {
 	var st unix.Stat_t
 	if fl.regular && !fl.failed.Load() && unix.Fstat(int(fl.f.Fd()), &st) == nil &&
 		(uint64(st.Size) != fl.size || st.Mtim != fl.mtime) {
-		s.changed(fl.path, fmt.Errorf("changed while it was read (size %d, now %d bytes; modified %s): its figures are approximate",
-			fl.size, st.Size, time.Unix(st.Mtim.Unix()).UTC().Format(time.RFC3339)))
+		s.changed(fl.path, fmt.Errorf("%w (size %d, now %d bytes; modified %s): its figures are approximate",
+			ErrChanged, fl.size, st.Size, time.Unix(st.Mtim.Unix()).UTC().Format(time.RFC3339)))
 	}
 	fl.f.Close()
 }
@@ -459,7 +459,11 @@ func (z *zeroKeys) get(lsize uint32, hash func([]byte) ddt.Key) ddt.Key {
 	return k
 }
 
-var errShrank = fmt.Errorf("shrank while it was read: the records past its new end are left out, its figures are approximate")
+// ErrChanged is wrapped by the warnings about files that changed while they
+// were read; they are counted in Counters.Changed, not Errors.
+var ErrChanged = errors.New("changed while it was read")
+
+var errShrank = fmt.Errorf("shrank while it was read: the records past its new end are left out, its figures are approximate (%w)", ErrChanged)
 
 // Test seams, nil outside tests: testBeforeOpen runs before a file is
 // opened (to make it vanish); testReadFault runs before each read and may

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
@@ -14,12 +16,14 @@ import (
 // histogram and the counters. It is also the JSON document of `ddtsim
 // --json` (all sizes in bytes, exact integers).
 type Scan struct {
-	Release    string            `json:"release"`
-	Properties map[string]string `json:"properties"` // dataset properties as zfs get would show them
+	Release    string            `json:"release"`       // the OpenZFS release modelled, e.g. "2.1.16"
+	Rules      string            `json:"release_rules"` // the row of the release table applied, e.g. "2.1"
+	Properties map[string]string `json:"properties"`    // dataset properties as zfs get would show them
 	Pool       Pool              `json:"pool"`
 	Sparse     string            `json:"sparse"`
-	Paths      []string          `json:"paths"`
-	Partial    bool              `json:"partial"` // the scan was interrupted
+	Paths      []string          `json:"paths"`    // as given; bytes that are not UTF-8 appear as \xNN (see EscapePath)
+	Partial    bool              `json:"partial"`  // the scan was interrupted
+	Problems   []Problem         `json:"problems"` // every path that could not be read, or changed while read
 	Histogram  []Row             `json:"histogram"`
 	Total      ddt.Bucket        `json:"total"`
 	Ratios     *ddt.Ratios       `json:"ratios"` // null when no block is stored
@@ -53,33 +57,51 @@ type RawCapacity struct {
 	Note       string `json:"note"`       // what is counted on this layout
 }
 
-// Row is one non-empty histogram bucket: keys with refcnt in [Refcnt,
-// 2·Refcnt).
+// Row is one non-empty histogram bucket: the keys with a refcnt in
+// [RefcntMin, 2·RefcntMin), the row zdb labels RefcntMin.
 type Row struct {
-	Refcnt uint64 `json:"refcnt"`
+	RefcntMin uint64 `json:"refcnt_min"`
 	ddt.Bucket
+}
+
+// Problem is one path the scan could not read (Kind "error") or that
+// changed while it was read (Kind "changed").
+type Problem struct {
+	Path   string `json:"path"` // EscapePath of the path
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"`
 }
 
 // NewScan assembles the report of a finished scan.
 func NewScan(p *zio.Policy, ashift int, sparse analyzer.Sparse, paths []string, res *analyzer.Result) (*Scan, error) {
+	version := p.Version
+	if version == "" {
+		version = p.Release.Name
+	}
+	esc := make([]string, len(paths))
+	for i, x := range paths {
+		esc[i] = EscapePath(x)
+	}
 	s := &Scan{
-		Release: p.Release.Name,
+		Release:  version,
+		Rules:    p.Release.Name,
+		Problems: []Problem{},
 		Properties: map[string]string{
 			"recordsize":  Nicenum(uint64(p.RecordSize), false),
-			"compression": p.Compression.String(),
+			"compression": zio.CompressionName(p.Compression, p.Level),
 			"copies":      fmt.Sprint(p.Copies),
 			"dedup":       map[bool]string{true: "on", false: "off"}[p.Dedup],
 		},
 		Pool:      newPool(p, ashift),
 		Sparse:    sparse.String(),
-		Paths:     paths,
+		Paths:     esc,
 		Histogram: []Row{},
 		Total:     res.Histogram.Total(),
 		Counters:  res.Counters,
 	}
 	for i, b := range res.Histogram {
 		if b.Allocated.Blocks != 0 {
-			s.Histogram = append(s.Histogram, Row{Refcnt: 1 << i, Bucket: b})
+			s.Histogram = append(s.Histogram, Row{RefcntMin: 1 << i, Bucket: b})
 		}
 	}
 	if r, ok := ddt.RatiosOf(s.Total); ok {
@@ -156,10 +178,14 @@ func (s *Scan) WriteText(w io.Writer) error {
 	if s.Partial {
 		pr("  PARTIAL: the scan was interrupted; the figures cover only what was read\n")
 	}
-	pr("  files        %d regular files, %s (%d bytes); %d directories\n", c.Files, Nicenum(c.LogicalBytes, true), c.LogicalBytes, c.Dirs)
-	pr("  skipped      %d symlinks, %d special files, %d extra hard links; %d errors\n", c.Symlinks, c.Special, c.HardLinks, c.Errors)
-	pr("  records      %d: %d stored, %d embedded in block pointers, %d holes; %d all-zero blocks stored\n",
-		c.Records, c.Stored, c.Embedded, c.Holes, c.ZeroBlocks)
+	pr("  files        %s, %s (%d bytes); %s\n", plural(c.Files, "regular file"), Nicenum(c.LogicalBytes, true), c.LogicalBytes, plural(c.Dirs, "directory"))
+	pr("  skipped      %s, %s, %s, %s; %s\n", plural(c.Symlinks, "symlink"), plural(c.Special, "special file"),
+		plural(c.HardLinks, "extra hard link"), plural(c.RepeatedFiles+c.RepeatedDirs, "repeated path"), plural(c.Errors, "error"))
+	if c.Changed > 0 {
+		pr("  changed      %s changed while read: the figures for them are approximate\n", plural(c.Changed, "file"))
+	}
+	pr("  records      %d: %d stored, %d embedded in block pointers, %s; %s stored\n",
+		c.Records, c.Stored, c.Embedded, plural(c.Holes, "hole"), plural(c.ZeroBlocks, "all-zero block"))
 	pr("  DDT entries  %d unique blocks\n", c.UniqueBlocks)
 	pr("  on disk      %s (%d bytes) without dedup, %s (%d bytes) with dedup\n",
 		Nicenum(t.Referenced.DSize, true), t.Referenced.DSize, Nicenum(t.Allocated.DSize, true), t.Allocated.DSize)
@@ -182,4 +208,59 @@ func signedNice(v int64) string {
 		return "-" + Nicenum(uint64(-v), true)
 	}
 	return Nicenum(uint64(v), true)
+}
+
+// plural writes n and the noun, with the noun's plural unless n is 1.
+func plural(n uint64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	switch {
+	case strings.HasSuffix(noun, "y"):
+		noun = noun[:len(noun)-1] + "ies"
+	case strings.HasSuffix(noun, "h"):
+		noun += "es"
+	default:
+		noun += "s"
+	}
+	return fmt.Sprintf("%d %s", n, noun)
+}
+
+// EscapePath makes a file name safe to print and to put in JSON: printable
+// UTF-8 is kept as it is; a byte that is not valid UTF-8 becomes \xNN, a
+// control character \n, \t or \xNN, and a backslash \\ (only when
+// something else had to be escaped, so that ordinary names stay readable).
+func EscapePath(p string) string {
+	clean := utf8.ValidString(p)
+	if clean {
+		for _, r := range p {
+			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+				clean = false
+				break
+			}
+		}
+	}
+	if clean {
+		return p
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); {
+		r, n := utf8.DecodeRuneInString(p[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, "\\x%02x", p[i])
+		case r == '\\':
+			b.WriteString("\\\\")
+		case r == '\n':
+			b.WriteString("\\n")
+		case r == '\t':
+			b.WriteString("\\t")
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			b.WriteString(p[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }

@@ -76,6 +76,9 @@ func ParseCompression(value string, r *Release) (c Compression, level int, err e
 	case "on":
 		return r.OnMeans, 0, nil
 	case "lz4":
+		if r.NoLZ4 {
+			return 0, 0, fmt.Errorf("compression=lz4 does not exist in release %s (lz4 came with 0.6.1)", r.Name)
+		}
 		return LZ4, 0, nil
 	case "lzjb":
 		return LZJB, 0, nil

@@ -88,6 +88,8 @@ type Release struct {
 	// ZstdEarlyAbort: zstd-3..19 on blocks ≥ 128 KiB first tries LZ4 and
 	// zstd-1 (2.2.0+, module/zstd/zfs_zstd.c, zfs-semantics §4.5).
 	ZstdEarlyAbort bool
+	// NoLZ4: compression=lz4 does not exist yet (it came with 0.6.1).
+	NoLZ4 bool
 	// MaxRecordSize is zfs_max_recordsize, bytes.
 	MaxRecordSize uint32
 	// BytesSuffix: the DDT table's byte columns use zfs_nicebytes ("512B",
@@ -107,7 +109,9 @@ func (r *Release) Contains(v string) bool {
 // Releases lists the modelled releases, oldest first (zfs-semantics §0.1).
 // The last row is the default.
 var Releases = []Release{
-	{Name: "0.6.0", First: version{0, 6, 0}, Last: version{0, 6, 3, 99}, Note: "P1 rounding to 512, no embedded blocks, on = lzjb, max recordsize 128K",
+	{Name: "0.6.0", First: version{0, 6, 0}, Last: version{0, 6, 0, 99}, Note: "P1 rounding to 512, no embedded blocks, on = lzjb, no lz4, max recordsize 128K",
+		Band: BandP1, OnMeans: LZJB, DefaultCompression: Off, MaxRecordSize: 128 << 10, NoLZ4: true},
+	{Name: "0.6.1", First: version{0, 6, 1}, Last: version{0, 6, 3, 99}, Note: "as 0.6.0, with lz4 (a pool feature)",
 		Band: BandP1, OnMeans: LZJB, DefaultCompression: Off, MaxRecordSize: 128 << 10},
 	{Name: "0.6.4", First: version{0, 6, 4}, Last: version{0, 6, 4, 99}, Note: "P2 rounding to 512, embedded blocks, on = lzjb",
 		Band: BandP2, Embed: true, OnMeans: LZJB, DefaultCompression: Off, MaxRecordSize: 128 << 10},
@@ -127,6 +131,51 @@ var Releases = []Release{
 		Band: BandP6, Embed: true, EmbedWithDedup: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true},
 	{Name: "2.4", First: version{2, 3, 3}, Last: version{2, 4, 4, 99}, Note: "2.3.3-2.3.x and 2.4.x: embeds with dedup=on; zero blocks are holes with dedup=on even when compression=off",
 		Band: BandP6, Embed: true, EmbedWithDedup: true, ZeroHoleWithDedup: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true},
+}
+
+// knownPatches lists, per major.minor series, the last patch release (and,
+// for 0.6.4 and 0.6.5, the last fourth component) that was tagged upstream,
+// so that a release that never existed is refused rather than modelled.
+var knownPatches = map[[2]int]int{
+	{0, 6}: 5, {0, 7}: 13, {0, 8}: 6, {2, 0}: 7, {2, 1}: 16, {2, 2}: 11, {2, 3}: 9, {2, 4}: 4,
+}
+
+var knownFourth = map[[3]int]int{{0, 6, 4}: 2, {0, 6, 5}: 11}
+
+// exists reports whether v, given with n components, names a real release.
+func (v version) exists(n int) bool {
+	last, ok := knownPatches[[2]int{v[0], v[1]}]
+	if !ok || n < 2 && v[1] != 0 {
+		return ok
+	}
+	if n >= 3 && v[2] > last {
+		return false
+	}
+	if n == 4 && v[3] > knownFourth[[3]int{v[0], v[1], v[2]}] {
+		return false
+	}
+	return true
+}
+
+// newest returns the newest real release that v (n components given)
+// names: "2.1" → 2.1.16, "0.6" → 0.6.5.11.
+func (v version) newest(n int) version {
+	if n < 2 {
+		best := version{}
+		for k := range knownPatches {
+			if k[0] == v[0] && (best == version{} || best[1] < k[1]) {
+				best = version{k[0], k[1]}
+			}
+		}
+		v, n = best, 2
+	}
+	if n < 3 {
+		v[2] = knownPatches[[2]int{v[0], v[1]}]
+	}
+	if n < 4 {
+		v[3] = knownFourth[[3]int{v[0], v[1], v[2]}]
+	}
+	return v
 }
 
 // DefaultRelease is the release modelled when none is named: the newest.
@@ -151,28 +200,33 @@ func parseVersion(s string) (version, int, error) {
 }
 
 // LookupRelease returns the row modelling release name: a full version
-// ("2.1.11", "0.6.5.11"), or a prefix ("2.1", "0.7"), which means the newest
-// release it covers; "latest" is the default row. Unknown or unmodelled
-// releases are errors listing what is modelled.
+// ("2.1.11", "0.6.5.11"), or a prefix ("2.1", "0.7", "2"), which means the
+// newest release of that series (2.1.16, 0.7.13, 2.4.4); "latest" is the
+// default row. It also returns the release the name resolved to, for
+// reports. Releases that never existed, or are not modelled, are errors
+// listing what is modelled.
 func LookupRelease(name string) (*Release, error) {
+	r, _, err := ResolveRelease(name)
+	return r, err
+}
+
+// ResolveRelease is LookupRelease that also returns the full version the
+// name stands for ("2.1" → "2.1.16").
+func ResolveRelease(name string) (*Release, string, error) {
 	if name == "latest" || name == "" {
-		return DefaultRelease, nil
+		name = "2.4"
 	}
 	v, n, err := parseVersion(name)
-	if err == nil {
+	if err == nil && v.exists(n) {
+		full := v.newest(n)
 		for i := len(Releases) - 1; i >= 0; i-- {
 			r := &Releases[i]
-			lo, hi := r.First, r.Last
-			// Compare on the components given: 2.1 matches 2.1.0-2.1.16.
-			for j := n; j < 4; j++ {
-				lo[j], hi[j] = 0, 0
-			}
-			if !v.less(lo) && !hi.less(v) {
-				return r, nil
+			if !full.less(r.First) && !r.Last.less(full) {
+				return r, full.String(), nil
 			}
 		}
 	}
-	return nil, fmt.Errorf("release %q is not modelled (modelled: %s; see --release list)", name, ReleaseRanges())
+	return nil, "", fmt.Errorf("release %q is not modelled (modelled: the OpenZFS releases %s; see --release list)", name, ReleaseRanges())
 }
 
 // ReleaseRanges describes the modelled range of releases for messages.

@@ -72,7 +72,7 @@ func TestP1SmallBlock(t *testing.T) {
 
 func TestLookupRelease(t *testing.T) {
 	for in, want := range map[string]string{
-		"0.6.0": "0.6.0", "0.6.3": "0.6.0", "0.6.4": "0.6.4", "0.6.5.11": "0.6.5", "0.6": "0.6.5",
+		"0.6.0": "0.6.0", "0.6.3": "0.6.1", "0.6.1": "0.6.1", "0.6.4": "0.6.4", "0.6.5.11": "0.6.5", "0.6": "0.6.5",
 		"0.7.13": "0.7", "0.8.6": "0.7", "2.0.7": "2.0", "2.1": "2.1", "2.1.11": "2.1", "2.2.0": "2.2",
 		"2.3.0": "2.3.0", "2.3.1": "2.3.0", "2.3.2": "2.3.2", "2.3.3": "2.4", "2.3": "2.4", "2.4.4": "2.4",
 		"latest": "2.4", "zfs-2.1.11": "2.1",
@@ -82,7 +82,8 @@ func TestLookupRelease(t *testing.T) {
 			t.Errorf("LookupRelease(%q) = %v, %v; want row %s", in, r, err, want)
 		}
 	}
-	for _, bad := range []string{"0.5.11", "2.5.0", "3", "two", "2.1.x", "1.0"} {
+	for _, bad := range []string{"0.5.11", "2.5.0", "3", "two", "2.1.x", "1.0", "0.6.5.12", "0.7.99", "2.1.0.5",
+		"2.1.17", "2.2.12", "0.8.7", "0.6.6", "2.4.5"} {
 		if _, err := LookupRelease(bad); err == nil {
 			t.Errorf("LookupRelease(%q) accepted", bad)
 		}
@@ -167,5 +168,19 @@ func TestParseCompression(t *testing.T) {
 	}
 	if _, _, err := ParseCompression("zstd", r18); err == nil {
 		t.Error("zstd accepted on 0.7")
+	}
+}
+
+func TestResolveRelease(t *testing.T) {
+	for in, want := range map[string]string{"2.1": "2.1.16", "0.6": "0.6.5.11", "2": "2.4.4", "latest": "2.4.4",
+		"2.3": "2.3.9", "0.6.4": "0.6.4.2", "2.3.2": "2.3.2", "0.7": "0.7.13"} {
+		_, got, err := ResolveRelease(in)
+		if err != nil || got != want {
+			t.Errorf("ResolveRelease(%q) = %q, %v; want %s", in, got, err, want)
+		}
+	}
+	r, _ := LookupRelease("0.6.0")
+	if _, _, err := ParseCompression("lz4", r); err == nil {
+		t.Error("lz4 accepted on 0.6.0")
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -35,12 +36,17 @@ func TestBadValuesAreClearErrors(t *testing.T) {
 		{[]string{"-o", "atime=off", dir}, "not modelled (accepted: recordsize, compression, copies, dedup)"},
 		{[]string{"-o", "recordsize", dir}, "expected NAME=VALUE"},
 		{[]string{"--ashift", "8", dir}, "accepted: 9 to 16"},
-		{[]string{"--release", "0.5.11", dir}, "modelled: 0.6.0 to 2.4.4"},
+		{[]string{"--release", "0.5.11", dir}, "releases 0.6.0 to 2.4.4"},
 		{[]string{"--release", "2.3.2", "-o", "recordsize=32M", dir}, "power of two from 512 to 16M"},
 		{[]string{"--release", "2.1", "-o", "recordsize=2M", dir}, "power of two from 512 to 1M"},
 		{[]string{"--sparse", "sometimes", dir}, "sparse"},
 		{[]string{"--zdb", "--json", dir}, "can't be used together"},
 		{[]string{}, "expected"},
+		{[]string{"--ashift", "0x9", dir}, "accepted: 9 to 16"},
+		{[]string{"-j", "9223372036854775807", dir}, "accepted: 0 for one per CPU, or 1 to 256"},
+		{[]string{"--jobs=-1", dir}, "accepted: 0 for one per CPU"},
+		{[]string{"--release", "0.6.5.12", dir}, "not modelled"},
+		{[]string{"--release", "0.6.0", "-o", "compression=lz4", dir}, "lz4 came with 0.6.1"},
 	}
 	for _, c := range cases {
 		code, out, errs := runT(c.args...)
@@ -120,7 +126,7 @@ func TestJSONMatchesZdbText(t *testing.T) {
 	}
 	// a and b: 3 records each (2 full, 1 tail), all shared: refcnt 2.
 	// text: 132000 bytes = 2 records, compressible.
-	if doc.Release != "2.4" || doc.Properties["compression"] != "lz4" || doc.Properties["recordsize"] != "128K" {
+	if doc.Release != "2.4.4" || doc.Properties["compression"] != "lz4" || doc.Properties["recordsize"] != "128K" {
 		t.Errorf("model fields: %s %v", doc.Release, doc.Properties)
 	}
 	if doc.Total.Referenced.Blocks != 8 || doc.Total.Allocated.Blocks != 5 || doc.Counters["files"] != 3 {
@@ -148,7 +154,7 @@ func TestDefaultOutputAndErrors(t *testing.T) {
 	if !strings.HasPrefix(out, zdbOut) {
 		t.Errorf("default output does not start with the zdb -S text")
 	}
-	for _, want := range []string{"Summary", "3 regular files", "1 errors", "DDT entries  5 unique blocks"} {
+	for _, want := range []string{"Summary", "3 regular files", "1 error", "DDT entries  5 unique blocks"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
@@ -164,5 +170,89 @@ func TestEmptyScanIsZdbEmptyOutput(t *testing.T) {
 		"------   ------   -----   -----   -----   ------   -----   -----   -----\n\n"
 	if code != 0 || out != want {
 		t.Errorf("exit %d, output %q", code, out)
+	}
+}
+
+// An interrupted scan prints the partial result, marked, and exits 130
+// (143 for SIGTERM, by the signal's number).
+func TestInterruptedScan(t *testing.T) {
+	dir := sampleTree(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, format := range []string{"", "--json"} {
+		var s scanCmd
+		s.Paths = []string{dir}
+		s.Release, s.Ashift, s.Sparse, s.JSON = "latest", "12", "auto", format == "--json"
+		var o, e bytes.Buffer
+		code := s.runContext(ctx, func() int { return 143 }, &o, &e)
+		if code != 143 || !strings.Contains(e.String(), "interrupted") {
+			t.Errorf("%s: exit %d, stderr %q", format, code, e.String())
+		}
+		if !strings.Contains(o.String(), "PARTIAL") && !strings.Contains(o.String(), `"partial": true`) {
+			t.Errorf("%s: result not marked partial:\n%s", format, o.String())
+		}
+	}
+}
+
+// Problems are listed in JSON with their path (escaped when not UTF-8)
+// and reason; the warning on stderr escapes the name too.
+func TestProblemsListedAndEscaped(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "evil\nddtsim: fake\xff")
+	code, out, errs := runT("--json", bad)
+	if code != exitWithErrors {
+		t.Fatalf("exit %d", code)
+	}
+	if strings.Count(errs, "\n") != 2 || !strings.Contains(errs, `evil\nddtsim: fake\xff`) {
+		t.Errorf("stderr not escaped: %q", errs)
+	}
+	var doc struct {
+		Paths    []string
+		Problems []struct{ Path, Kind, Reason string }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Problems) != 1 || doc.Problems[0].Kind != "error" || !strings.HasSuffix(doc.Problems[0].Path, `evil\nddtsim: fake\xff`) ||
+		!strings.Contains(doc.Problems[0].Reason, "no such file") || !strings.HasSuffix(doc.Paths[0], `\xff`) {
+		t.Errorf("problems %+v, paths %q", doc.Problems, doc.Paths)
+	}
+}
+
+func TestReleaseList(t *testing.T) {
+	code, out, _ := runT("--release", "list")
+	if code != 0 || !strings.Contains(out, "2.3.2") || !strings.Contains(out, "P6") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = runT("--release", "list", "--json")
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil || len(rows) < 10 {
+		t.Errorf("--release list --json: exit %d, %v, %d rows", code, err, len(rows))
+	}
+}
+
+// The resolved release is reported: 2.1 means 2.1.16, with 2.1's rules.
+func TestReleaseResolvedInReport(t *testing.T) {
+	code, out, _ := runT("--json", "--release", "2.1", sampleTree(t))
+	var doc struct {
+		Release      string `json:"release"`
+		ReleaseRules string `json:"release_rules"`
+	}
+	json.Unmarshal([]byte(out), &doc)
+	if code != 0 || doc.Release != "2.1.16" || doc.ReleaseRules != "2.1" {
+		t.Errorf("exit %d, release %q rules %q", code, doc.Release, doc.ReleaseRules)
+	}
+}
+
+// A file whose name is not UTF-8, named on the command line, is found.
+func TestNonUTF8Argument(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "bad\xff\xfe")
+	if err := os.WriteFile(name, bytes.Repeat([]byte("x"), 5000), 0o644); err != nil {
+		t.Skipf("file system refuses the name: %v", err)
+	}
+	code, out, errs := runT("--json", name)
+	if code != 0 || errs != "" || !strings.Contains(out, `"files": 1`) || !strings.Contains(out, `bad\\xff\\xfe"`) {
+		t.Errorf("exit %d, stderr %q, out:\n%s", code, errs, out)
 	}
 }

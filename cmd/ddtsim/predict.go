@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/report"
@@ -26,11 +27,13 @@ type prediction struct {
 // printed the reason and returns the exit status to use: exitUsage for bad
 // flags, exitFailed when the scan could not run. A cancelled ctx gives a
 // partial result with interrupted set.
-//
-// scanCmd.run does the same steps inline; it could call this instead.
 func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, int) {
 	if len(s.Paths) == 0 {
 		fmt.Fprintln(stderr, "ddtsim: expected <path> ...: name the files and directories to scan")
+		return nil, exitUsage
+	}
+	if s.Jobs < 0 || s.Jobs > analyzer.MaxJobs {
+		fmt.Fprintf(stderr, "ddtsim: --jobs %d: invalid (accepted: 0 for one per CPU, or 1 to %d)\n", s.Jobs, analyzer.MaxJobs)
 		return nil, exitUsage
 	}
 	p, err := s.policy()
@@ -44,17 +47,30 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 		return nil, exitUsage
 	}
 	prog := &analyzer.Progress{}
-	done := startProgress(prog, stderr)
+	bar := startProgress(prog, stderr)
+	var mu sync.Mutex
+	var problems []report.Problem
 	res, err := analyzer.Scan(ctx, s.Paths, analyzer.Options{
-		Policy:   p,
-		Sparse:   sparse,
-		Jobs:     s.Jobs,
-		Progress: prog,
+		Policy:        p,
+		Sparse:        sparse,
+		Jobs:          s.Jobs,
+		Progress:      prog,
+		Follow:        s.Follow,
+		CountLinks:    s.CountLinks,
+		OneFileSystem: s.OneFileSystem,
 		Warn: func(path string, err error) {
-			fmt.Fprintf(stderr, "ddtsim: %s: %s\n", path, reason(path, err))
+			kind := "error"
+			if errors.Is(err, analyzer.ErrChanged) {
+				kind = "changed"
+			}
+			why := reason(path, err)
+			mu.Lock()
+			problems = append(problems, report.Problem{Path: report.EscapePath(path), Kind: kind, Reason: why})
+			mu.Unlock()
+			bar.println(fmt.Sprintf("ddtsim: %s: %s", report.EscapePath(path), why))
 		},
 	})
-	done()
+	bar.stop()
 	pr := &prediction{policy: p, sparse: sparse, res: res}
 	if err != nil {
 		if !errors.Is(err, context.Canceled) || res == nil {
@@ -63,11 +79,14 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 		}
 		pr.interrupted = true
 	}
-	pr.report, err = report.NewScan(p, s.Ashift, sparse, s.Paths, res)
+	pr.report, err = report.NewScan(p, s.ashift, sparse, s.Paths, res)
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return nil, exitFailed
 	}
 	pr.report.Partial = pr.interrupted
+	if problems != nil {
+		pr.report.Problems = problems
+	}
 	return pr, exitOK
 }

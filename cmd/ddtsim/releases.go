@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -10,7 +11,7 @@ import (
 )
 
 // writeReleases prints the release table that drives the model.
-func writeReleases(w io.Writer) {
+func writeReleases(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RELEASE\tCOVERS\tPSIZE\tEMBED\tDEDUP+EMBED\tZERO+DEDUP\tON\tDEFAULT\tZSTD\tMAX RECSIZE\tBYTES")
 	yes := map[bool]string{true: "yes", false: "no"}
@@ -38,9 +39,48 @@ func writeReleases(w io.Writer) {
 			yes[r.EmbedWithDedup], zero, r.OnMeans, r.DefaultCompression, zstd,
 			report.Nicenum(uint64(r.MaxRecordSize), false), bytes)
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	fmt.Fprintln(w)
 	for _, r := range zio.Releases {
-		fmt.Fprintf(w, "%s: %s\n", r.Name, r.Note)
+		if _, err := fmt.Fprintf(w, "%s: %s\n", r.Name, r.Note); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// releaseJSON is one row of the release table in `--release list --json`.
+type releaseJSON struct {
+	Name               string `json:"name"`
+	Covers             string `json:"covers"`
+	Default            bool   `json:"default"`
+	PsizeBand          string `json:"psize_band"`
+	Embed              bool   `json:"embed"`
+	EmbedWithDedup     bool   `json:"embed_with_dedup"`
+	ZeroHoleWithDedup  bool   `json:"zero_hole_with_dedup"`
+	On                 string `json:"on_means"`
+	DefaultCompression string `json:"default_compression"`
+	LZ4                bool   `json:"lz4"`
+	Zstd               bool   `json:"zstd"`
+	ZstdEarlyAbort     bool   `json:"zstd_early_abort"`
+	MaxRecordSize      uint32 `json:"max_recordsize"`
+	BytesSuffix        bool   `json:"bytes_suffix"`
+	Note               string `json:"note"`
+}
+
+// writeReleasesJSON prints the release table as JSON.
+func writeReleasesJSON(w io.Writer) error {
+	var rows []releaseJSON
+	for i, r := range zio.Releases {
+		rows = append(rows, releaseJSON{Name: r.Name, Covers: r.Covers(), Default: &zio.Releases[i] == zio.DefaultRelease,
+			PsizeBand: fmt.Sprintf("P%d", r.Band), Embed: r.Embed, EmbedWithDedup: r.EmbedWithDedup,
+			ZeroHoleWithDedup: r.ZeroHoleWithDedup, On: r.OnMeans.String(), DefaultCompression: r.DefaultCompression.String(),
+			LZ4: !r.NoLZ4, Zstd: r.Zstd, ZstdEarlyAbort: r.ZstdEarlyAbort, MaxRecordSize: r.MaxRecordSize,
+			BytesSuffix: r.BytesSuffix, Note: r.Note})
+	}
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(rows)
 }

@@ -1,0 +1,350 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ddtsim/ddtsim/report"
+)
+
+type compareCmd struct {
+	Scan      scanCmd       `embed:""`
+	ZdbOutput string        `name:"zdb-output" placeholder:"FILE" xor:"actual" help:"The actual text: what zdb -S printed for these files' pool (zdb -DD or zpool status -D output also works, for a pool whose data was all written with dedup on); - reads standard input."`
+	Pool      string        `placeholder:"POOL" xor:"actual" help:"Run zdb -S POOL (read-only) and compare with what it prints. zdb usually needs root."`
+	Exported  bool          `help:"With --pool: the pool is not imported; run zdb -e, which reads the pool from its disks."`
+	Dir       string        `placeholder:"DIR" help:"With --exported: the directory holding the pool's devices (zdb -e -p DIR), e.g. /dev/disk/by-id."`
+	Tolerance float64       `default:"0" help:"How far each of the four ratios may differ beyond its display precision and still count as equal (absolute, e.g. 0.01). Default 0: they must print alike."`
+	Timeout   time.Duration `default:"2h" help:"With --pool: stop zdb after this long (0: no limit). zdb -S reads every block pointer of the pool; large pools take hours."`
+}
+
+// zdbCommand is the name looked up on PATH for --pool.
+const zdbCommand = "zdb"
+
+// run compares the prediction for the paths with the actual text. Exit
+// status: 0 equal within display precision, 1 different, 2 unusable input
+// (or bad flags), 130 interrupted.
+func (c *compareCmd) run(stdout, stderr io.Writer) int {
+	s := &c.Scan
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "ddtsim: "+format+"\n", a...)
+		return report.CompareUnusable
+	}
+	switch {
+	case c.ZdbOutput == "" && c.Pool == "":
+		return fail("compare needs the actual output: --zdb-output FILE, or --pool POOL to run zdb -S")
+	case s.Zdb:
+		return fail("--zdb belongs to the scan command; compare prints a comparison (--json for JSON)")
+	case c.Exported && c.Pool == "":
+		return fail("--exported goes with --pool")
+	case c.Dir != "" && !c.Exported:
+		return fail("--dir goes with --exported (zdb -e -p DIR)")
+	case c.Tolerance < 0 || c.Tolerance != c.Tolerance:
+		return fail("--tolerance %g: must be 0 or more", c.Tolerance)
+	case c.Timeout < 0:
+		return fail("--timeout %s: must be 0 (no limit) or more", c.Timeout)
+	case len(s.Paths) == 0:
+		return fail("expected <path> ...: name the files and directories to predict")
+	}
+	// Flag errors before any long work.
+	if _, err := s.policy(); err != nil {
+		return fail("%v", err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var (
+		actual  *report.Parsed
+		source  string
+		zdbDone chan zdbResult
+	)
+	scanCtx, cancelScan := context.WithCancel(ctx)
+	defer cancelScan()
+	zdbCtx, cancelZdb := context.WithCancel(ctx)
+	defer cancelZdb()
+	if c.ZdbOutput != "" {
+		var err error
+		actual, err = readText(c.ZdbOutput)
+		if err != nil {
+			return fail("%v", err)
+		}
+		source = c.ZdbOutput
+		if source == "-" {
+			source = "standard input"
+		}
+		if actual.Primary() == nil {
+			printDiags(stderr, source, actual)
+			return fail("%s: no DDT histogram table found: nothing to compare with", source)
+		}
+	} else {
+		if err := checkPoolName(c.Pool); err != nil {
+			return fail("--pool %q: %v", c.Pool, err)
+		}
+		if c.Dir != "" {
+			if st, err := os.Stat(c.Dir); err != nil || !st.IsDir() {
+				return fail("--dir %s: not a directory", c.Dir)
+			}
+		}
+		zdb, err := exec.LookPath(zdbCommand)
+		if err != nil {
+			return fail("zdb not found on PATH: install the OpenZFS tools (zfsutils-linux, zfs), or run zdb -S %s elsewhere and pass its output with --zdb-output FILE", c.Pool)
+		}
+		args := zdbArgs(c.Pool, c.Exported, c.Dir)
+		source = "zdb " + strings.Join(args, " ")
+		zdbDone = make(chan zdbResult, 1)
+		go func() {
+			r := runZdb(zdbCtx, zdb, args, c.Timeout)
+			if r.err != nil {
+				cancelScan() // no point in finishing the scan
+			}
+			zdbDone <- r
+		}()
+	}
+
+	pred, code := s.predict(scanCtx, stderr)
+	if zdbDone != nil {
+		if pred == nil {
+			cancelZdb() // the scan failed: stop zdb too
+		}
+		r := <-zdbDone
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "ddtsim: interrupted")
+			return exitInterrupt
+		}
+		if pred == nil {
+			return code
+		}
+		if r.err != nil {
+			return fail("%s: %v", source, r.err)
+		}
+		if r.stderr != "" {
+			fmt.Fprintf(stderr, "ddtsim: %s said on stderr:\n%s", source, indent(r.stderr))
+		}
+		var err error
+		actual, err = report.Parse(bytes.NewReader(r.stdout))
+		if err != nil {
+			return fail("%s: reading its output: %v", source, err)
+		}
+		if actual.Primary() == nil {
+			printDiags(stderr, source, actual)
+			return fail("%s printed no DDT histogram (%d lines of output): nothing to compare with", source, actual.Lines)
+		}
+	}
+	if pred == nil {
+		return code
+	}
+	if pred.interrupted {
+		fmt.Fprintln(stderr, "ddtsim: interrupted")
+		return exitInterrupt
+	}
+
+	rep := pred.report
+	model := fmt.Sprintf("OpenZFS %s model, recordsize=%s, compression=%s, copies=%s, dedup=%s, %s, ashift %d, sparse=%s",
+		rep.Release, rep.Properties["recordsize"], rep.Properties["compression"], rep.Properties["copies"],
+		rep.Properties["dedup"], rep.Pool.Vdev, rep.Pool.Ashift, rep.Sparse)
+	cmp, err := report.Compare(pred.res.Histogram, actual, report.CompareOptions{
+		Tolerance:   c.Tolerance,
+		BytesSuffix: pred.policy.Release.BytesSuffix,
+		Model:       model,
+		Source:      source,
+		ReleaseFrom: fmt.Sprintf("%d.%d", pred.policy.Release.First[0], pred.policy.Release.First[1]),
+		ReleaseTo:   fmt.Sprintf("%d.%d", pred.policy.Release.Last[0], pred.policy.Release.Last[1]),
+	})
+	if err != nil {
+		printDiags(stderr, source, actual)
+		return fail("%s: %v", source, err)
+	}
+	if n := pred.res.Counters.Errors; n > 0 {
+		cmp.Notes = append(cmp.Notes, fmt.Sprintf("the scan could not read %d paths (see the messages above); the prediction leaves them out", n))
+	}
+	for _, d := range actual.Diags {
+		if d.Severity != report.SevNote {
+			cmp.Notes = append(cmp.Notes, fmt.Sprintf("%s: %s", source, d))
+		}
+	}
+	cmp.Predicted = rep
+	if s.JSON {
+		err = cmp.WriteJSON(stdout)
+	} else {
+		err = cmp.WriteText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "ddtsim: writing the report:", err)
+		return exitFailed
+	}
+	if n := pred.res.Counters.Errors; n > 0 {
+		fmt.Fprintf(stderr, "ddtsim: the scan completed with %d errors (see above); the prediction leaves those paths out\n", n)
+	}
+	return cmp.Exit
+}
+
+// printDiags shows why a text could not be used.
+func printDiags(w io.Writer, source string, p *report.Parsed) {
+	const max = 10
+	for i, d := range p.Diags {
+		if i == max {
+			fmt.Fprintf(w, "ddtsim: %s: ... and %d more\n", source, len(p.Diags)-max)
+			break
+		}
+		fmt.Fprintf(w, "ddtsim: %s: %s\n", source, d)
+	}
+}
+
+func indent(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString("    " + l + "\n")
+	}
+	return b.String()
+}
+
+// checkPoolName accepts what OpenZFS accepts as a pool name
+// (module/zcommon/zfs_namecheck.c: pool_namecheck()): a letter first, then
+// letters, digits, '_', '-', '.', ':' and spaces, fewer than 256
+// characters. Anything else (a dataset path, an option) is refused before
+// zdb runs.
+func checkPoolName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("empty pool name")
+	case len(name) >= 256:
+		return errors.New("pool names are shorter than 256 characters")
+	case strings.ContainsAny(name, "/@#"):
+		return errors.New("a pool name, not a dataset or snapshot, is expected")
+	case !isLetter(name[0]):
+		return errors.New("a pool name begins with a letter")
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !isLetter(c) && !(c >= '0' && c <= '9') && !strings.ContainsRune("_-.: ", rune(c)) {
+			return fmt.Errorf("character %q is not allowed in a pool name", c)
+		}
+	}
+	return nil
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// zdbArgs is zdb's argument vector: -S POOL, with -e [-p DIR] first for
+// an exported pool.
+func zdbArgs(pool string, exported bool, dir string) []string {
+	var args []string
+	if exported {
+		args = append(args, "-e")
+		if dir != "" {
+			args = append(args, "-p", dir)
+		}
+	}
+	return append(args, "-S", pool)
+}
+
+// zdbResult is what one zdb run gave.
+type zdbResult struct {
+	stdout []byte
+	stderr string
+	err    error // a sentence for the user; nil when zdb exited 0
+}
+
+// Output limits: zdb -S prints a few dozen lines.
+const (
+	maxZdbStdout = 16 << 20
+	maxZdbStderr = 64 << 10
+)
+
+// runZdb runs zdb (path, an absolute file found on PATH) with args, no
+// shell, stdin closed, in the C locale (so %.2f prints a decimal point),
+// stopping it after timeout (0: no limit) or when ctx is cancelled.
+func runZdb(ctx context.Context, path string, args []string, timeout time.Duration) zdbResult {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.Stdin = nil
+	var stdout, stderr limitedBuffer
+	stdout.max, stderr.max = maxZdbStdout, maxZdbStderr
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// After zdb is killed, do not wait for children that hold its pipes.
+	cmd.WaitDelay = 3 * time.Second
+	err := cmd.Run()
+	r := zdbResult{stdout: stdout.Bytes(), stderr: stderr.String()}
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil && stdout.cut:
+		r.err = fmt.Errorf("printed more than %d MiB: this is not zdb -S output", maxZdbStdout>>20)
+	case err == nil:
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		r.err = fmt.Errorf("did not finish within %s (--timeout) and was stopped; zdb -S reads every block pointer of the pool, which takes long on a large pool: raise --timeout, or run zdb -S yourself and pass its output with --zdb-output", timeout)
+	case ctx.Err() != nil:
+		r.err = ctx.Err()
+	case errors.As(err, &exitErr):
+		r.err = zdbFailure(exitErr, r.stderr)
+	default:
+		r.err = fmt.Errorf("could not run %s: %v", path, err)
+	}
+	return r
+}
+
+// zdbFailure explains a non-zero exit of zdb.
+func zdbFailure(e *exec.ExitError, stderr string) error {
+	msg := strings.TrimSpace(stderr)
+	if len(msg) > 2000 {
+		msg = "..." + msg[len(msg)-2000:]
+	}
+	status := e.String()
+	lower := strings.ToLower(stderr)
+	var hint string
+	switch {
+	case strings.Contains(lower, "permission denied") || strings.Contains(lower, "operation not permitted") ||
+		strings.Contains(lower, "eacces") || strings.Contains(lower, "eperm"):
+		hint = "zdb needs root: run ddtsim compare as root (sudo), or run sudo zdb -S yourself and pass its output with --zdb-output"
+	case os.Geteuid() != 0:
+		hint = "zdb usually needs root (this runs as uid " + fmt.Sprint(os.Geteuid()) + "): try sudo, or run sudo zdb -S yourself and pass its output with --zdb-output"
+	}
+	if strings.Contains(lower, "no such file or directory") || strings.Contains(lower, "no such pool") {
+		hint = strings.TrimPrefix(hint+"; ", "; ") + "if the pool is not imported, add --exported (and --dir with the directory of its devices)"
+	}
+	s := "zdb failed (" + status + ")"
+	if msg != "" {
+		s += ": " + msg
+	} else {
+		s += " without a message"
+	}
+	if hint != "" {
+		s += "\n  " + hint
+	}
+	return errors.New(s)
+}
+
+// limitedBuffer keeps the first max bytes written to it and drops the
+// rest. (It has no ReadFrom, so io.Copy goes through Write.)
+type limitedBuffer struct {
+	buf bytes.Buffer
+	max int
+	cut bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.buf.Len(); room < len(p) {
+		b.cut = true
+		if room > 0 {
+			b.buf.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+func (b *limitedBuffer) Bytes() []byte  { return b.buf.Bytes() }
+func (b *limitedBuffer) String() string { return b.buf.String() }

@@ -1,0 +1,385 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ddtsim/ddtsim/internal/golden"
+)
+
+// compareArgs turns a golden case into compare flags (caseArgs without
+// --zdb), or says why ddtsim cannot predict the case.
+func compareArgs(c golden.Case) ([]string, string) {
+	args, why := caseArgs(c)
+	if why != "" {
+		return nil, why
+	}
+	return slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--zdb" }), ""
+}
+
+func goldenInputs(t *testing.T) []string {
+	t.Helper()
+	in, err := golden.Inputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// Round trip: for every golden case ddtsim can predict, the real zdb -S
+// output (and zdb -DD / zpool status -D where there is a DDT) compared with
+// ddtsim's own prediction is equal within display precision: exit 0.
+func TestCompareGoldenRoundTrip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("golden cases scan 55 MB each")
+	}
+	cases, err := golden.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := goldenInputs(t)
+	ran := 0
+	for _, c := range cases {
+		args, why := compareArgs(c)
+		t.Run(c.Name, func(t *testing.T) {
+			if why != "" {
+				t.Skip(why)
+			}
+			ran++
+			texts := []string{"zdb-S.txt"}
+			if _, err := os.Stat(filepath.Join(c.Dir, "zdb-DD.txt")); err == nil {
+				// A dedup pool: the real DDT holds every block, its tables
+				// equal zdb -S.
+				texts = append(texts, "zdb-DD.txt", "zpool-status-D.txt")
+			}
+			for _, name := range texts {
+				a := append([]string{"compare", "--zdb-output", filepath.Join(c.Dir, name)}, args...)
+				code, out, errs := runT(append(a, inputs...)...)
+				if code != 0 || !strings.Contains(out, "EQUAL within display precision") {
+					t.Errorf("compare with %s: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", name, code, out, errs)
+				}
+			}
+		})
+	}
+	if ran < 13 {
+		t.Errorf("only %d golden cases ran, want at least 13", ran)
+	}
+}
+
+// writeChanged writes the case's zdb-S.txt with one edit applied to a copy
+// in a temporary directory.
+func writeChanged(t *testing.T, c golden.Case, edit func(string) string) string {
+	t.Helper()
+	text, err := c.ZdbS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := edit(text)
+	if changed == text {
+		t.Fatal("the edit changed nothing")
+	}
+	p := filepath.Join(t.TempDir(), "zdb-S.txt")
+	if err := os.WriteFile(p, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// replaceLine replaces the line starting with prefix.
+func replaceLine(text, prefix, with string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			lines[i] = with
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// A deliberately changed zdb -S text gives exit 1, and the report names the
+// bucket (and column) that differs.
+func TestCompareChangedInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scans the golden inputs")
+	}
+	c, err := golden.FindCase("lz4-128k-a12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, why := compareArgs(c)
+	if why != "" {
+		t.Skip(why)
+	}
+	inputs := goldenInputs(t)
+	// The case's zdb -S rows, as real zdb printed them:
+	//      4        1    128K    128K    128K        4    512K    512K    512K
+	//     64        1    128K    128K    128K       64      8M      8M      8M
+	cases := []struct {
+		name string
+		edit func(string) string
+		code int
+		want []string // in stdout
+	}{
+		{"bucket 4 referenced LSIZE", func(s string) string {
+			return replaceLine(s, "     4 ", "     4        1    128K    128K    128K        4    640K    512K    512K")
+		}, 1, []string{"DIFFERENT: 1 of 64 cells", "refcnt 4 bucket (line 9): referenced LSIZE predicted 512K, actual 640K (-128K, -20.0%)"}},
+		{"bucket 64 missing", func(s string) string {
+			return replaceLine(s, "    64 ", "   128        1    128K    128K    128K      128     16M     16M     16M")
+		}, 1, []string{"refcnt 64 bucket: predicted (1 blocks, 8M referenced LSIZE) but not in the actual table",
+			"refcnt 128 bucket: in the actual table (line 13: 1 blocks, 16M referenced LSIZE) but not predicted"}},
+		{"compressed size", func(s string) string {
+			s = replaceLine(s, "     1 ", "     1      402   25.9M   19.2M   19.4M      402   25.9M   19.2M   19.4M")
+			return replaceLine(s, " Total ", " Total      518   31.6M   23.4M   23.6M      755   52.4M   42.7M   43.0M")
+		}, 1, []string{"refcnt 1 bucket (line 7): allocated PSIZE predicted 17.2M, actual 19.2M (-1.97M, -10.5%)", "different compression on disk"}},
+		{"no Total row", func(s string) string {
+			return s[:strings.Index(s, " Total ")]
+		}, 2, []string{"CANNOT TELL"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeChanged(t, c, tc.edit)
+			a := append([]string{"compare", "--zdb-output", p}, args...)
+			code, out, errs := runT(append(a, inputs...)...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errs)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("stdout does not say %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+// --tolerance lets a ratio differ beyond its display precision.
+func TestCompareTolerance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scans the golden inputs")
+	}
+	c, err := golden.FindCase("lz4-128k-a12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, why := compareArgs(c)
+	if why != "" {
+		t.Skip(why)
+	}
+	inputs := goldenInputs(t)
+	// Real: dedup = 1.90 (ddtsim: 1.8962...).
+	p := writeChanged(t, c, func(s string) string { return strings.Replace(s, "dedup = 1.90,", "dedup = 1.93,", 1) })
+	for _, tc := range []struct {
+		tol  string
+		code int
+	}{{"0", 1}, {"0.02", 1}, {"0.03", 0}} { // 1.8962 is 0.0288 below 1.925
+		a := append([]string{"compare", "--tolerance", tc.tol, "--zdb-output", p}, args...)
+		code, out, errs := runT(append(a, inputs...)...)
+		if code != tc.code {
+			t.Errorf("--tolerance %s: exit %d, want %d\n%s%s", tc.tol, code, tc.code, out, errs)
+		}
+		if tc.code == 1 && !strings.Contains(out, "ratio dedup: predicted 1.90 (1.8962), actual 1.93") {
+			t.Errorf("--tolerance %s: the differing ratio is not named:\n%s", tc.tol, out)
+		}
+	}
+}
+
+// The JSON report holds the verdict, the rows and the prediction.
+func TestCompareJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scans the golden inputs")
+	}
+	c, err := golden.FindCase("lz4-128k-a12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, why := compareArgs(c)
+	if why != "" {
+		t.Skip(why)
+	}
+	a := append([]string{"compare", "--json", "--zdb-output", filepath.Join(c.Dir, "zdb-S.txt")}, args...)
+	code, out, errs := runT(append(a, goldenInputs(t)...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Equal     bool `json:"equal"`
+		Exit      int  `json:"exit"`
+		Rows      []struct{ Refcnt string }
+		Ratios    []struct{ Name string }
+		Predicted struct {
+			Zdb string `json:"zdb_S"`
+		} `json:"predicted"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !doc.Equal || doc.Exit != 0 || len(doc.Rows) != 7 || len(doc.Ratios) != 4 || !strings.HasPrefix(doc.Predicted.Zdb, "Simulated DDT histogram:") {
+		t.Errorf("unexpected JSON: %+v", doc)
+	}
+}
+
+func TestCompareUsage(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.txt")
+	os.WriteFile(garbage, []byte("hello\nthis is no zdb output\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compare", dir}, "--zdb-output FILE, or --pool POOL"},
+		{[]string{"compare", "--zdb-output", garbage}, "expected <path>"},
+		{[]string{"compare", "--zdb-output", garbage, "--pool", "tank", dir}, "can't be used together"},
+		{[]string{"compare", "--zdb-output", garbage, "--zdb", dir}, "--zdb belongs to the scan command"},
+		{[]string{"compare", "--zdb-output", garbage, "--exported", dir}, "--exported goes with --pool"},
+		{[]string{"compare", "--pool", "tank", "--dir", dir, dir}, "--dir goes with --exported"},
+		{[]string{"compare", "--zdb-output", garbage, "--tolerance", "-1", dir}, "--tolerance"},
+		{[]string{"compare", "--zdb-output", garbage, "-o", "copies=9", dir}, "copies"},
+		{[]string{"compare", "--zdb-output", filepath.Join(dir, "missing.txt"), dir}, "no such file"},
+		{[]string{"compare", "--zdb-output", garbage, dir}, "no DDT histogram table"},
+	} {
+		code, out, errs := runT(tc.args...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q (stdout %q)", tc.args, code, errs, tc.want, out)
+		}
+	}
+}
+
+// fakeZdb puts testdata/fakezdb first on PATH and sets its mode; it
+// returns the file where the fake records its arguments.
+func fakeZdb(t *testing.T, mode, output string) (argsFile string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the fake zdb is a shell script")
+	}
+	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "fakezdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+"/usr/bin"+string(os.PathListSeparator)+"/bin")
+	argsFile = filepath.Join(t.TempDir(), "args")
+	t.Setenv("FAKEZDB_ARGS", argsFile)
+	t.Setenv("FAKEZDB_MODE", mode)
+	t.Setenv("FAKEZDB_OUTPUT", output)
+	return argsFile
+}
+
+func readArgs(t *testing.T, p string) []string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+// compare --pool runs zdb -S POOL (with -e -p DIR for an exported pool) as
+// an argument vector and compares with what it prints.
+func TestComparePool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scans the golden inputs")
+	}
+	c, err := golden.FindCase("lz4-128k-a12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, why := compareArgs(c)
+	if why != "" {
+		t.Skip(why)
+	}
+	inputs := goldenInputs(t)
+	devs := t.TempDir()
+	for _, tc := range []struct {
+		flags    []string
+		wantArgs []string
+	}{
+		{[]string{"--pool", "tank"}, []string{"-S", "tank"}},
+		{[]string{"--pool", "my pool.2", "--exported"}, []string{"-e", "-S", "my pool.2"}},
+		{[]string{"--pool", "tank", "--exported", "--dir", devs}, []string{"-e", "-p", devs, "-S", "tank"}},
+	} {
+		argsFile := fakeZdb(t, "ok", filepath.Join(c.Dir, "zdb-S.txt"))
+		a := append(append([]string{"compare"}, tc.flags...), args...)
+		code, out, errs := runT(append(a, inputs...)...)
+		if code != 0 || !strings.Contains(out, "EQUAL within display precision") {
+			t.Errorf("%v: exit %d, want 0\n%s%s", tc.flags, code, out, errs)
+		}
+		if got := readArgs(t, argsFile); !slices.Equal(got, tc.wantArgs) {
+			t.Errorf("%v: zdb ran with %q, want %q", tc.flags, got, tc.wantArgs)
+		}
+		if !strings.Contains(out, "zdb "+strings.Join(tc.wantArgs, " ")) {
+			t.Errorf("%v: the report does not name the zdb command:\n%s", tc.flags, out)
+		}
+	}
+}
+
+// The failure modes of compare --pool: each exits 2 with a plain message,
+// and a bad pool name never reaches zdb.
+func TestComparePoolFailures(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "f"), []byte("some data"), 0o644)
+	garbageOut := filepath.Join(dir, "out.txt")
+	os.WriteFile(garbageOut, []byte("no table here\n"), 0o644)
+	for _, tc := range []struct {
+		mode    string
+		flags   []string
+		want    []string
+		ranZdb  bool
+		noPATH  bool
+		timeout bool
+	}{
+		{mode: "ok", noPATH: true, want: []string{"zdb not found on PATH", "--zdb-output"}},
+		{mode: "denied", ranZdb: true, want: []string{"zdb failed (exit status 1): zdb: can't open 'tank': Permission denied", "zdb needs root"}},
+		{mode: "nopool", ranZdb: true, want: []string{"No such file or directory", "add --exported"}},
+		{mode: "fail", ranZdb: true, want: []string{"zdb failed (exit status 3) without a message"}},
+		{mode: "garbage", ranZdb: true, want: []string{"nothing to compare with", "not understood"}},
+		{mode: "huge", ranZdb: true, want: []string{"printed more than 16 MiB"}},
+		{mode: "slow", ranZdb: true, flags: []string{"--timeout", "300ms"}, want: []string{"did not finish within 300ms (--timeout) and was stopped"}, timeout: true},
+		{mode: "ok", flags: []string{"--pool=-rf"}, want: []string{"begins with a letter"}},
+		{mode: "ok", flags: []string{"--pool", "tank/home"}, want: []string{"not a dataset"}},
+		{mode: "ok", flags: []string{"--pool", "tank;rm"}, want: []string{"not allowed in a pool name"}},
+		{mode: "ok", flags: []string{"--pool", "tank", "--exported", "--dir", filepath.Join(dir, "nodir")}, want: []string{"not a directory"}},
+	} {
+		argsFile := fakeZdb(t, tc.mode, garbageOut)
+		if tc.noPATH {
+			t.Setenv("PATH", t.TempDir())
+		}
+		flags := tc.flags
+		if !slices.ContainsFunc(flags, func(f string) bool { return strings.HasPrefix(f, "--pool") }) {
+			flags = append([]string{"--pool", "tank"}, flags...)
+		}
+		start := time.Now()
+		code, out, errs := runT(append(append([]string{"compare"}, flags...), dir)...)
+		if code != 2 {
+			t.Errorf("%s %v: exit %d, want 2\nstdout:\n%s\nstderr:\n%s", tc.mode, flags, code, out, errs)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%s %v: stderr does not say %q:\n%s", tc.mode, flags, w, errs)
+			}
+		}
+		if ran := readArgs(t, argsFile) != nil; ran != tc.ranZdb {
+			t.Errorf("%s %v: zdb ran = %v, want %v", tc.mode, flags, ran, tc.ranZdb)
+		}
+		if tc.timeout && time.Since(start) > 10*time.Second {
+			t.Errorf("%s: the timeout took %s", tc.mode, time.Since(start))
+		}
+	}
+}
+
+func TestCheckPoolName(t *testing.T) {
+	for _, ok := range []string{"tank", "rpool", "my pool", "a.b:c-d_e", "T1"} {
+		if err := checkPoolName(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "-e", "1tank", "tank/fs", "tank@snap", "tank\n", "tänk", strings.Repeat("a", 256), "/dev/sda"} {
+		if err := checkPoolName(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

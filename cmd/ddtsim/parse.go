@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ddtsim/ddtsim/report"
+)
+
+// stdin is where "-" reads from (a variable for tests).
+var stdin io.Reader = os.Stdin
+
+type parseCmd struct {
+	JSON bool   `name:"json" help:"Print everything as JSON: each number with the interval of values it stands for, line numbers, checks and diagnostics."`
+	File string `arg:"" name:"file" help:"Text printed by zdb -S, zdb -D, -DD, -DDD or zpool status -D (any release; prompts, comments and several outputs in one file are fine). - reads standard input."`
+}
+
+// readText reads name ("-": standard input) and parses it.
+func readText(name string) (*report.Parsed, error) {
+	var r io.Reader = stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	return report.Parse(r)
+}
+
+// run prints what the text says. Exit status: 0 read, 1 read but with
+// unreadable rows or numbers or failed consistency checks, 2 nothing of a
+// DDT in it (or the file cannot be read).
+func (c *parseCmd) run(stdout, stderr io.Writer) int {
+	p, err := readText(c.File)
+	if err != nil {
+		fmt.Fprintln(stderr, "ddtsim:", err)
+		return report.CompareUnusable
+	}
+	name := c.File
+	if name == "-" {
+		name = "standard input"
+	}
+	if c.JSON {
+		err = p.WriteJSON(stdout)
+	} else {
+		err = p.WriteText(stdout, name)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "ddtsim: writing the report:", err)
+		return exitFailed
+	}
+	switch {
+	case !p.Usable():
+		fmt.Fprintf(stderr, "ddtsim: %s: no DDT histogram, DDT line or dedup summary found\n", name)
+		return report.CompareUnusable
+	case p.Errors() > 0 || len(p.Failed()) > 0:
+		fmt.Fprintf(stderr, "ddtsim: %s: %d unreadable lines, %d failed checks (see above)\n", name, p.Errors(), len(p.Failed()))
+		return 1
+	}
+	return exitOK
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func zdbOutputsDir() string { return filepath.Join("..", "..", "testdata", "zdb-outputs") }
+
+// Every real text parses with exit 0; the summary names the era and the
+// Total row.
+func TestParseCommandFiles(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(zdbOutputsDir(), "*.txt"))
+	if err != nil || len(files) < 14 {
+		t.Fatalf("%d files, %v", len(files), err)
+	}
+	for _, f := range files {
+		code, out, errs := runT("parse", f)
+		if code != 0 || !strings.Contains(out, "era ") || !strings.Contains(out, "checks ") {
+			t.Errorf("%s: exit %d\n%s%s", f, code, out, errs)
+		}
+	}
+	code, out, _ := runT("parse", filepath.Join(zdbOutputsDir(), "03-zdb-S-freebsd12-minecraft-compress.txt"))
+	for _, w := range []string{"zdb -S simulated DDT histogram", "refcnt buckets 1 2 4 8 16 32",
+		"referenced 31.4K [32103..32204] blocks, LSIZE 3.79G", "ratios (line 18): dedup 3.58, compress 1.41, copies 1.00, dedup*compress/copies 5.04",
+		"checks       3 passed, 0 failed"} {
+		if code != 0 || !strings.Contains(out, w) {
+			t.Errorf("03: output does not say %q:\n%s", w, out)
+		}
+	}
+}
+
+func TestParseCommandJSONStdin(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(zdbOutputsDir(), "17-zpool-status-D-2.3-totals-rootpool-lz4.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := stdin
+	stdin = strings.NewReader(string(b))
+	defer func() { stdin = old }()
+	code, out, errs := runT("parse", "--json", "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Summaries []struct {
+			Entries uint64
+			OnDisk  struct {
+				Printed struct{ Text string }
+				Meaning string
+				Total   struct{ Lo, Hi uint64 }
+			} `json:"on_disk"`
+		} `json:"dedup_summaries"`
+		Tables []struct {
+			Kind  string
+			Total struct {
+				Allocated struct {
+					Blocks struct {
+						Text   string
+						Lo, Hi uint64
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	s := doc.Summaries
+	// "dedup: DDT entries 445552, size 124M on disk": a total; 124M is
+	// 123.5M..124.5M (both ties round to the even 124).
+	if len(s) != 1 || s[0].Entries != 445552 || s[0].OnDisk.Printed.Text != "124M" || s[0].OnDisk.Meaning != "total" ||
+		s[0].OnDisk.Total.Lo != 123.5*(1<<20) || s[0].OnDisk.Total.Hi != 124.5*(1<<20) {
+		t.Errorf("summaries %+v", s)
+	}
+	// "Total 435K": between 434.5K and 435.5K, both excluded (the ties
+	// round to the even 434 and 436).
+	if len(doc.Tables) != 1 || doc.Tables[0].Kind != "zpool-status" || doc.Tables[0].Total.Allocated.Blocks.Text != "435K" ||
+		doc.Tables[0].Total.Allocated.Blocks.Lo != 434.5*1024+1 || doc.Tables[0].Total.Allocated.Blocks.Hi != 435.5*1024-1 {
+		t.Errorf("tables %+v", doc.Tables)
+	}
+}
+
+func TestParseCommandExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	b, err := os.ReadFile(filepath.Join(zdbOutputsDir(), "20-seed000-zdb-S-2.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inconsistent := write("bad.txt", strings.Replace(string(b), "Total 81.1K", "Total 91.1K", 1))
+	for _, tc := range []struct {
+		file string
+		code int
+		want string
+	}{
+		{write("garbage.txt", "nothing\nto see\n"), 2, "no DDT histogram"},
+		{filepath.Join(dir, "missing.txt"), 2, "no such file"},
+		{inconsistent, 1, "1 failed checks"},
+	} {
+		code, out, errs := runT("parse", tc.file)
+		if code != tc.code || !strings.Contains(errs, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q\n%s", tc.file, code, errs, tc.code, tc.want, out)
+		}
+	}
+	code, out, _ := runT("parse", inconsistent)
+	if code != 1 || !strings.Contains(out, "MISMATCH   line 14: totals: Total allocated blocks is 91.1K") {
+		t.Errorf("inconsistent: %s", out)
+	}
+}

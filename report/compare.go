@@ -1,0 +1,524 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/ddtsim/ddtsim/ddt"
+)
+
+// Exit statuses of a comparison (ddtsim compare).
+const (
+	CompareEqual    = 0 // equal within display precision (and the ratio tolerance)
+	CompareDiffer   = 1 // different
+	CompareUnusable = 2 // the actual text cannot be compared
+)
+
+// CompareOptions tune Compare.
+type CompareOptions struct {
+	// Tolerance is how far (absolute) each predicted ratio may lie outside
+	// the printed ratio's display precision and still count as equal. 0:
+	// the predicted ratio must print exactly as the actual one.
+	Tolerance float64
+	// BytesSuffix formats predicted byte values as 0.7.0+ does ("512B");
+	// false prints them as 0.6.x ("512"). Display only.
+	BytesSuffix bool
+	// Model describes the prediction (release, properties, pool) and Source
+	// where the actual text came from; both only for the report.
+	Model, Source string
+	// ReleaseFrom and ReleaseTo are the release families ("2.3", see Era)
+	// the model stands for; when the text's era excludes them, the report
+	// says so. Empty: not checked.
+	ReleaseFrom, ReleaseTo string
+}
+
+// Cell is one cell of the side-by-side table.
+type Cell struct {
+	Column    string  `json:"column"`
+	Predicted uint64  `json:"predicted"`
+	Actual    *Value  `json:"actual"` // nil: the actual table has no such row
+	Equal     bool    `json:"equal"`
+	Diff      float64 `json:"difference"` // predicted − the nearest actual value; 0 when equal
+	// RelPct is (predicted − the middle of the actual interval) / that
+	// middle, in percent; nil when equal or when there is no actual value.
+	RelPct *float64 `json:"relative_pct,omitempty"`
+	bytes  bool
+}
+
+// CompareRow is one bucket (or the Total row) side by side.
+type CompareRow struct {
+	Label     string  `json:"refcnt"`
+	Bucket    int     `json:"bucket"` // -1: Total
+	Predicted bool    `json:"in_prediction"`
+	Actual    bool    `json:"in_actual"`
+	Line      int     `json:"actual_line,omitempty"`
+	Cells     [8]Cell `json:"cells"`
+}
+
+// Equal reports whether every cell of the row is equal.
+func (r *CompareRow) Equal() bool {
+	for _, c := range r.Cells {
+		if !c.Equal {
+			return false
+		}
+	}
+	return true
+}
+
+// RatioCompare is one of the four ratios side by side.
+type RatioCompare struct {
+	Name      string  `json:"name"`
+	Predicted float64 `json:"predicted"`
+	Actual    Ratio   `json:"actual"`
+	// FromTotals: the actual text printed no ratio line; Actual is the
+	// interval its Total row allows.
+	FromTotals bool    `json:"from_totals"`
+	Equal      bool    `json:"equal"`
+	Diff       float64 `json:"difference"` // predicted − the nearest actual value
+}
+
+// Comparison is a prediction set beside what OpenZFS printed.
+type Comparison struct {
+	Model     string         `json:"model"`
+	Source    string         `json:"source"`
+	Table     *Table         `json:"-"`
+	TableKind TableKind      `json:"actual_kind"`
+	TableLine int            `json:"actual_line"`
+	Era       Era            `json:"actual_era"`
+	Rows      []CompareRow   `json:"rows"`
+	Total     *CompareRow    `json:"total"` // nil when the actual table has no Total row
+	Ratios    []RatioCompare `json:"ratios"`
+	Tolerance float64        `json:"tolerance"`
+	// Equal: every cell and ratio is equal and the actual table is complete.
+	Equal bool `json:"equal"`
+	// Differences says where and by how much, one sentence each.
+	Differences []string `json:"differences"`
+	// Causes lists what most likely explains the differences.
+	Causes []string `json:"likely_causes"`
+	// Notes are remarks that do not decide the verdict.
+	Notes   []string `json:"notes"`
+	Verdict string   `json:"verdict"`
+	Exit    int      `json:"exit"`
+	// Predicted is the full prediction, set by the caller for JSON.
+	Predicted any `json:"predicted,omitempty"`
+}
+
+// ErrUnusable wraps every reason Compare cannot compare.
+var ErrUnusable = errors.New("nothing to compare with")
+
+// Compare sets the predicted histogram beside the primary table of the
+// parsed text (Parsed.Primary) and decides whether they are equal within
+// the text's display precision. It fails (wrapping ErrUnusable) when the
+// text has no usable table.
+func Compare(pred *ddt.Histogram, actual *Parsed, opts CompareOptions) (*Comparison, error) {
+	t := actual.Primary()
+	if t == nil {
+		why := "no DDT histogram table in it"
+		if actual.Usable() {
+			why = "it has DDT sizes but no histogram table"
+		}
+		return nil, fmt.Errorf("%w: %s", ErrUnusable, why)
+	}
+	if t.Errors > 0 {
+		return nil, fmt.Errorf("%w: the %s has %d unreadable rows (see the diagnostics); a verdict would be a guess", ErrUnusable, tableName(t), t.Errors)
+	}
+	c := &Comparison{
+		Model: opts.Model, Source: opts.Source, Table: t, TableKind: t.Kind, TableLine: t.Line,
+		Era: actual.Era, Tolerance: opts.Tolerance,
+		Rows: []CompareRow{}, Differences: []string{}, Causes: []string{}, Notes: []string{},
+	}
+	actualRows := map[int]*ParsedRow{}
+	for i := range t.Rows {
+		actualRows[t.Rows[i].Bucket] = &t.Rows[i]
+	}
+	for h := range pred {
+		ar := actualRows[h]
+		if pred[h].Allocated.Blocks == 0 && ar == nil {
+			continue
+		}
+		row := compareRow(Nicenum(uint64(1)<<h, false), h, pred[h], pred[h].Allocated.Blocks != 0, ar, opts.BytesSuffix)
+		c.Rows = append(c.Rows, row)
+	}
+	total := pred.Total()
+	if t.Total != nil {
+		row := compareRow("Total", -1, total, true, t.Total, opts.BytesSuffix)
+		c.Total = &row
+	}
+	c.compareRatios(total, t, opts.Tolerance)
+
+	// Notes about the actual text.
+	switch t.Kind {
+	case KindAggregated, KindStatus, KindObject:
+		c.Notes = append(c.Notes, "the actual table is a real DDT ("+kindText(t)+"): it holds only blocks written with dedup on; ddtsim predicts zdb -S, which counts all file data blocks whether dedup is on or not")
+	case KindUnknown:
+		c.Notes = append(c.Notes, "the actual table has no title line: read as a DDT histogram of unknown origin")
+	}
+	if n := len(actual.Tables); n > 1 {
+		c.Notes = append(c.Notes, fmt.Sprintf("the text holds %d tables; compared with the %s", n, tableName(t)))
+	}
+	var eraNote string
+	if opts.ReleaseFrom != "" && len(actual.Era.Evidence) > 0 && !actual.Era.Conflict {
+		a, b := famIndex(opts.ReleaseFrom), famIndex(opts.ReleaseTo)
+		if a >= 0 && b >= 0 && (b < famIndex(actual.Era.From) || a > famIndex(actual.Era.To)) {
+			eraNote = fmt.Sprintf("the actual text is from %s, but the model is of another release: pass --release to match it", actual.Era.Text)
+		}
+	}
+	for _, ch := range actual.Failed() {
+		c.Notes = append(c.Notes, fmt.Sprintf("the actual text contradicts itself (line %d, %s): %s", ch.Line, ch.Name, ch.Detail))
+	}
+
+	// Verdict.
+	cells, diffCells := 0, 0
+	for _, r := range c.allRows() {
+		for _, cell := range r.Cells {
+			cells++
+			if !cell.Equal {
+				diffCells++
+			}
+		}
+	}
+	diffRatios := 0
+	for _, r := range c.Ratios {
+		if !r.Equal {
+			diffRatios++
+		}
+	}
+	c.describeDifferences()
+	complete := t.Complete()
+	if actual.Truncated {
+		c.Notes = append(c.Notes, "the actual text looks cut short (see its diagnostics)")
+	}
+	switch {
+	case diffCells == 0 && diffRatios == 0 && complete:
+		c.Equal = true
+		c.Exit = CompareEqual
+		rows := fmt.Sprintf("%d buckets and the Total row", len(c.Rows))
+		if c.Total == nil {
+			rows = fmt.Sprintf("%d buckets", len(c.Rows))
+		}
+		c.Verdict = fmt.Sprintf("EQUAL within display precision: all %d cells (%s) and the %d ratios", cells, rows, len(c.Ratios))
+		if opts.Tolerance > 0 {
+			c.Verdict += fmt.Sprintf(" (ratios within %g)", opts.Tolerance)
+		}
+	case diffCells == 0 && diffRatios == 0:
+		c.Exit = CompareUnusable
+		c.Verdict = fmt.Sprintf("CANNOT TELL: the %d cells that are there agree, but the actual text is incomplete (cut short, or no Total row), so rows may be missing", cells)
+	default:
+		c.Exit = CompareDiffer
+		c.Verdict = fmt.Sprintf("DIFFERENT: %d of %d cells and %d of %d ratios differ", diffCells, cells, diffRatios, len(c.Ratios))
+		if !complete {
+			c.Verdict += " (and the actual text is incomplete)"
+		}
+		c.Causes = likelyCauses(c, total, t)
+		if eraNote != "" {
+			c.Causes = append([]string{eraNote}, c.Causes...)
+		}
+	}
+	if eraNote != "" && c.Equal {
+		c.Notes = append(c.Notes, eraNote)
+	}
+	return c, nil
+}
+
+func (c *Comparison) allRows() []*CompareRow {
+	rows := make([]*CompareRow, 0, len(c.Rows)+1)
+	for i := range c.Rows {
+		rows = append(rows, &c.Rows[i])
+	}
+	if c.Total != nil {
+		rows = append(rows, c.Total)
+	}
+	return rows
+}
+
+func compareRow(label string, h int, p ddt.Bucket, inPred bool, a *ParsedRow, bytes bool) CompareRow {
+	row := CompareRow{Label: label, Bucket: h, Predicted: inPred, Actual: a != nil}
+	pv := [8]uint64{p.Allocated.Blocks, p.Allocated.LSize, p.Allocated.PSize, p.Allocated.DSize,
+		p.Referenced.Blocks, p.Referenced.LSize, p.Referenced.PSize, p.Referenced.DSize}
+	var av [8]*Value
+	if a != nil {
+		row.Line = a.Line
+		av = a.cells()
+	}
+	for i := range row.Cells {
+		cell := Cell{Column: columnNames[i], Predicted: pv[i], bytes: bytes && i%4 != 0}
+		switch {
+		case av[i] == nil:
+			cell.Diff = float64(pv[i])
+		case av[i].Contains(pv[i]):
+			cell.Equal = true
+		default:
+			v := *av[i]
+			cell.Diff = v.Distance(pv[i])
+			if cell.Diff == 0 { // the one excluded integer: off by at least 1
+				cell.Diff = 1
+			}
+			if m := v.Mid(); m > 0 {
+				rel := 100 * (float64(pv[i]) - m) / m
+				cell.RelPct = &rel
+			}
+		}
+		if av[i] != nil {
+			v := *av[i]
+			cell.Actual = &v
+		}
+		row.Cells[i] = cell
+	}
+	return row
+}
+
+// compareRatios compares the predicted ratio line with the actual one, or
+// with the ratios the actual Total row allows when no line was printed.
+func (c *Comparison) compareRatios(total ddt.Bucket, t *Table, tol float64) {
+	pr, ok := ddt.RatiosOf(total)
+	if !ok {
+		return
+	}
+	names := []string{"dedup", "compress", "copies", "dedup * compress / copies"}
+	pv := []float64{pr.Dedup, pr.Compress, pr.Copies, pr.Combined}
+	var av []Ratio
+	fromTotals := false
+	switch {
+	case t.Ratios != nil:
+		av = []Ratio{t.Ratios.Dedup, t.Ratios.Compress, t.Ratios.Copies, t.Ratios.Combined}
+	case t.Total != nil && t.Total.Allocated.Blocks.Hi > 0:
+		fromTotals = true
+		tt := t.Total
+		rL, rP, rD := toF(tt.Referenced.LSize.Span()), toF(tt.Referenced.PSize.Span()), toF(tt.Referenced.DSize.Span())
+		D := toF(tt.Allocated.DSize.Span())
+		for _, f := range []fspan{rD.div(D), rL.div(rP), rD.div(rP), rL.div(D)} {
+			f = f.slack()
+			av = append(av, Ratio{Text: fmt.Sprintf("%.3f..%.3f", f.lo, f.hi), Lo: f.lo, Hi: f.hi})
+		}
+	default:
+		return
+	}
+	for i := range names {
+		d := av[i].Distance(pv[i])
+		c.Ratios = append(c.Ratios, RatioCompare{Name: names[i], Predicted: pv[i], Actual: av[i], FromTotals: fromTotals,
+			Equal: math.Abs(d) <= tol, Diff: d})
+	}
+}
+
+// describeDifferences fills Differences: one sentence per row that
+// differs, naming the bucket and, for each differing column, both values,
+// the difference in display units and in percent; then one per differing
+// ratio.
+func (c *Comparison) describeDifferences() {
+	for _, r := range c.allRows() {
+		where := "Total row"
+		if r.Bucket >= 0 {
+			where = fmt.Sprintf("refcnt %s bucket", r.Label)
+		}
+		switch {
+		case !r.Actual:
+			c.Differences = append(c.Differences, fmt.Sprintf("%s: predicted (%s blocks, %s referenced LSIZE) but not in the actual table",
+				where, Nicenum(r.Cells[0].Predicted, false), fmtCell(r.Cells[5].Predicted, r.Cells[5].bytes)))
+			continue
+		case !r.Predicted:
+			c.Differences = append(c.Differences, fmt.Sprintf("%s: in the actual table (line %d: %s blocks, %s referenced LSIZE) but not predicted",
+				where, r.Line, r.Cells[0].Actual.Text, r.Cells[5].Actual.Text))
+			continue
+		}
+		var parts []string
+		for _, cell := range r.Cells {
+			if cell.Equal {
+				continue
+			}
+			rel := ""
+			if cell.RelPct != nil {
+				rel = fmt.Sprintf(", %+.1f%%", *cell.RelPct)
+			}
+			parts = append(parts, fmt.Sprintf("%s predicted %s, actual %s (%s%s)",
+				cell.Column, fmtCell(cell.Predicted, cell.bytes), cell.Actual.Text, diffText(cell), rel))
+		}
+		if len(parts) > 0 {
+			c.Differences = append(c.Differences, fmt.Sprintf("%s (line %d): %s", where, r.Line, strings.Join(parts, "; ")))
+		}
+	}
+	for _, r := range c.Ratios {
+		if r.Equal {
+			continue
+		}
+		c.Differences = append(c.Differences, fmt.Sprintf("ratio %s: predicted %.2f (%.4f), actual %s (%+.4f beyond display precision%s)",
+			r.Name, r.Predicted, r.Predicted, r.Actual.Text, r.Diff, tolText(c.Tolerance)))
+	}
+}
+
+func tolText(t float64) string {
+	if t == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", tolerance %g", t)
+}
+
+func fmtCell(v uint64, bytes bool) string { return Nicenum(v, bytes) }
+
+// diffText shows a cell's difference in display units: "=", "+128K",
+// "-3", or "≠" for a cell off by the one integer its text excludes.
+func diffText(c Cell) string {
+	switch {
+	case c.Equal:
+		return "="
+	case c.Actual == nil:
+		return "+" + Nicenum(c.Predicted, c.bytes)
+	case c.Actual.Except != 0 && c.Predicted == c.Actual.Except:
+		return "≠"
+	}
+	d := c.Diff
+	sign := "+"
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	return sign + Nicenum(uint64(math.Round(d)), c.bytes)
+}
+
+// likelyCauses reads the pattern of the differences: which totals differ
+// says what kind of difference it is.
+func likelyCauses(c *Comparison, pred ddt.Bucket, t *Table) []string {
+	var causes []string
+	if t.Total == nil {
+		return []string{"the actual table has no Total row: compare the differing buckets above"}
+	}
+	a := t.Total
+	eq := func(v Value, x uint64) int { // -1 predicted below, 0 equal, 1 above
+		switch {
+		case v.Contains(x) || v.Span().Contains(x):
+			return 0
+		case x < v.Lo:
+			return -1
+		}
+		return 1
+	}
+	refBlocks := eq(a.Referenced.Blocks, pred.Referenced.Blocks)
+	refL := eq(a.Referenced.LSize, pred.Referenced.LSize)
+	refP := eq(a.Referenced.PSize, pred.Referenced.PSize)
+	refD := eq(a.Referenced.DSize, pred.Referenced.DSize)
+	alloc := eq(a.Allocated.Blocks, pred.Allocated.Blocks)
+	real := t.Kind == KindAggregated || t.Kind == KindStatus || t.Kind == KindObject
+	switch {
+	case refBlocks > 0 && real:
+		causes = append(causes, "more blocks predicted than the real DDT holds: a real DDT holds only blocks written while dedup was on (data written before dedup was enabled, or in datasets without dedup, is not in it); compare with zdb -S instead")
+	case refBlocks < 0:
+		causes = append(causes, "the pool holds more data blocks than the scanned files: other datasets or zvols, snapshots and clones keeping deleted or overwritten blocks, or extended attributes stored as files (xattr=dir); scan everything the pool holds, or compare a pool holding only these files")
+	case refBlocks > 0:
+		causes = append(causes, "fewer blocks on the pool than predicted: some scanned files are not on the pool (or not yet written out), or zero-filled records became holes there (compression on, or a sparse copy: check --sparse), or the files were written with a larger recordsize")
+	}
+	if refBlocks == 0 && refL != 0 {
+		causes = append(causes, "same number of blocks but a different logical size: the files were written with a different recordsize (blocks keep the size they were written with, so a recordsize change affects only later writes)")
+	}
+	if refL == 0 && refP != 0 {
+		causes = append(causes, "same logical size but a different compressed size: different compression on disk — the compression property (default off before 2.2, lz4 from 2.2), blocks written before a compression change (existing blocks keep theirs), or a compressor whose output differs from the model (gzip, zstd versions); check -o compression and --release")
+	}
+	if refP == 0 && refD != 0 {
+		causes = append(causes, "same compressed size but different allocated size (DSIZE): the pool's ashift, its vdev layout (raidz/dRAID parity and padding) or the copies property differ from the model; check --ashift, --vdev and -o copies")
+	}
+	if refBlocks == 0 && refL == 0 && alloc != 0 {
+		causes = append(causes, "same references but a different number of unique blocks: duplicates differ — encrypted datasets (equal data under different keys does not match), files changed between the scan and the zdb run, or a different recordsize alignment of the duplicates")
+	}
+	cellsDiffer := false
+	for _, r := range c.allRows() {
+		cellsDiffer = cellsDiffer || !r.Equal()
+	}
+	if !cellsDiffer {
+		return append(causes, "every cell agrees within display precision but a ratio does not: the exact totals differ by less than the table can show (up to half a unit of the last printed digit); a small difference, which --tolerance accepts")
+	}
+	if len(causes) == 0 {
+		causes = append(causes, "the totals agree but single buckets do not: some blocks have a different reference count than predicted — files that changed between the scan and the zdb run, snapshots or clones adding references, or block cloning (cp --reflink, 2.2+), which zdb -S counts as references")
+	}
+	return causes
+}
+
+// WriteJSON writes c as indented JSON.
+func (c *Comparison) WriteJSON(w io.Writer) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(c)
+}
+
+// WriteText writes the side-by-side table, the ratios and the verdict.
+func (c *Comparison) WriteText(w io.Writer) error {
+	var b strings.Builder
+	pr := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	pr("predicted: ddtsim, %s\n", c.Model)
+	pr("actual:    %s: %s, line %d (era: %s)\n\n", c.Source, kindText(c.Table), c.TableLine, c.Era.Text)
+	pr("%-6s %-10s %8s %8s %8s %8s %8s %8s %8s %8s\n", "bucket", "", "alloc", "", "", "", "refer", "", "", "")
+	pr("%-6s %-10s %8s %8s %8s %8s %8s %8s %8s %8s\n", "refcnt", "", "blocks", "LSIZE", "PSIZE", "DSIZE", "blocks", "LSIZE", "PSIZE", "DSIZE")
+	for _, r := range c.allRows() {
+		var p, a, d [8]string
+		for i, cell := range r.Cells {
+			p[i] = "-"
+			if r.Predicted {
+				p[i] = fmtCell(cell.Predicted, cell.bytes)
+			}
+			a[i] = "-"
+			if cell.Actual != nil {
+				a[i] = cell.Actual.Text
+			}
+			d[i] = diffText(cell)
+			if !r.Predicted && cell.Actual != nil {
+				d[i] = "-" + cell.Actual.Text
+			}
+		}
+		line := func(label, kind string, v [8]string) {
+			pr("%6s %-10s %8s %8s %8s %8s %8s %8s %8s %8s\n", label, kind, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7])
+		}
+		line(r.Label, "predicted", p)
+		line("", "actual", a)
+		if r.Equal() {
+			line("", "", [8]string{"=", "=", "=", "=", "=", "=", "=", "="})
+		} else {
+			line("", "difference", d)
+		}
+	}
+	if c.Total == nil {
+		pr("(the actual table has no Total row)\n")
+	}
+	if len(c.Ratios) > 0 {
+		pr("\n%-26s %10s %12s %12s\n", "ratio", "predicted", "actual", "difference")
+		for _, r := range c.Ratios {
+			diff := "="
+			if r.Diff != 0 {
+				diff = fmt.Sprintf("%+.4f", r.Diff)
+				if r.Equal {
+					diff += " (ok)"
+				}
+			}
+			act := r.Actual.Text
+			if r.FromTotals {
+				act += "*"
+			}
+			pr("%-26s %10.4f %12s %12s\n", r.Name, r.Predicted, act, diff)
+		}
+		if c.Ratios[0].FromTotals {
+			pr("* no ratio line in the actual text: the range its Total row allows\n")
+		}
+	}
+	pr("\n%s\n", c.Verdict)
+	if len(c.Differences) > 0 {
+		pr("Where:\n")
+		const max = 20
+		for i, d := range c.Differences {
+			if i == max {
+				pr("  ... and %d more (see --json)\n", len(c.Differences)-max)
+				break
+			}
+			pr("  %s\n", d)
+		}
+	}
+	if len(c.Causes) > 0 {
+		pr("Likely causes:\n")
+		for _, s := range c.Causes {
+			pr("  - %s\n", s)
+		}
+	}
+	for _, n := range c.Notes {
+		pr("Note: %s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
