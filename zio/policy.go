@@ -17,7 +17,7 @@ const MinRecordSize = 512
 // (dmu.c: dmu_write_policy(), zio.c: zio_write_compress()).
 type Policy struct {
 	Release     *Release
-	Version     string // the release asked for, resolved ("2.1" → "2.1.16"); for reports
+	Version     string      // the release asked for, resolved ("2.1" → "2.1.16"); for reports
 	RecordSize  uint32      // bytes, a power of two
 	Compression Compression // resolved: Off or a real algorithm, never On/Inherit
 	Level       int         // zstd level: 1..19, or −N for zstd-fast-N; 0 otherwise
