@@ -59,6 +59,18 @@ type BlockEvent struct {
 	Key    ddt.Key
 	Zero   bool // the record's content is all zeros
 	Source string
+	// Tag is what Options.OnFile returned for the file (0 without OnFile).
+	Tag int
+	// Count is how many records the event stands for, BlkID to
+	// BlkID+Count-1, all alike: more than 1 only with Options.BlockRuns.
+	Count uint64
+}
+
+// FileEvent describes one file counted by the scan; see Options.OnFile.
+type FileEvent struct {
+	Path string
+	Arg  int    // index of the path named to Scan under which it was found
+	Size uint64 // bytes
 }
 
 // MaxJobs bounds Options.Jobs: each worker holds two record buffers
@@ -79,6 +91,15 @@ type Options struct {
 	// OnBlock, when set, is called for every record of every file, from
 	// several goroutines at once. For tests and block listings.
 	OnBlock func(BlockEvent)
+	// OnFile, when set, is called for every file counted in
+	// Counters.Files (empty ones too), from one goroutine, before any
+	// OnBlock of the file; what it returns is the Tag of the file's
+	// BlockEvents.
+	OnFile func(FileEvent) (tag int)
+	// BlockRuns lets OnBlock receive a run of records lying wholly in a
+	// hole of the source file as one event (Count > 1) instead of one per
+	// record, so that a file of terabytes of holes stays cheap.
+	BlockRuns bool
 	// Progress, when set, is updated while the scan runs.
 	Progress *Progress
 	// Follow follows symlinks found inside directories (loops and
@@ -92,6 +113,11 @@ type Options struct {
 	// OneFileSystem stays on the file system of each path named, as
 	// `find -xdev` does.
 	OneFileSystem bool
+	// Sample N > 1 keeps only the blocks whose content hash falls in 1/N of
+	// the hash space (ddt.InSample): about 1/N of the table's memory and of
+	// the compression work. The table then holds a sample; see
+	// ddt.EstimateSample.
+	Sample uint64
 }
 
 // Progress holds counters a caller may read while a scan runs.
@@ -125,6 +151,7 @@ type Counters struct {
 	UniqueBlocks   uint64 `json:"unique_blocks"`   // DDT entries: unique stored contents
 	UniqueEmbedded uint64 `json:"-"`               // unique embedded contents (internal)
 	Compressed     uint64 `json:"compressed_runs"` // compressor runs (one per unique content)
+	Unsampled      uint64 `json:"unsampled"`       // records left out by --sample
 }
 
 func (c *Counters) add(o *Counters) {
@@ -134,6 +161,7 @@ func (c *Counters) add(o *Counters) {
 	c.SourceHoles += o.SourceHoles
 	c.ZeroBlocks += o.ZeroBlocks
 	c.Compressed += o.Compressed
+	c.Unsampled += o.Unsampled
 }
 
 // Result is a finished scan.

@@ -35,6 +35,7 @@ type scan struct {
 	dirs     map[devIno]struct{} // directories walked
 
 	changedFiles atomic.Int64
+	arg          int // index of the path being walked (walker only)
 }
 
 type devIno struct{ dev, ino uint64 }
@@ -52,6 +53,7 @@ type file struct {
 	failed    atomic.Bool
 	mtime     unix.Timespec // at open, to notice changes
 	regular   bool          // a regular file (not a block device)
+	tag       int           // what Options.OnFile returned
 }
 
 // extent is a range of a source file holding data, [off, end) in bytes.
@@ -83,10 +85,11 @@ func (s *scan) changed(path string, err error) {
 func (s *scan) walk(ctx context.Context, paths []string, out chan<- chunk) {
 	s.seen = make(map[devIno]struct{})
 	s.dirs = make(map[devIno]struct{})
-	for _, p := range paths {
+	for i, p := range paths {
 		if ctx.Err() != nil {
 			return
 		}
+		s.arg = i
 		// A path named on the command line is followed if it is a
 		// symlink (as find -H does); links found inside directories are
 		// followed only with Options.Follow.
@@ -270,13 +273,17 @@ func (s *scan) holeRun(fl *file, a, b uint64) {
 	} else {
 		c.ZeroBlocks += n
 		k = s.zero.get(fl.lsize, hashBlock)
-		if s.table.RefN(k, fl.lsize, n) {
+		if !s.sampled(k) {
+			c.Unsampled += n
+		} else if s.table.RefN(k, fl.lsize, n) {
 			s.table.Set(k, fl.lsize, p.DSize(l))
 		}
 	}
-	if s.opts.OnBlock != nil {
+	if s.opts.OnBlock != nil && s.opts.BlockRuns {
+		s.opts.OnBlock(BlockEvent{Path: fl.path, BlkID: a, LSize: fl.lsize, Hole: hole, Key: k, Zero: true, Tag: fl.tag, Count: n})
+	} else if s.opts.OnBlock != nil {
 		for i := a; i < b; i++ {
-			s.opts.OnBlock(BlockEvent{Path: fl.path, BlkID: i, LSize: fl.lsize, Hole: hole, Key: k, Zero: true})
+			s.opts.OnBlock(BlockEvent{Path: fl.path, BlkID: i, LSize: fl.lsize, Hole: hole, Key: k, Zero: true, Tag: fl.tag, Count: 1})
 		}
 	}
 }
@@ -353,6 +360,10 @@ func (s *scan) prepare(path string, f *os.File) (*file, error) {
 	s.seen[id] = struct{}{}
 	s.counters.Files++
 	s.counters.LogicalBytes += size
+	tag := 0
+	if s.opts.OnFile != nil {
+		tag = s.opts.OnFile(FileEvent{Path: path, Arg: s.arg, Size: size})
+	}
 	if p := s.opts.Progress; p != nil {
 		p.Files.Add(1)
 		p.BytesPending.Add(int64(size))
@@ -361,7 +372,7 @@ func (s *scan) prepare(path string, f *os.File) (*file, error) {
 		return nil, nil
 	}
 	lsize, nrec := Records(size, s.opts.Policy.RecordSize)
-	fl := &file{path: path, f: f, size: size, lsize: lsize, nrec: nrec, mtime: st.Mtim, regular: st.Mode&unix.S_IFMT == unix.S_IFREG}
+	fl := &file{path: path, f: f, size: size, lsize: lsize, nrec: nrec, mtime: st.Mtim, regular: st.Mode&unix.S_IFMT == unix.S_IFREG, tag: tag}
 	switch s.opts.Sparse {
 	case SparseAlways:
 		fl.copyHoles = true

@@ -76,7 +76,7 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *
 	if zero && (p.ZeroIsHole() || fl.copyHoles) {
 		c.Holes++
 		if s.opts.OnBlock != nil {
-			s.opts.OnBlock(BlockEvent{Path: fl.path, BlkID: i, LSize: fl.lsize, Hole: true, Zero: true})
+			s.opts.OnBlock(BlockEvent{Path: fl.path, BlkID: i, LSize: fl.lsize, Hole: true, Zero: true, Tag: fl.tag, Count: 1})
 		}
 		return
 	}
@@ -86,6 +86,10 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *
 		k = s.zero.get(fl.lsize, hashBlock)
 	} else {
 		k = hashBlock(data)
+	}
+	if !s.sampled(k) {
+		c.Unsampled++
+		return
 	}
 	if s.table.Ref(k, fl.lsize) {
 		var b zio.Block
@@ -105,6 +109,14 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *
 		}
 	}
 	if s.opts.OnBlock != nil {
-		s.opts.OnBlock(BlockEvent{Path: fl.path, BlkID: i, LSize: fl.lsize, Key: k, Zero: zero})
+		s.opts.OnBlock(BlockEvent{Path: fl.path, BlkID: i, LSize: fl.lsize, Key: k, Zero: zero, Tag: fl.tag, Count: 1})
 	}
+}
+
+// sampled reports whether key k falls in the sampled 1/Sample of the hash
+// space (always true without sampling). The decision depends on the
+// content only, so every copy of a sampled content is kept and its refcnt
+// is exact.
+func (s *scan) sampled(k ddt.Key) bool {
+	return s.opts.Sample <= 1 || ddt.InSample(k, s.opts.Sample)
 }

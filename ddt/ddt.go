@@ -98,6 +98,22 @@ func (t *Table) Lookup(k Key) (Entry, bool) {
 	return e, ok
 }
 
+// Range calls f for every entry, in no particular order, until f returns
+// false. Call it after all Ref/Set calls have returned.
+func (t *Table) Range(f func(Key, Entry) bool) {
+	for i := range t.shards {
+		sh := &t.shards[i]
+		sh.mu.Lock()
+		for k, e := range sh.m {
+			if !f(k, e) {
+				sh.mu.Unlock()
+				return
+			}
+		}
+		sh.mu.Unlock()
+	}
+}
+
 // Len returns the number of unique keys (DDT entries).
 func (t *Table) Len() int {
 	n := 0

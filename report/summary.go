@@ -16,20 +16,21 @@ import (
 // histogram and the counters. It is also the JSON document of `ddtsim
 // --json` (all sizes in bytes, exact integers).
 type Scan struct {
-	Release    string            `json:"release"`       // the OpenZFS release modelled, e.g. "2.1.16"
-	Rules      string            `json:"release_rules"` // the row of the release table applied, e.g. "2.1"
-	Properties map[string]string `json:"properties"`    // dataset properties as zfs get would show them
-	Pool       Pool              `json:"pool"`
-	Sparse     string            `json:"sparse"`
-	Paths      []string          `json:"paths"`    // as given; bytes that are not UTF-8 appear as \xNN (see EscapePath)
-	Partial    bool              `json:"partial"`  // the scan was interrupted
-	Problems   []Problem         `json:"problems"` // every path that could not be read, or changed while read
-	Histogram  []Row             `json:"histogram"`
-	Total      ddt.Bucket        `json:"total"`
-	Ratios     *ddt.Ratios       `json:"ratios"` // null when no block is stored
-	Raw        RawCapacity       `json:"raw_capacity"`
-	Counters   analyzer.Counters `json:"counters"`
-	Zdb        string            `json:"zdb_S"` // the zdb -S text
+	Release    string              `json:"release"`       // the OpenZFS release modelled, e.g. "2.1.16"
+	Rules      string              `json:"release_rules"` // the row of the release table applied, e.g. "2.1"
+	Properties map[string]string   `json:"properties"`    // dataset properties as zfs get would show them
+	Pool       Pool                `json:"pool"`
+	Sparse     string              `json:"sparse"`
+	Paths      []string            `json:"paths"`            // as given; bytes that are not UTF-8 appear as \xNN (see EscapePath)
+	Partial    bool                `json:"partial"`          // the scan was interrupted
+	Problems   []Problem           `json:"problems"`         // every path that could not be read, or changed while read
+	Sample     *ddt.SampleEstimate `json:"sample,omitempty"` // set by a sampled scan: the figures above are estimates
+	Histogram  []Row               `json:"histogram"`
+	Total      ddt.Bucket          `json:"total"`
+	Ratios     *ddt.Ratios         `json:"ratios"` // null when no block is stored
+	Raw        RawCapacity         `json:"raw_capacity"`
+	Counters   analyzer.Counters   `json:"counters"`
+	Zdb        string              `json:"zdb_S"` // the zdb -S text
 }
 
 // Pool describes the simulated pool layout.
@@ -178,6 +179,9 @@ func (s *Scan) WriteText(w io.Writer) error {
 	if s.Partial {
 		pr("  PARTIAL: the scan was interrupted; the figures cover only what was read\n")
 	}
+	if s.Sample != nil {
+		s.writeSample(pr)
+	}
 	pr("  files        %s, %s (%d bytes); %s\n", plural(c.Files, "regular file"), Nicenum(c.LogicalBytes, true), c.LogicalBytes, plural(c.Dirs, "directory"))
 	pr("  skipped      %s, %s, %s, %s; %s\n", plural(c.Symlinks, "symlink"), plural(c.Special, "special file"),
 		plural(c.HardLinks, "extra hard link"), plural(c.RepeatedFiles+c.RepeatedDirs, "repeated path"), plural(c.Errors, "error"))
@@ -186,7 +190,11 @@ func (s *Scan) WriteText(w io.Writer) error {
 	}
 	pr("  records      %d: %d stored, %d embedded in block pointers, %s; %s stored\n",
 		c.Records, c.Stored, c.Embedded, plural(c.Holes, "hole"), plural(c.ZeroBlocks, "all-zero block"))
-	pr("  DDT entries  %d unique blocks\n", c.UniqueBlocks)
+	if s.Sample != nil {
+		pr("  in sample    %d records (%d left out), %d unique blocks; sizes below are estimates\n", c.Stored, c.Unsampled, c.UniqueBlocks)
+	} else {
+		pr("  DDT entries  %d unique blocks\n", c.UniqueBlocks)
+	}
 	pr("  on disk      %s (%d bytes) without dedup, %s (%d bytes) with dedup\n",
 		Nicenum(t.Referenced.DSize, true), t.Referenced.DSize, Nicenum(t.Allocated.DSize, true), t.Allocated.DSize)
 	pr("  raw capacity %s (%d bytes) without dedup, %s (%d bytes) with dedup (ASIZE: %s)\n",
@@ -218,7 +226,7 @@ func plural(n uint64, noun string) string {
 	switch {
 	case strings.HasSuffix(noun, "y"):
 		noun = noun[:len(noun)-1] + "ies"
-	case strings.HasSuffix(noun, "h"):
+	case strings.HasSuffix(noun, "ch"), strings.HasSuffix(noun, "sh"):
 		noun += "es"
 	default:
 		noun += "s"
@@ -263,4 +271,41 @@ func EscapePath(p string) string {
 		i += n
 	}
 	return b.String()
+}
+
+// ApplySample turns the report of a scan sampled at 1/est.N into estimates
+// for the whole data: the histogram, totals, ratio line and zdb text become
+// the scaled sample (ddt.EstimateSample), and est's intervals are printed.
+func (s *Scan) ApplySample(est *ddt.SampleEstimate, bytesSuffix bool) error {
+	s.Sample = est
+	s.Histogram = []Row{}
+	for i, b := range est.Histogram {
+		if b.Allocated.Blocks != 0 {
+			s.Histogram = append(s.Histogram, Row{RefcntMin: 1 << i, Bucket: b})
+		}
+	}
+	s.Total = est.Histogram.Total()
+	s.Raw.Referenced *= est.N
+	s.Raw.Allocated *= est.N
+	s.Ratios = nil
+	if r, ok := ddt.RatiosOf(s.Total); ok {
+		s.Ratios = &r
+	}
+	var zb stringWriter
+	if err := WriteZdbS(&zb, est.Histogram, bytesSuffix); err != nil {
+		return err
+	}
+	s.Zdb = string(zb)
+	return nil
+}
+
+// writeSample prints a sampled scan's estimates with their intervals.
+func (s *Scan) writeSample(pr func(string, ...any)) {
+	e := s.Sample
+	iv := func(i ddt.Interval) string { return fmt.Sprintf("%.2f (95%%: %.2f to %.2f)", i.Value, i.Low, i.High) }
+	pr("  SAMPLED      1/%d of the contents by hash (%d unique contents kept): the table above and these are estimates\n", e.N, e.Sampled)
+	pr("  dedup        %s\n", iv(e.Dedup))
+	pr("  compress     %s\n", iv(e.Compress))
+	pr("  combined     %s\n", iv(e.Combined))
+	pr("  DDT entries  %.0f (95%%: %.0f to %.0f)\n", e.Entries.Value, e.Entries.Low, e.Entries.High)
 }

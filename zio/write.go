@@ -3,9 +3,11 @@ package zio
 import (
 	"fmt"
 
+	"github.com/ddtsim/ddtsim/compress/gzip"
 	"github.com/ddtsim/ddtsim/compress/lz4"
 	"github.com/ddtsim/ddtsim/compress/lzjb"
 	"github.com/ddtsim/ddtsim/compress/zle"
+	"github.com/ddtsim/ddtsim/compress/zstd"
 )
 
 // Kind says how a block ends up on disk.
@@ -51,10 +53,6 @@ type zleCompressor struct{}
 
 func (zleCompressor) Compress(dst, src []byte) (int, error) { return zle.Compress(dst, src) }
 
-// extraCompressors builds compressors that live behind optional packages
-// (gzip, zstd); set by their registration files.
-var extraCompressors = map[Compression]func(level int) (Compressor, error){}
-
 // NewCompressor returns a fresh compressor for compression c (and zstd
 // level), or an error when this build cannot run it.
 func NewCompressor(c Compression, level int) (Compressor, error) {
@@ -66,13 +64,11 @@ func NewCompressor(c Compression, level int) (Compressor, error) {
 	case ZLE:
 		return zleCompressor{}, nil
 	}
-	key := c
-	if c >= Gzip1 && c <= Gzip9 {
-		key = Gzip1
-		level = int(c-Gzip1) + 1
-	}
-	if f := extraCompressors[key]; f != nil {
-		return f(level)
+	switch {
+	case c >= Gzip1 && c <= Gzip9:
+		return gzip.New(int(c-Gzip1) + 1)
+	case c == Zstd:
+		return zstd.New(level)
 	}
 	return nil, fmt.Errorf("compression %s is not available in this build", CompressionName(c, level))
 }

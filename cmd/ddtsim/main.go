@@ -44,12 +44,14 @@ type scanCmd struct {
 	Zdb           bool     `help:"Print only the zdb -S text, byte for byte." xor:"format"`
 	JSON          bool     `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
 	Jobs          int      `short:"j" default:"0" help:"Worker goroutines (0: one per CPU)."`
+	Sample        string   `placeholder:"1/N" help:"Keep only 1/N of the block contents, chosen by hash (every copy of a kept content is kept): about 1/N of the memory and compression work. The table becomes an estimate, printed with 95% confidence intervals."`
 	Follow        bool     `help:"Follow symlinks found inside directories (loops and directories seen before are skipped). Symlinks named as paths are always followed."`
 	CountLinks    bool     `help:"Count every name of a hard-linked file as a separate copy (default: once, as cp -a stores it)."`
 	OneFileSystem bool     `name:"one-file-system" short:"x" help:"Do not descend into directories on other file systems."`
 	Paths         []string `arg:"" optional:"" name:"path" help:"Files and directories to scan (directories recursively; symlinks inside them are not followed). A path named like a command (scan, parse, compare) needs ./ before it."`
 
-	ashift int // parsed Ashift
+	ashift int    // parsed Ashift
+	sample uint64 // parsed Sample
 }
 
 func main() {

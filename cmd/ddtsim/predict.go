@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -36,6 +39,11 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 		fmt.Fprintf(stderr, "ddtsim: --jobs %d: invalid (accepted: 0 for one per CPU, or 1 to %d)\n", s.Jobs, analyzer.MaxJobs)
 		return nil, exitUsage
 	}
+	var err error
+	if s.sample, err = parseSample(s.Sample); err != nil {
+		fmt.Fprintln(stderr, "ddtsim:", err)
+		return nil, exitUsage
+	}
 	p, err := s.policy()
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
@@ -58,6 +66,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 		Follow:        s.Follow,
 		CountLinks:    s.CountLinks,
 		OneFileSystem: s.OneFileSystem,
+		Sample:        s.sample,
 		Warn: func(path string, err error) {
 			kind := "error"
 			if errors.Is(err, analyzer.ErrChanged) {
@@ -85,8 +94,30 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 		return nil, exitFailed
 	}
 	pr.report.Partial = pr.interrupted
+	if s.sample > 1 {
+		est := ddt.EstimateSample(func(f func(ddt.Entry) bool) {
+			res.Table.Range(func(_ ddt.Key, e ddt.Entry) bool { return f(e) })
+		}, s.sample)
+		if err := pr.report.ApplySample(est, p.Release.BytesSuffix); err != nil {
+			fmt.Fprintln(stderr, "ddtsim:", err)
+			return nil, exitFailed
+		}
+	}
 	if problems != nil {
 		pr.report.Problems = problems
 	}
 	return pr, exitOK
+}
+
+// parseSample parses --sample: "1/N" or "N" (keep 1/N of the contents);
+// "" or "1" means no sampling.
+func parseSample(v string) (uint64, error) {
+	if v == "" {
+		return 1, nil
+	}
+	n, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(v), "1/"), 10, 64)
+	if err != nil || n < 1 || n > 1<<20 {
+		return 0, fmt.Errorf("--sample %s: invalid (accepted: 1/N with N from 1 to 1048576, e.g. 1/64)", v)
+	}
+	return n, nil
 }

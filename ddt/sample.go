@@ -1,0 +1,125 @@
+package ddt
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// InSample reports whether key k is in the 1/n of the hash space that a
+// sampled scan keeps: its first 8 bytes, read as a big-endian integer, are
+// below 2^64/n. BLAKE3 spreads contents uniformly, so each unique content
+// is kept with probability 1/n, independently of the others, and every
+// copy of a kept content is kept with it.
+func InSample(k Key, n uint64) bool {
+	return n <= 1 || SampleClass(k, n) == 0
+}
+
+// SampleClass splits the hash space into n equal ranges by the key's first
+// 8 bytes and returns the range k falls in, 0 … n−1 (InSample keeps class
+// 0). The classes are n disjoint samples of the same data, which is how the
+// tests check the estimators' coverage.
+func SampleClass(k Key, n uint64) uint64 {
+	return min(binary.BigEndian.Uint64(k[:8])/(math.MaxUint64/n), n-1)
+}
+
+// Interval is an estimate with a 95% confidence interval.
+type Interval struct {
+	Value float64 `json:"value"`
+	Low   float64 `json:"low"`
+	High  float64 `json:"high"`
+}
+
+// SampleEstimate holds what a 1/N content sample says about the whole data.
+type SampleEstimate struct {
+	N         uint64     `json:"n"`         // the sampling rate is 1/N
+	Sampled   uint64     `json:"sampled"`   // unique contents in the sample
+	Histogram *Histogram `json:"-"`         // the sample's histogram scaled by N (counts and sizes)
+	Entries   Interval   `json:"entries"`   // DDT entries (unique stored blocks)
+	Dedup     Interval   `json:"dedup"`     // referenced DSIZE / allocated DSIZE
+	Compress  Interval   `json:"compress"`  // referenced LSIZE / referenced PSIZE
+	Combined  Interval   `json:"combined"`  // dedup × compress / copies
+	Allocated Interval   `json:"allocated"` // allocated DSIZE, bytes
+}
+
+// z95 is the normal quantile of a two-sided 95% interval.
+const z95 = 1.959964
+
+// sampleAcc accumulates the per-key sums the estimators need.
+type sampleAcc struct {
+	n              float64 // sampled keys
+	rL, rP, rD, aD float64 // sums of referenced LSIZE/PSIZE/DSIZE and allocated DSIZE
+	keys           [][4]float64
+	histogram      Histogram
+}
+
+// EstimateSample turns the table of a scan sampled at 1/n into estimates
+// for the whole data. Each unique content is in the sample independently
+// with probability p = 1/n (Poisson sampling), so a total is estimated by
+// n × its sample sum (Horvitz–Thompson), with variance Σ x²(1−p)/p² over
+// the sampled keys; a ratio A/B by the ratio of the estimated totals, its
+// variance by linearisation: Σ (a − R·b)²(1−p)/p² / B². Intervals are ±1.96
+// standard errors (normal approximation: it needs some tens of sampled
+// contents; with few, the interval says so by being wide).
+func EstimateSample(entries func(func(Entry) bool), n uint64) *SampleEstimate {
+	p := 1 / float64(n)
+	var a sampleAcc
+	entries(func(e Entry) bool {
+		if e.PSize == 0 {
+			return true // embedded
+		}
+		r := float64(e.Refcnt)
+		k := [4]float64{r * float64(e.LSize), r * float64(e.PSize), r * float64(e.DSize), float64(e.DSize)}
+		a.keys = append(a.keys, k)
+		a.n++
+		a.rL += k[0]
+		a.rP += k[1]
+		a.rD += k[2]
+		a.aD += k[3]
+		a.histogram.Add(e.Refcnt, uint64(e.LSize), uint64(e.PSize), e.DSize)
+		return true
+	})
+	est := &SampleEstimate{N: n, Sampled: uint64(a.n), Histogram: scaleHistogram(&a.histogram, n)}
+	f := (1 - p) / (p * p)
+	nf := float64(n)
+	// Entries: x = 1 per key.
+	ev := math.Sqrt(a.n * f)
+	est.Entries = Interval{a.n * nf, math.Max(0, a.n*nf-z95*ev), a.n*nf + z95*ev}
+	ratio := func(ai, bi int, A, B float64) Interval {
+		if B == 0 {
+			return Interval{}
+		}
+		R := A / B
+		var v float64
+		for _, k := range a.keys {
+			d := k[ai] - R*k[bi]
+			v += d * d
+		}
+		se := math.Sqrt(v*f) / (B * nf)
+		return Interval{R, R - z95*se, R + z95*se}
+	}
+	est.Dedup = ratio(2, 3, a.rD, a.aD)
+	est.Compress = ratio(0, 1, a.rL, a.rP)
+	// combined = dedup × compress / copies = rL / aD.
+	est.Combined = ratio(0, 3, a.rL, a.aD)
+	var v float64
+	for _, k := range a.keys {
+		v += k[3] * k[3]
+	}
+	se := math.Sqrt(v * f)
+	est.Allocated = Interval{a.aD * nf, math.Max(0, a.aD*nf-z95*se), a.aD*nf + z95*se}
+	return est
+}
+
+// scaleHistogram returns the whole-data estimate from a sample's
+// histogram: each sampled content stands for n contents with the same
+// refcnt (refcnts are exact), so every count and size is multiplied by n
+// and the buckets stay where they are.
+func scaleHistogram(h *Histogram, n uint64) *Histogram {
+	out := &Histogram{}
+	for i := range h {
+		for _, p := range [2]struct{ in, out *Stat }{{&h[i].Allocated, &out[i].Allocated}, {&h[i].Referenced, &out[i].Referenced}} {
+			*p.out = Stat{p.in.Blocks * n, p.in.LSize * n, p.in.PSize * n, p.in.DSize * n}
+		}
+	}
+	return out
+}
