@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -113,11 +115,34 @@ type Options struct {
 	// OneFileSystem stays on the file system of each path named, as
 	// `find -xdev` does.
 	OneFileSystem bool
+	// Zvol cuts each file (or block device) into blocks as a volume
+	// (zfs create -V) of volblocksize Policy.RecordSize stores it: every
+	// block exactly that size (ZvolRecords).
+	Zvol bool
 	// Sample N > 1 keeps only the blocks whose content hash falls in 1/N of
 	// the hash space (ddt.InSample): about 1/N of the table's memory and of
 	// the compression work. The table then holds a sample; see
 	// ddt.EstimateSample.
 	Sample uint64
+	// Done, when set, is called each time records [first, end) of file f
+	// are fully accounted in the table and the counters: a chunk read to
+	// its end, a run of records in a hole of the source file, or the part
+	// of a chunk read before a read error. It is called from several
+	// goroutines at once, at most once per record. When the scan is
+	// cancelled, the records reported are exactly those the result holds
+	// (a chunk once started is finished), which is what Resume needs.
+	Done func(f FileInfo, first, end uint64)
+	// Resume, when set, continues an earlier scan (see Resume).
+	Resume *Resume
+	// Mem > 0 bounds the table's memory, bytes: beyond it the table is
+	// spilled as sorted runs to files in SpillDir (an existing directory
+	// the caller removes) and merged at the end, to the same result (see
+	// ddt.Table.Spill). Result.Table.Close removes the runs.
+	Mem      int64
+	SpillDir string
+	// SpillWarn receives a failure to write a run (a *ddt.SpillError; the
+	// table then stays in memory, nothing is lost). Nil discards it.
+	SpillWarn func(error)
 }
 
 // Progress holds counters a caller may read while a scan runs.
@@ -152,6 +177,12 @@ type Counters struct {
 	UniqueEmbedded uint64 `json:"-"`               // unique embedded contents (internal)
 	Compressed     uint64 `json:"compressed_runs"` // compressor runs (one per unique content)
 	Unsampled      uint64 `json:"unsampled"`       // records left out by --sample
+	TableBytes     uint64 `json:"table_bytes"`     // the table's own memory at its peak (ddt.Table.PeakBytes)
+	SpillRuns      uint64 `json:"spill_runs"`      // times the table was spilled to disk (Options.Mem)
+	// PeakRSS is the process's peak resident set, bytes (PeakRSS()). Scan
+	// leaves it 0, so that equal scans have equal counters; the command
+	// sets it when it reports.
+	PeakRSS uint64 `json:"peak_rss"`
 }
 
 func (c *Counters) add(o *Counters) {
@@ -191,9 +222,17 @@ func Scan(ctx context.Context, paths []string, opts Options) (*Result, error) {
 	}
 	s := &scan{
 		opts:  opts,
-		table: ddt.NewTable(),
+		table: ddt.NewTable(opts.Policy.DSize),
 		zero:  newZeroKeys(),
 		zeros: make([]byte, opts.Policy.RecordSize),
+	}
+	if r := opts.Resume; r != nil && r.Table != nil {
+		s.table = r.Table
+	}
+	if opts.Mem > 0 {
+		if err := s.table.Spill(ddt.SpillOptions{Limit: opts.Mem, Dir: opts.SpillDir, Warn: opts.SpillWarn}); err != nil {
+			return nil, err
+		}
 	}
 	chunks := make(chan chunk, 4*jobs)
 	var wg sync.WaitGroup
@@ -215,11 +254,30 @@ func Scan(ctx context.Context, paths []string, opts Options) (*Result, error) {
 	}
 	res.Counters.Errors = uint64(s.errors.Load())
 	res.Counters.Changed = uint64(s.changedFiles.Load())
+	if r := opts.Resume; r != nil {
+		res.Counters.add(&r.Counters)
+		res.Counters.Changed += r.Counters.Changed
+	}
 	h, st := s.table.Summarize()
 	res.Histogram = h
 	res.Counters.UniqueBlocks = st.Entries
 	res.Counters.Stored = st.Refs
 	res.Counters.UniqueEmbedded = st.EmbeddedEntries
 	res.Counters.Embedded = st.EmbeddedRefs
+	res.Counters.TableBytes = uint64(s.table.PeakBytes())
+	res.Counters.SpillRuns = uint64(s.table.SpillRuns())
+	if err := s.table.Err(); err != nil {
+		return res, fmt.Errorf("the table spilled to disk could not be read back, the result is incomplete: %w", err)
+	}
 	return res, ctx.Err()
+}
+
+// PeakRSS returns the process's peak resident set size so far, bytes
+// (getrusage ru_maxrss, which Linux gives in KiB), or 0 if unknown.
+func PeakRSS() uint64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil || ru.Maxrss < 0 {
+		return 0
+	}
+	return uint64(ru.Maxrss) << 10
 }

@@ -54,6 +54,10 @@ type file struct {
 	mtime     unix.Timespec // at open, to notice changes
 	regular   bool          // a regular file (not a block device)
 	tag       int           // what Options.OnFile returned
+	info      FileInfo      // for Options.Done and Options.Resume
+	// incomplete: some chunks were left undone (the scan was cancelled,
+	// or a read failed), so the file is not checked for changes.
+	incomplete atomic.Bool
 }
 
 // extent is a range of a source file holding data, [off, end) in bytes.
@@ -193,27 +197,36 @@ func (s *scan) visit(ctx context.Context, path string, fi fs.FileInfo, explicit 
 		}
 		return
 	}
-	runs := fl.dataRuns()
+	done, ok := s.resumed(fl)
+	if !ok {
+		fl.f.Close()
+		return
+	}
+	segs := fl.segments(done)
 	per := uint64(chunkBytes / uint64(fl.lsize))
 	if per == 0 {
 		per = 1
 	}
 	var nchunks int64
-	for _, r := range runs {
-		nchunks += int64((r.end - r.first + per - 1) / per)
+	for _, sg := range segs {
+		if sg.data {
+			nchunks += int64((sg.end - sg.first + per - 1) / per)
+		}
 	}
 	fl.refs.Store(nchunks)
 	sent := int64(0)
-	prev := uint64(0)
-	for _, r := range runs {
-		s.holeRun(fl, prev, r.first)
-		prev = r.end
-		for first := r.first; first < r.end; first += per {
+	for _, sg := range segs {
+		if !sg.data {
+			s.holeRun(fl, sg.first, sg.end)
+			continue
+		}
+		for first := sg.first; first < sg.end; first += per {
 			select {
-			case out <- chunk{f: fl, first: first, end: min(first+per, r.end)}:
+			case out <- chunk{f: fl, first: first, end: min(first+per, sg.end)}:
 				sent++
 			case <-ctx.Done():
 				// Release the chunks that will never be sent.
+				fl.incomplete.Store(true)
 				for ; sent < nchunks; sent++ {
 					s.release(fl)
 				}
@@ -221,7 +234,6 @@ func (s *scan) visit(ctx context.Context, path string, fi fs.FileInfo, explicit 
 			}
 		}
 	}
-	s.holeRun(fl, prev, fl.nrec)
 	if nchunks == 0 {
 		fl.f.Close()
 	}
@@ -276,7 +288,7 @@ func (s *scan) holeRun(fl *file, a, b uint64) {
 		if !s.sampled(k) {
 			c.Unsampled += n
 		} else if s.table.RefN(k, fl.lsize, n) {
-			s.table.Set(k, fl.lsize, p.DSize(l))
+			s.table.Set(k, fl.lsize)
 		}
 	}
 	if s.opts.OnBlock != nil && s.opts.BlockRuns {
@@ -286,6 +298,7 @@ func (s *scan) holeRun(fl *file, a, b uint64) {
 			s.opts.OnBlock(BlockEvent{Path: fl.path, BlkID: i, LSize: fl.lsize, Hole: hole, Key: k, Zero: true, Tag: fl.tag, Count: 1})
 		}
 	}
+	s.done(fl, a, b)
 }
 
 func fileKind(m fs.FileMode) string {
@@ -371,8 +384,9 @@ func (s *scan) prepare(path string, f *os.File) (*file, error) {
 	if size == 0 {
 		return nil, nil
 	}
-	lsize, nrec := Records(size, s.opts.Policy.RecordSize)
+	lsize, nrec := s.records(size)
 	fl := &file{path: path, f: f, size: size, lsize: lsize, nrec: nrec, mtime: st.Mtim, regular: st.Mode&unix.S_IFMT == unix.S_IFREG, tag: tag}
+	fl.info = FileInfo{Path: path, Dev: uint64(st.Dev), Ino: st.Ino, Size: size, Mtime: st.Mtim.Nano(), Records: nrec}
 	switch s.opts.Sparse {
 	case SparseAlways:
 		fl.copyHoles = true
@@ -443,7 +457,7 @@ func (s *scan) release(fl *file) {
 		return
 	}
 	var st unix.Stat_t
-	if fl.regular && !fl.failed.Load() && unix.Fstat(int(fl.f.Fd()), &st) == nil &&
+	if fl.regular && !fl.failed.Load() && !fl.incomplete.Load() && unix.Fstat(int(fl.f.Fd()), &st) == nil &&
 		(uint64(st.Size) != fl.size || st.Mtim != fl.mtime) {
 		s.changed(fl.path, fmt.Errorf("%w (size %d, now %d bytes; modified %s): its figures are approximate",
 			ErrChanged, fl.size, st.Size, time.Unix(st.Mtim.Unix()).UTC().Format(time.RFC3339)))

@@ -17,7 +17,9 @@ func hashBlock(b []byte) ddt.Key { return ddt.Key(blake3.Sum256(b)) }
 
 // work processes chunks until the channel closes: read each record, decide
 // hole or block, and account the block in the table. Only the first
-// reference of a content is compressed.
+// reference of a content is compressed. After ctx is cancelled the chunks
+// still queued are left undone, but a chunk already started is finished,
+// so that Options.Done reports exactly what the result holds.
 func (s *scan) work(ctx context.Context, in <-chan chunk, c *Counters) {
 	p := s.opts.Policy
 	buf := make([]byte, p.RecordSize)
@@ -25,18 +27,28 @@ func (s *scan) work(ctx context.Context, in <-chan chunk, c *Counters) {
 	w := zio.NewWriter(p)
 	for ch := range in {
 		fl := ch.f
-		for i := ch.first; i < ch.end; i++ {
-			if fl.failed.Load() || ctx.Err() != nil {
+		if ctx.Err() != nil {
+			fl.incomplete.Store(true)
+			s.release(fl)
+			continue
+		}
+		i := ch.first
+		for ; i < ch.end && !fl.failed.Load(); i++ {
+			if !s.record(fl, i, buf[:fl.lsize], zeros, w, c) {
 				break
 			}
-			s.record(fl, i, buf[:fl.lsize], zeros, w, c)
+		}
+		s.done(fl, ch.first, i)
+		if i < ch.end {
+			fl.incomplete.Store(true)
 		}
 		s.release(fl)
 	}
 }
 
-// record handles record i of fl; data is an LSIZE-byte buffer.
-func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *Counters) {
+// record handles record i of fl; data is an LSIZE-byte buffer. It returns
+// false when the record could not be read (and is not accounted).
+func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *Counters) bool {
 	p := s.opts.Policy
 	lsize := uint64(fl.lsize)
 	off := i * lsize
@@ -59,7 +71,7 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *
 			if fl.failed.CompareAndSwap(false, true) {
 				s.warn(fl.path, fmt.Errorf("read at offset %d: %w", off, err))
 			}
-			return
+			return false
 		}
 		if uint64(got) < n {
 			if fl.failed.CompareAndSwap(false, true) {
@@ -78,7 +90,7 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *
 		if s.opts.OnBlock != nil {
 			s.opts.OnBlock(BlockEvent{Path: fl.path, BlkID: i, LSize: fl.lsize, Hole: true, Zero: true, Tag: fl.tag, Count: 1})
 		}
-		return
+		return true
 	}
 	var k ddt.Key
 	if zero {
@@ -89,7 +101,7 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *
 	}
 	if !s.sampled(k) {
 		c.Unsampled++
-		return
+		return true
 	}
 	if s.table.Ref(k, fl.lsize) {
 		var b zio.Block
@@ -103,14 +115,15 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *
 		}
 		switch b.Kind {
 		case zio.Embedded:
-			s.table.Set(k, 0, 0)
+			s.table.Set(k, 0)
 		default:
-			s.table.Set(k, uint32(b.PSize), p.DSize(b.PSize))
+			s.table.Set(k, uint32(b.PSize))
 		}
 	}
 	if s.opts.OnBlock != nil {
 		s.opts.OnBlock(BlockEvent{Path: fl.path, BlkID: i, LSize: fl.lsize, Key: k, Zero: zero, Tag: fl.tag, Count: 1})
 	}
+	return true
 }
 
 // sampled reports whether key k falls in the sampled 1/Sample of the hash

@@ -5,10 +5,7 @@
 // what dump_simulated_ddt() and dump_dedup_ratio() derive from those sums.
 package ddt
 
-import (
-	"math/bits"
-	"sync"
-)
+import "math/bits"
 
 // Key identifies a unique block: the 256-bit BLAKE3 digest of the block's
 // logical content (LSIZE bytes, zero-padded). Within one scan the write
@@ -17,7 +14,8 @@ import (
 // (module/zfs/ddt.c: ddt_key_fill()).
 type Key [32]byte
 
-// Entry is what the table keeps per unique block.
+// Entry is the public view of what the table keeps per unique block (see
+// table.go for how it is stored).
 //
 // All references of one key have the same sizes within a scan, so the
 // per-reference sizes are stored once and referenced sums are refcnt times
@@ -26,104 +24,7 @@ type Entry struct {
 	Refcnt uint64 // references (blocks) seen with this content
 	LSize  uint32 // logical size of one reference, bytes
 	PSize  uint32 // physical size of one reference, bytes (0 while pending)
-	DSize  uint64 // deflated allocated size of one reference over all copies, bytes
-}
-
-const shardBits = 8
-
-// Table is a concurrent dedup table: keys are spread over 256 shards by
-// their first byte, each behind its own mutex.
-type Table struct {
-	shards [1 << shardBits]shard
-}
-
-type shard struct {
-	mu sync.Mutex
-	m  map[Key]Entry
-	_  [40]byte // keep shards on separate cache lines
-}
-
-// NewTable returns an empty table.
-func NewTable() *Table {
-	t := &Table{}
-	for i := range t.shards {
-		t.shards[i].m = make(map[Key]Entry)
-	}
-	return t
-}
-
-// Ref adds one reference to k. If k was not in the table it is inserted
-// with LSize lsize and no PSIZE yet, and Ref reports first = true: the caller
-// must then compute the block's sizes and call Set exactly once. Only the
-// first reference of a content is ever compressed.
-func (t *Table) Ref(k Key, lsize uint32) (first bool) {
-	return t.RefN(k, lsize, 1)
-}
-
-// RefN adds n references to k at once (a run of identical blocks, such as
-// the zero records of a hole stored as data); see Ref.
-func (t *Table) RefN(k Key, lsize uint32, n uint64) (first bool) {
-	s := &t.shards[k[0]]
-	s.mu.Lock()
-	e, ok := s.m[k]
-	e.Refcnt += n
-	if !ok {
-		e.LSize = lsize
-	}
-	s.m[k] = e
-	s.mu.Unlock()
-	return !ok
-}
-
-// Set records the physical size (bytes) and deflated allocated size (bytes,
-// summed over copies) of k, after the first Ref of k returned true. psize 0
-// marks an embedded block: it is counted apart and left out of the
-// histogram.
-func (t *Table) Set(k Key, psize uint32, dsize uint64) {
-	s := &t.shards[k[0]]
-	s.mu.Lock()
-	e := s.m[k]
-	e.PSize = psize
-	e.DSize = dsize
-	s.m[k] = e
-	s.mu.Unlock()
-}
-
-// Lookup returns the entry of k and whether it exists.
-func (t *Table) Lookup(k Key) (Entry, bool) {
-	s := &t.shards[k[0]]
-	s.mu.Lock()
-	e, ok := s.m[k]
-	s.mu.Unlock()
-	return e, ok
-}
-
-// Range calls f for every entry, in no particular order, until f returns
-// false. Call it after all Ref/Set calls have returned.
-func (t *Table) Range(f func(Key, Entry) bool) {
-	for i := range t.shards {
-		sh := &t.shards[i]
-		sh.mu.Lock()
-		for k, e := range sh.m {
-			if !f(k, e) {
-				sh.mu.Unlock()
-				return
-			}
-		}
-		sh.mu.Unlock()
-	}
-}
-
-// Len returns the number of unique keys (DDT entries).
-func (t *Table) Len() int {
-	n := 0
-	for i := range t.shards {
-		s := &t.shards[i]
-		s.mu.Lock()
-		n += len(s.m)
-		s.mu.Unlock()
-	}
-	return n
+	DSize  uint64 // deflated allocated size of one reference over all copies, bytes (computed from PSize)
 }
 
 // Summary counts the entries of a table.
@@ -132,31 +33,6 @@ type Summary struct {
 	Refs            uint64 // stored blocks, all references
 	EmbeddedEntries uint64 // unique contents stored as embedded block pointers
 	EmbeddedRefs    uint64 // embedded blocks, all references
-}
-
-// Summarize builds the refcnt histogram of the table and counts its
-// entries. Entries whose PSize is 0 are embedded blocks (see Set) and, as in
-// zdb's zdb_ddt_add_cb(), are not part of the histogram. Call it after all
-// Ref/Set calls have returned.
-func (t *Table) Summarize() (*Histogram, Summary) {
-	h := &Histogram{}
-	var s Summary
-	for i := range t.shards {
-		sh := &t.shards[i]
-		sh.mu.Lock()
-		for _, e := range sh.m {
-			if e.PSize == 0 {
-				s.EmbeddedEntries++
-				s.EmbeddedRefs += e.Refcnt
-				continue
-			}
-			s.Entries++
-			s.Refs += e.Refcnt
-			h.Add(e.Refcnt, uint64(e.LSize), uint64(e.PSize), e.DSize)
-		}
-		sh.mu.Unlock()
-	}
-	return h, s
 }
 
 // Stat is one cell group of the histogram: block count and size sums in bytes

@@ -42,7 +42,7 @@ func TestRatios(t *testing.T) {
 }
 
 func TestTableConcurrentRefs(t *testing.T) {
-	tb := NewTable()
+	tb := NewTable(func(p uint64) uint64 { return (p + 4095) &^ 4095 })
 	var wg sync.WaitGroup
 	var firsts sync.Map
 	for w := 0; w < 8; w++ {
@@ -56,7 +56,7 @@ func TestTableConcurrentRefs(t *testing.T) {
 					if _, dup := firsts.LoadOrStore(k, true); dup {
 						t.Errorf("key %d reported first twice", i)
 					}
-					tb.Set(k, 512, 4096)
+					tb.Set(k, 512)
 				}
 			}
 		}()
@@ -72,14 +72,14 @@ func TestTableConcurrentRefs(t *testing.T) {
 }
 
 func TestEmbeddedLeftOut(t *testing.T) {
-	tb := NewTable()
+	tb := NewTable(nil)
 	var a, b Key
 	b[0] = 1
 	tb.Ref(a, 512)
-	tb.Set(a, 0, 0) // embedded
+	tb.Set(a, 0) // embedded
 	tb.Ref(a, 512)
 	tb.Ref(b, 4096)
-	tb.Set(b, 4096, 4096)
+	tb.Set(b, 4096)
 	h, s := tb.Summarize()
 	if s.EmbeddedEntries != 1 || s.EmbeddedRefs != 2 || s.Entries != 1 || h.Total().Referenced.Blocks != 1 {
 		t.Errorf("summary %+v total %+v", s, h.Total())

@@ -31,6 +31,13 @@ type Scan struct {
 	Raw        RawCapacity         `json:"raw_capacity"`
 	Counters   analyzer.Counters   `json:"counters"`
 	Zdb        string              `json:"zdb_S"` // the zdb -S text
+	// DDT is the modelled size of the real dedup table (EstimateDDT); nil
+	// until estimated.
+	DDT *DDTEstimate `json:"ddt_size,omitempty"`
+	// Breakdown, with --by: its fields appear at the top level
+	// (breakdown_by, breakdown, breakdown_total, zeros, ...); nil leaves
+	// them out.
+	*Breakdown
 }
 
 // Pool describes the simulated pool layout.
@@ -173,8 +180,8 @@ func (s *Scan) WriteText(w io.Writer) error {
 	c := s.Counters
 	t := s.Total
 	pr := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
-	pr("Summary: OpenZFS %s, recordsize=%s, compression=%s, copies=%s, dedup=%s, %s (ashift %d), sparse=%s\n",
-		s.Release, s.Properties["recordsize"], s.Properties["compression"], s.Properties["copies"],
+	pr("Summary: OpenZFS %s, %s, compression=%s, copies=%s, dedup=%s, %s (ashift %d), sparse=%s\n",
+		s.Release, s.BlockSizeProperty(), s.Properties["compression"], s.Properties["copies"],
 		s.Properties["dedup"], s.Pool.Vdev, s.Pool.Ashift, s.Sparse)
 	if s.Partial {
 		pr("  PARTIAL: the scan was interrupted; the figures cover only what was read\n")
@@ -207,6 +214,15 @@ func (s *Scan) WriteText(w io.Writer) error {
 		pr("  saved        %s of %s file data (%.1f%%) by holes, compression and dedup together; dedup alone saves %s\n",
 			signedNice(saved), Nicenum(c.LogicalBytes, true), 100*float64(saved)/float64(c.LogicalBytes),
 			signedNice(int64(t.Referenced.DSize)-int64(t.Allocated.DSize)))
+	}
+	if s.DDT != nil {
+		s.DDT.writeText(pr)
+	}
+	if line := memoryLine(c); line != "" {
+		pr("%s\n", line)
+	}
+	if s.Breakdown != nil {
+		return s.Breakdown.WriteText(w, int64(c.LogicalBytes)-int64(t.Allocated.DSize))
 	}
 	return nil
 }

@@ -95,6 +95,21 @@ type Release struct {
 	// BytesSuffix: the DDT table's byte columns use zfs_nicebytes ("512B",
 	// 0.7.0+) instead of plain numbers ("512").
 	BytesSuffix bool
+	// VolBlockSize is the volblocksize default, bytes
+	// (include/sys/fs/zfs.h: ZVOL_DEFAULT_BLOCKSIZE: 8K, 16K from 2.2.0).
+	VolBlockSize uint32
+	// VolBlockSizeByPool: zfs create -V raises the default volblocksize
+	// to the pool's allocation width (2.1.0+, cmd/zfs/zfs_main.c:
+	// default_volblocksize(); see DefaultVolBlockSize).
+	VolBlockSizeByPool bool
+	// DDTLeaf32K: new DDT ZAPs get 32 KiB leaf and indirect blocks instead
+	// of 4 KiB (2.2.0+, module/zfs/ddt_zap.c: ddt_zap_default_bs = 15,
+	// commit 2b10e32561).
+	DDTLeaf32K bool
+	// FastDedup: a new pool's DDT is a fast-dedup table (FDT): flat
+	// 72-byte entries and an in-memory log (2.3.0+, feature fast_dedup,
+	// module/zfs/ddt.c, ddt_log.c).
+	FastDedup bool
 }
 
 // Contains reports whether release v (e.g. "2.1.11") falls in the row.
@@ -110,27 +125,31 @@ func (r *Release) Contains(v string) bool {
 // The last row is the default.
 var Releases = []Release{
 	{Name: "0.6.0", First: version{0, 6, 0}, Last: version{0, 6, 0, 99}, Note: "P1 rounding to 512, no embedded blocks, on = lzjb, no lz4, max recordsize 128K",
-		Band: BandP1, OnMeans: LZJB, DefaultCompression: Off, MaxRecordSize: 128 << 10, NoLZ4: true},
+		Band: BandP1, OnMeans: LZJB, DefaultCompression: Off, MaxRecordSize: 128 << 10, NoLZ4: true, VolBlockSize: 8 << 10},
 	{Name: "0.6.1", First: version{0, 6, 1}, Last: version{0, 6, 3, 99}, Note: "as 0.6.0, with lz4 (a pool feature)",
-		Band: BandP1, OnMeans: LZJB, DefaultCompression: Off, MaxRecordSize: 128 << 10},
+		Band: BandP1, OnMeans: LZJB, DefaultCompression: Off, MaxRecordSize: 128 << 10, VolBlockSize: 8 << 10},
 	{Name: "0.6.4", First: version{0, 6, 4}, Last: version{0, 6, 4, 99}, Note: "P2 rounding to 512, embedded blocks, on = lzjb",
-		Band: BandP2, Embed: true, OnMeans: LZJB, DefaultCompression: Off, MaxRecordSize: 128 << 10},
+		Band: BandP2, Embed: true, OnMeans: LZJB, DefaultCompression: Off, MaxRecordSize: 128 << 10, VolBlockSize: 8 << 10},
 	{Name: "0.6.5", First: version{0, 6, 5}, Last: version{0, 6, 5, 99}, Note: "P3 rounding to the sector, on = lz4, large blocks (1M), plain byte numbers (512)",
-		Band: BandP3, Embed: true, OnMeans: LZ4, DefaultCompression: Off, MaxRecordSize: 1 << 20},
+		Band: BandP3, Embed: true, OnMeans: LZ4, DefaultCompression: Off, MaxRecordSize: 1 << 20, VolBlockSize: 8 << 10},
 	{Name: "0.7", First: version{0, 7, 0}, Last: version{0, 8, 6, 99}, Note: "as 0.6.5, byte columns with a B suffix (512B); 0.8 adds encryption (not modelled)",
-		Band: BandP3, Embed: true, OnMeans: LZ4, DefaultCompression: Off, MaxRecordSize: 1 << 20, BytesSuffix: true},
+		Band: BandP3, Embed: true, OnMeans: LZ4, DefaultCompression: Off, MaxRecordSize: 1 << 20, BytesSuffix: true, VolBlockSize: 8 << 10},
 	{Name: "2.0", First: version{2, 0, 0}, Last: version{2, 0, 7, 99}, Note: "zstd (no early abort)",
-		Band: BandP3, Embed: true, OnMeans: LZ4, DefaultCompression: Off, Zstd: true, MaxRecordSize: 1 << 20, BytesSuffix: true},
+		Band: BandP3, Embed: true, OnMeans: LZ4, DefaultCompression: Off, Zstd: true, MaxRecordSize: 1 << 20, BytesSuffix: true, VolBlockSize: 8 << 10},
 	{Name: "2.1", First: version{2, 1, 0}, Last: version{2, 1, 16, 99}, Note: "P4 rounding to a multiple of spa_min_alloc (dRAID)",
-		Band: BandP4, Embed: true, OnMeans: LZ4, DefaultCompression: Off, Zstd: true, MaxRecordSize: 1 << 20, BytesSuffix: true},
+		Band: BandP4, Embed: true, OnMeans: LZ4, DefaultCompression: Off, Zstd: true, MaxRecordSize: 1 << 20, BytesSuffix: true, VolBlockSize: 8 << 10, VolBlockSizeByPool: true},
 	{Name: "2.2", First: version{2, 2, 0}, Last: version{2, 2, 11, 99}, Note: "P5 rounding (min alloc, then gcd), compression on (lz4) by default, zstd early abort, recordsize up to 16M",
-		Band: BandP5, Embed: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true},
+		Band: BandP5, Embed: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true,
+		VolBlockSize: 16 << 10, VolBlockSizeByPool: true, DDTLeaf32K: true},
 	{Name: "2.3.0", First: version{2, 3, 0}, Last: version{2, 3, 1, 99}, Note: "P6: the 12.5% saving must hold after rounding; upstream 2.3.0-2.3.2",
-		Band: BandP6, Embed: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true},
+		Band: BandP6, Embed: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true,
+		VolBlockSize: 16 << 10, VolBlockSizeByPool: true, DDTLeaf32K: true, FastDedup: true},
 	{Name: "2.3.2", First: version{2, 3, 2}, Last: version{2, 3, 2, 99}, Note: "as built by Debian (2.3.2-2~bpo12+2, the golden cases): embeds tiny blocks with dedup=on, stores zero blocks with compression=off",
-		Band: BandP6, Embed: true, EmbedWithDedup: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true},
+		Band: BandP6, Embed: true, EmbedWithDedup: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true,
+		VolBlockSize: 16 << 10, VolBlockSizeByPool: true, DDTLeaf32K: true, FastDedup: true},
 	{Name: "2.4", First: version{2, 3, 3}, Last: version{2, 4, 4, 99}, Note: "2.3.3-2.3.x and 2.4.x: embeds with dedup=on; zero blocks are holes with dedup=on even when compression=off",
-		Band: BandP6, Embed: true, EmbedWithDedup: true, ZeroHoleWithDedup: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true},
+		Band: BandP6, Embed: true, EmbedWithDedup: true, ZeroHoleWithDedup: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true,
+		VolBlockSize: 16 << 10, VolBlockSizeByPool: true, DDTLeaf32K: true, FastDedup: true},
 }
 
 // knownPatches lists, per major.minor series, the last patch release (and,

@@ -43,6 +43,10 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 		return fail("compare needs the actual output: --zdb-output FILE, or --pool POOL to run zdb -S")
 	case s.Zdb:
 		return fail("--zdb belongs to the scan command; compare prints a comparison (--json for JSON)")
+	case s.By != "" || s.CSV || s.HTML != "":
+		return fail("--by, --csv and --html belong to the scan command")
+	case s.Save != "":
+		return fail("--save belongs to the scan command")
 	case c.Exported && c.Pool == "":
 		return fail("--exported goes with --pool")
 	case c.Dir != "" && !c.Exported:
@@ -111,6 +115,9 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 	}
 
 	pred, code := s.predict(scanCtx, stderr)
+	if pred != nil {
+		defer pred.close()
+	}
 	if zdbDone != nil {
 		if pred == nil {
 			cancelZdb() // the scan failed: stop zdb too
@@ -148,8 +155,8 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 	}
 
 	rep := pred.report
-	model := fmt.Sprintf("OpenZFS %s model, recordsize=%s, compression=%s, copies=%s, dedup=%s, %s, ashift %d, sparse=%s",
-		rep.Release, rep.Properties["recordsize"], rep.Properties["compression"], rep.Properties["copies"],
+	model := fmt.Sprintf("OpenZFS %s model, %s, compression=%s, copies=%s, dedup=%s, %s, ashift %d, sparse=%s",
+		rep.Release, rep.BlockSizeProperty(), rep.Properties["compression"], rep.Properties["copies"],
 		rep.Properties["dedup"], rep.Pool.Vdev, rep.Pool.Ashift, rep.Sparse)
 	cmp, err := report.Compare(pred.res.Histogram, actual, report.CompareOptions{
 		Tolerance:   c.Tolerance,

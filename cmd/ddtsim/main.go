@@ -33,6 +33,8 @@ type cli struct {
 	Scan    scanCmd    `cmd:"" default:"withargs" help:"Scan files and print the simulated dedup table (the default command)."`
 	Parse   parseCmd   `cmd:"" help:"Read what zdb -S, zdb -D/-DD/-DDD or zpool status -D printed (any release) and summarize it."`
 	Compare compareCmd `cmd:"" help:"Predict for the files and compare with what zdb -S printed for their pool (--zdb-output FILE, or --pool POOL to run zdb -S)."`
+	Merge   mergeCmd   `cmd:"" help:"Add up scans saved with --save (e.g. on several hosts) and print one report. The scans must have the same properties."`
+	Resume  resumeCmd  `cmd:"" help:"Continue a scan saved with --save that was interrupted: scan what it had not done, with its flags, update FILE and print the report."`
 }
 
 type scanCmd struct {
@@ -41,17 +43,29 @@ type scanCmd struct {
 	Ashift        string   `default:"12" help:"Pool sector size as a power of two (9..16), for every vdev."`
 	Release       string   `default:"latest" help:"OpenZFS release modelled: a version such as 2.1.11, 2.2 or 0.6.5.11 (${releases}; default: the newest). 'list' prints the releases and what differs."`
 	Sparse        string   `default:"auto" enum:"auto,always,never" help:"How the files would be copied, as cp --sparse=WHEN: all-zero records become holes (always), are written (never), or holes only for files that look sparse (auto). Matters only with compression=off."`
+	Volblocksize  string   `name:"volblocksize" placeholder:"SIZE" help:"Store each file (or block device) as a volume, as zfs create -V -o volblocksize=SIZE would: every block exactly SIZE bytes, the last one zero-padded (a power of two from 512 to 128K, up to 16M from 2.2 (1M from 0.6.5) with large_blocks). Same as -o volblocksize=SIZE."`
+	Zvol          bool     `name:"zvol" help:"Store each file as a volume with the volblocksize zfs create -V would choose: 8K up to 2.1, 16K from 2.2, raised on raidz and dRAID to their allocation width (2.1+)."`
+	RAM           string   `name:"ram" placeholder:"SIZE" help:"The machine's memory (e.g. 64G): say whether the dedup table would stay in the ARC under the release's defaults (zfs_arc_max, metadata limit), and show the DDT size block in the summary."`
 	Zdb           bool     `help:"Print only the zdb -S text, byte for byte." xor:"format"`
 	JSON          bool     `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
+	CSV           bool     `name:"csv" help:"Print CSV (exact integers): the histogram, an empty line, the summary (field,value), and with --by an empty line and the breakdown (one row per group, then (total))." xor:"format"`
+	By            string   `name:"by" placeholder:"dir|ext|size" help:"Break the figures down by group, after the summary (and in --json, --csv, --html): dir = each path named, or with one directory named each of its subdirectories (the files directly in it form one row); ext = lower-cased file name extension, (none) without; size = file size class (empty, <=4K, <=128K, <=1M, <=16M, <=1G, >1G). Per group: files, logical bytes, holes, all-zero blocks, embedded blocks, size without dedup (its own blocks, exact), size with dedup, only here (blocks no other group has) and shared (blocks other groups have too). With dedup, a block referenced by several groups is split between them by their share of its references, rounded by largest remainder so that the groups add up exactly to the totals. Needs about 100 bytes of memory per unique block on top of the table. Not with --sample."`
+	HTML          string   `name:"html" placeholder:"FILE" help:"Also write the report as one self-contained HTML page to FILE (histogram chart, zdb -S text, summary, breakdown; no network, no script). The usual report still goes to standard output."`
 	Jobs          int      `short:"j" default:"0" help:"Worker goroutines (0: one per CPU)."`
+	Mem           string   `name:"mem" placeholder:"SIZE" help:"Bound the dedup table's memory (e.g. 4G; it takes about 32 bytes per unique block): beyond SIZE it is written to disk as sorted runs and merged at the end, with the same result. A block seen again after its entry went to disk is compressed again. If writing fails (disk full), the table stays in memory and a warning says so."`
+	TmpDir        string   `name:"tmpdir" placeholder:"DIR" help:"Where --mem writes its runs, in a directory of its own that is removed at the end (default: $TMPDIR, else /tmp)."`
 	Sample        string   `placeholder:"1/N" help:"Keep only 1/N of the block contents, chosen by hash (every copy of a kept content is kept): about 1/N of the memory and compression work. The table becomes an estimate, printed with 95% confidence intervals."`
 	Follow        bool     `help:"Follow symlinks found inside directories (loops and directories seen before are skipped). Symlinks named as paths are always followed."`
 	CountLinks    bool     `help:"Count every name of a hard-linked file as a separate copy (default: once, as cp -a stores it)."`
 	OneFileSystem bool     `name:"one-file-system" short:"x" help:"Do not descend into directories on other file systems."`
-	Paths         []string `arg:"" optional:"" name:"path" help:"Files and directories to scan (directories recursively; symlinks inside them are not followed). A path named like a command (scan, parse, compare) needs ./ before it."`
+	Save          string   `name:"save" placeholder:"FILE" help:"Save the scan in FILE (the table, the properties, the paths and how far each file got), at the end or when interrupted: ddtsim merge adds saved scans up, ddtsim resume continues an interrupted one."`
+	Paths         []string `arg:"" optional:"" name:"path" help:"Files and directories to scan (directories recursively; symlinks inside them are not followed). A path named like a command (scan, parse, compare, merge, resume) needs ./ before it."`
 
-	ashift int    // parsed Ashift
-	sample uint64 // parsed Sample
+	ashift int     // parsed Ashift
+	zvol   bool    // --zvol, --volblocksize or -o volblocksize: files are volumes (zvol.go)
+	ram    uint64  // parsed RAM, bytes; 0 without --ram
+	sample uint64  // parsed Sample
+	save   *saving // --save or resume: see saved.go
 }
 
 func main() {
@@ -61,7 +75,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "ddtsim: standard output is closed; nowhere to print the report")
 		os.Exit(exitFailed)
 	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	exiting.Lock() // not while a second signal ends the process (signals.go)
+	os.Exit(code)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -98,6 +114,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return c.Parse.run(stdout, stderr)
 	case cmd == "compare" || strings.HasPrefix(cmd, "compare "):
 		return c.Compare.run(stdout, stderr)
+	case strings.HasPrefix(cmd, "merge "):
+		return c.Merge.run(stdout, stderr)
+	case strings.HasPrefix(cmd, "resume "):
+		return c.Resume.run(stdout, stderr)
 	}
 	fmt.Fprintln(stderr, "ddtsim: unknown command", kctx.Command())
 	return exitUsage
@@ -159,9 +179,16 @@ func (s *scanCmd) policy() (*zio.Policy, error) {
 			default:
 				return nil, fmt.Errorf("-o dedup=%s: invalid (accepted: on, off, verify, sha256, sha256,verify)", value)
 			}
+		case "volblocksize", "volblock": // see volume()
 		default:
-			return nil, fmt.Errorf("-o %s: property %q is not modelled (accepted: recordsize, compression, copies, dedup)", kv, name)
+			return nil, fmt.Errorf("-o %s: property %q is not modelled (accepted: recordsize, volblocksize, compression, copies, dedup)", kv, name)
 		}
+	}
+	if err := s.volume(p); err != nil {
+		return nil, err
+	}
+	if err := s.parseRAM(); err != nil {
+		return nil, err
 	}
 	return p, p.Validate()
 }
@@ -211,21 +238,37 @@ func (s *scanCmd) run(stdout, stderr io.Writer) int {
 // returns the exit status; interruptCode gives the status for a cancelled
 // ctx.
 func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdout, stderr io.Writer) int {
+	if code := s.startSave(stderr); code != exitOK {
+		return code
+	}
 	pr, code := s.predict(ctx, stderr)
 	if pr == nil {
 		return code
 	}
+	defer pr.close()
+	saved := s.finishSave(pr, stderr)
 	var err error
 	switch {
 	case s.Zdb:
 		_, err = io.WriteString(stdout, pr.report.Zdb)
 	case s.JSON:
 		err = pr.report.WriteJSON(stdout)
+	case s.CSV:
+		err = pr.report.WriteCSV(stdout)
 	default:
 		err = pr.report.WriteText(stdout)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim: writing the report:", err)
+		return exitFailed
+	}
+	if s.HTML != "" {
+		if err := writeHTML(s.HTML, pr.report); err != nil {
+			fmt.Fprintln(stderr, "ddtsim: writing the HTML report:", err)
+			return exitFailed
+		}
+	}
+	if !saved {
 		return exitFailed
 	}
 	c := pr.res.Counters

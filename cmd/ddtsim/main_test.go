@@ -33,7 +33,7 @@ func TestBadValuesAreClearErrors(t *testing.T) {
 		{[]string{"--vdev", "raidz9 12", dir}, "raidz"},
 		{[]string{"-o", "copies=4", dir}, "accepted: 1, 2, 3"},
 		{[]string{"-o", "dedup=maybe", dir}, "accepted: on, off"},
-		{[]string{"-o", "atime=off", dir}, "not modelled (accepted: recordsize, compression, copies, dedup)"},
+		{[]string{"-o", "atime=off", dir}, "not modelled (accepted: recordsize, volblocksize, compression, copies, dedup)"},
 		{[]string{"-o", "recordsize", dir}, "expected NAME=VALUE"},
 		{[]string{"--ashift", "8", dir}, "accepted: 9 to 16"},
 		{[]string{"--release", "0.5.11", dir}, "releases 0.6.0 to 2.4.4"},

@@ -21,8 +21,13 @@ type prediction struct {
 	sparse      analyzer.Sparse
 	res         *analyzer.Result
 	report      *report.Scan
-	interrupted bool // ctx was cancelled: res is partial
+	interrupted bool   // ctx was cancelled: res is partial
+	spillDir    string // --mem's runs: removed by close
 }
+
+// close removes what the prediction keeps on disk (--mem's runs); the
+// table in res is not usable after it.
+func (pr *prediction) close() { removeSpillDir(pr.spillDir) }
 
 // predict runs the scan that `ddtsim scan` runs for the same flags (the
 // policy from s.policy(), then analyzer.Scan with the progress bar and the
@@ -54,11 +59,26 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return nil, exitUsage
 	}
+	acc, err := s.accumulator()
+	if err != nil {
+		fmt.Fprintln(stderr, "ddtsim:", err)
+		return nil, exitUsage
+	}
+	mem, spillDir, code := s.startSpill(stderr)
+	if code != exitOK {
+		return nil, code
+	}
+	kept := false
+	defer func() {
+		if !kept {
+			removeSpillDir(spillDir)
+		}
+	}()
 	prog := &analyzer.Progress{}
 	bar := startProgress(prog, stderr)
 	var mu sync.Mutex
 	var problems []report.Problem
-	res, err := analyzer.Scan(ctx, s.Paths, analyzer.Options{
+	res, err := analyzer.Scan(ctx, s.Paths, s.withSave(withBreakdown(acc, analyzer.Options{
 		Policy:        p,
 		Sparse:        sparse,
 		Jobs:          s.Jobs,
@@ -67,6 +87,10 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 		CountLinks:    s.CountLinks,
 		OneFileSystem: s.OneFileSystem,
 		Sample:        s.sample,
+		Zvol:          s.zvol,
+		Mem:           mem,
+		SpillDir:      spillDir,
+		SpillWarn:     func(err error) { bar.println("ddtsim: --mem: " + err.Error()) },
 		Warn: func(path string, err error) {
 			kind := "error"
 			if errors.Is(err, analyzer.ErrChanged) {
@@ -78,7 +102,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 			mu.Unlock()
 			bar.println(fmt.Sprintf("ddtsim: %s: %s", report.EscapePath(path), why))
 		},
-	})
+	})))
 	bar.stop()
 	pr := &prediction{policy: p, sparse: sparse, res: res}
 	if err != nil {
@@ -94,6 +118,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 		return nil, exitFailed
 	}
 	pr.report.Partial = pr.interrupted
+	pr.report.Counters.PeakRSS = analyzer.PeakRSS()
 	if s.sample > 1 {
 		est := ddt.EstimateSample(func(f func(ddt.Entry) bool) {
 			res.Table.Range(func(_ ddt.Key, e ddt.Entry) bool { return f(e) })
@@ -103,9 +128,17 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 			return nil, exitFailed
 		}
 	}
+	if s.zvol {
+		pr.report.SetVolume(p.RecordSize)
+	}
+	pr.report.EstimateDDT(p, s.ram)
+	if acc != nil {
+		pr.report.Breakdown = acc.Breakdown(res.Table)
+	}
 	if problems != nil {
 		pr.report.Problems = problems
 	}
+	pr.spillDir, kept = spillDir, true
 	return pr, exitOK
 }
 

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/internal/compresstest"
 	kpzlib "github.com/klauspost/compress/zlib"
 )
 
@@ -30,36 +30,15 @@ func TestLevelMap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compresses the golden tree 27 times")
 	}
-	files := goldenInputs(t)
-	gc, err := golden.FindCase("gzip-128k-a12")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules := rulesFor(t, gc)
-	var srcs [][]byte
-	for _, b := range goldenBlocks(t, gc) {
-		if !b.embedded {
-			srcs = append(srcs, append([]byte(nil), blockData(t, files, b, make([]byte, b.lsize))...))
-		}
-	}
+	rules, srcs := compresstest.StoredBlocks(t, "gzip-128k-a12")
 	// total returns Σ PSIZE over srcs for a compressor.
-	total := func(comp compressFunc) int64 {
-		var sum int64
-		dst := make([]byte, 1<<20)
-		for _, s := range srcs {
-			c, failed := comp(dst[:rules.capacity(len(s))], s)
-			if p, emb := rules.psize(len(s), c, failed); !emb {
-				sum += int64(p)
-			}
-		}
-		return sum
-	}
+	total := func(comp compresstest.BlockCompressor) int64 { return rules.TotalPSize(srcs, comp) }
 	type writer interface {
 		Reset(w io.Writer)
 		Write(p []byte) (int, error)
 		Close() error
 	}
-	lib := func(w writer, b *bytes.Buffer) compressFunc {
+	lib := func(w writer, b *bytes.Buffer) compresstest.BlockCompressor {
 		return func(d, s []byte) (int, bool) {
 			b.Reset()
 			w.Reset(b)

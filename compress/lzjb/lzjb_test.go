@@ -5,128 +5,47 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"runtime"
 	"testing"
+
+	"github.com/ddtsim/ddtsim/internal/compresstest"
 )
 
-// ---------------------------------------------------------------------------
-// Input generators of docs/zfs-semantics.md Appendix A.
-
-// lcg returns lcg(n): x0 = 1, x_{k+1} = (1103515245·x_k + 12345) mod 2^31,
-// byte_k = (x_{k+1} >> 16) mod 256.
-func lcg(n int) []byte {
-	b := make([]byte, n)
-	x := uint32(1)
-	for k := range b {
-		x = (1103515245*x + 12345) & (1<<31 - 1)
-		b[k] = byte(x >> 16)
+// codec is c under test for an input buffer at address base (Compress for
+// base 0), checked with decompress and refCompress.
+func codec(c *Compressor, base uint) compresstest.Codec {
+	compress := c.Compress
+	if base != 0 {
+		compress = func(dst, src []byte) (int, error) { return c.compress(dst, src, base) }
 	}
-	return b
+	return compresstest.Codec{
+		Compress:   compress,
+		Decompress: decode,
+		Reference:  func(src []byte, d int) ([]byte, bool) { return refCompress(src, d, base) },
+		NoFit:      ErrNoFit,
+	}
 }
 
-// fox returns the 45-byte sentence repeated and truncated to n bytes.
-func fox(n int) []byte {
-	const s = "The quick brown fox jumps over the lazy dog. "
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = s[i%len(s)]
-	}
-	return b
+// newCompress returns the Compress of a new Compressor.
+func newCompress() compresstest.CompressFunc {
+	var c Compressor
+	return c.Compress
 }
 
-// capacity is D = L − floor(L/8) (§4.3, bands P2–P5; the Appendix A vectors).
-func capacity(l int) int { return l - l/8 }
-
-type vector struct {
-	name      string
-	data      func() []byte
-	want      int // c, or -1 for FAIL at capacity D
-	unlimited int // c with ample capacity (0: same as want; -1: not given)
-}
-
-// appendixA returns the LZJB column of Appendix A.
-func appendixA() []vector {
-	return []vector{
-		{"TV1", func() []byte {
-			b := make([]byte, 512)
-			copy(b, bytes.Repeat([]byte{'A'}, 100))
-			return b
-		}, 37, 0},
-		{"TV2", func() []byte {
-			b := make([]byte, 131072)
-			for i := range b {
-				b[i] = byte(i)
-			}
-			return b
-		}, 9986, 0},
-		{"TV3", func() []byte { return fox(65536) }, 3234, 0},
-		{"TV4", func() []byte {
-			b := make([]byte, 4096)
-			copy(b, lcg(3000))
-			return b
-		}, 3454, 0},
-		{"TV5", func() []byte { return lcg(131072) }, -1, 147446},
-		{"TV6", func() []byte {
-			b := lcg(131072)
-			for i := range b {
-				b[i] &= 0x0F
-			}
-			return b
-		}, -1, -1},
-		{"TV7", func() []byte {
-			b := make([]byte, 131072)
-			copy(b, lcg(65536))
-			return b
-		}, 75902, 0},
-		{"TV8", func() []byte {
-			b := make([]byte, 5120)
-			l := lcg(4500)
-			for i := range l {
-				b[i] = l[i] & 0x3F
-			}
-			return b
-		}, -1, 5098},
-	}
+// appendixA is the LZJB column of docs/zfs-semantics.md Appendix A.
+var appendixA = []compresstest.Vector{
+	{Name: "TV1", Want: 37},
+	{Name: "TV2", Want: 9986},
+	{Name: "TV3", Want: 3234},
+	{Name: "TV4", Want: 3454},
+	{Name: "TV5", Want: -1, Unlimited: 147446},
+	{Name: "TV6", Want: -1, Unlimited: -1},
+	{Name: "TV7", Want: 75902},
+	{Name: "TV8", Want: -1, Unlimited: 5098},
 }
 
 func TestAppendixA(t *testing.T) {
 	var c Compressor
-	for _, v := range appendixA() {
-		t.Run(v.name, func(t *testing.T) {
-			src := v.data()
-			d := capacity(len(src))
-			dst := make([]byte, d)
-			got, err := c.Compress(dst, src)
-			if v.want < 0 {
-				if !errors.Is(err, ErrNoFit) {
-					t.Fatalf("L=%d D=%d: got c=%d err=%v, want ErrNoFit", len(src), d, got, err)
-				}
-			} else {
-				if err != nil || got != v.want {
-					t.Fatalf("L=%d D=%d: got c=%d err=%v, want %d", len(src), d, got, err, v.want)
-				}
-				checkOutput(t, dst[:got], src)
-			}
-			big := make([]byte, 2*len(src)+64)
-			gotU, err := c.Compress(big, src)
-			if err != nil {
-				t.Fatalf("unlimited: %v", err)
-			}
-			switch wantU := v.unlimited; {
-			case wantU == 0 && gotU != v.want, wantU > 0 && gotU != wantU:
-				t.Fatalf("unlimited: got c=%d, want %d", gotU, max(wantU, v.want))
-			}
-			checkOutput(t, big[:gotU], src)
-			if v.want >= 0 && !bytes.Equal(big[:gotU], dst[:got]) {
-				t.Fatalf("output with capacity D differs from unlimited output")
-			}
-			// The reference implementation agrees too.
-			if r, ok := refCompress(src, d, 0); ok != (v.want >= 0) || (ok && len(r) != v.want) {
-				t.Fatalf("reference: len=%d ok=%v", len(r), ok)
-			}
-		})
-	}
+	codec(&c, 0).CheckAppendixA(t, appendixA)
 }
 
 // ---------------------------------------------------------------------------
@@ -242,16 +161,16 @@ func decompress(comp []byte, size int) (out []byte, lastCtl int, err error) {
 	return out, lastCtl, nil
 }
 
+// decode is decompress without the position of the last control byte.
+func decode(comp []byte, size int) ([]byte, error) {
+	out, _, err := decompress(comp, size)
+	return out, err
+}
+
 // checkOutput verifies that out decodes to src.
 func checkOutput(t testing.TB, out, src []byte) {
 	t.Helper()
-	got, _, err := decompress(out, len(src))
-	if err != nil {
-		t.Fatalf("decompress (n=%d): %v", len(src), err)
-	}
-	if !bytes.Equal(got, src) {
-		t.Fatalf("round trip mismatch (n=%d)", len(src))
-	}
+	compresstest.Codec{Decompress: decode}.CheckOutput(t, out, src)
 }
 
 // checkMinCapacity verifies the position of the output check: with
@@ -263,113 +182,16 @@ func checkMinCapacity(t testing.TB, c *Compressor, out, src []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lastCtl < 0 {
-		if got, err := c.Compress(nil, src); err != nil || got != 0 {
-			t.Fatalf("empty input with D=0: c=%d err=%v", got, err)
-		}
-		return
-	}
-	minD := lastCtl + 18
-	if len(out) >= minD {
-		t.Fatalf("c=%d but smallest capacity %d", len(out), minD)
-	}
-	dst := make([]byte, minD)
-	if got, err := c.Compress(dst, src); err != nil || !bytes.Equal(dst[:got], out) {
-		t.Fatalf("n=%d D=%d (last control byte %d): c=%d err=%v, want c=%d", len(src), minD, lastCtl, got, err, len(out))
-	}
-	if got, err := c.Compress(dst[:minD-1], src); !errors.Is(err, ErrNoFit) {
-		t.Fatalf("n=%d D=%d: c=%d err=%v, want ErrNoFit", len(src), minD-1, got, err)
-	}
-}
-
-// ---------------------------------------------------------------------------
-// Data generators for round-trip tests and benchmarks.
-
-var words = []string{"the", "of", "and", "to", "in", "a", "is", "that", "for",
-	"it", "as", "was", "with", "be", "by", "on", "not", "he", "this", "are",
-	"or", "his", "from", "at", "which", "but", "have", "an", "had", "they",
-	"pool", "dataset", "snapshot", "compression", "dedup", "block", "record",
-	"checksum", "vdev", "allocation", "\n", "ZFS", "2024-01-15", "error:",
-	"{\"id\":", "}", "function", "return", "0x7f3a", "/usr/lib/x86_64"}
-
-func textData(r *rand.Rand, n int) []byte {
-	b := make([]byte, 0, n+32)
-	for len(b) < n {
-		b = append(b, words[r.IntN(len(words))]...)
-		if r.IntN(9) == 0 {
-			b = append(b, ',')
-		}
-		b = append(b, ' ')
-	}
-	return b[:n]
-}
-
-func randomData(r *rand.Rand, n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
-}
-
-func repetitiveData(r *rand.Rand, n int) []byte {
-	period := 1 + r.IntN(300)
-	pat := randomData(r, period)
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = pat[i%period]
-		if r.IntN(1000) == 0 {
-			b[i] ^= byte(r.Uint32())
+	minD := 0 // empty output: any capacity
+	if lastCtl >= 0 {
+		minD = lastCtl + 18
+		if len(out) >= minD {
+			t.Fatalf("c=%d but smallest capacity %d", len(out), minD)
 		}
 	}
-	return b
-}
-
-func lowEntropyData(r *rand.Rand, n int) []byte {
-	b := make([]byte, n)
-	mask := byte(1<<(1+r.IntN(4)) - 1)
-	for i := range b {
-		b[i] = byte(r.Uint32()) & mask
+	if got := codec(c, 0).CheckMinCapacity(t, fmt.Sprintf("last control byte %d", lastCtl), src, minD, len(out)); !bytes.Equal(got, out) {
+		t.Fatalf("n=%d D=%d (last control byte %d): output differs", len(src), minD, lastCtl)
 	}
-	return b
-}
-
-func mixedData(r *rand.Rand, n int) []byte {
-	b := make([]byte, n)
-	for i := 0; i < n; {
-		l := min(n-i, 1+r.IntN(8192))
-		switch r.IntN(4) {
-		case 0:
-			copy(b[i:], randomData(r, l))
-		case 1:
-			copy(b[i:], textData(r, l))
-		case 2:
-			// zeros
-		case 3:
-			if i > 0 { // copy from further back
-				src := r.IntN(i)
-				for k := 0; k < l; k++ {
-					b[i+k] = b[src+k]
-				}
-			}
-		}
-		i += l
-	}
-	return b
-}
-
-type generator struct {
-	name string
-	gen  func(r *rand.Rand, n int) []byte
-}
-
-var generators = []generator{
-	{"random", randomData},
-	{"text", textData},
-	{"repetitive", repetitiveData},
-	{"zero", func(_ *rand.Rand, n int) []byte { return make([]byte, n) }},
-	{"lowentropy", lowEntropyData},
-	{"mixed", mixedData},
 }
 
 // ---------------------------------------------------------------------------
@@ -377,7 +199,7 @@ var generators = []generator{
 func TestTiny(t *testing.T) {
 	var c Compressor
 	for n := 0; n <= 140; n++ {
-		src := fox(n)
+		src := compresstest.Fox(n)
 		dst := make([]byte, 2*n+32)
 		got, err := c.Compress(dst, src)
 		if err != nil {
@@ -443,7 +265,7 @@ func TestTiny(t *testing.T) {
 // 512-aligned buffer.
 func TestAddressDependence(t *testing.T) {
 	r := rand.New(rand.NewPCG(12, 13))
-	src := randomData(r, 1000)
+	src := compresstest.Random(r, 1000)
 	copy(src[500:514], src[400:414]) // match 500…513 (covers 512, 513)
 	copy(src[700:703], src[512:515])
 	var c Compressor
@@ -467,15 +289,15 @@ func TestAddressDependence(t *testing.T) {
 	// Random inputs: the address rarely matters (§5.2: 5 of 120 cases).
 	differ := 0
 	for it := 0; it < 120; it++ {
-		g := generators[it%len(generators)]
-		src := g.gen(r, 512*(1+r.IntN(64)))
+		g := compresstest.Generators[it%len(compresstest.Generators)]
+		src := g.Gen(r, 512*(1+r.IntN(64)))
 		a := make([]byte, 2*len(src)+32)
 		b := make([]byte, 2*len(src)+32)
 		ca, _ := c.compress(a, src, 0)
 		cb, _ := c.compress(b, src, 512)
 		checkOutput(t, b[:cb], src)
 		if ref, _ := refCompress(src, len(b), 512); !bytes.Equal(ref, b[:cb]) {
-			t.Fatalf("%s n=%d base 512: differs from reference", g.name, len(src))
+			t.Fatalf("%s n=%d base 512: differs from reference", g.Name, len(src))
 		}
 		if !bytes.Equal(a[:ca], b[:cb]) {
 			differ++
@@ -488,38 +310,10 @@ var roundTripSizes = []int{512, 1000, 1024, 1536, 4096, 5120, 8192, 32768,
 	65536, 131072, 262144, 1 << 20}
 
 func TestRoundTrip(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
 	var c Compressor
-	for _, g := range generators {
-		for _, n := range roundTripSizes {
-			if testing.Short() && n > 131072 {
-				continue
-			}
-			src := g.gen(r, n)
-			dst := make([]byte, n+n/8+32)
-			got, err := c.Compress(dst, src)
-			if err != nil {
-				t.Fatalf("%s n=%d: %v", g.name, n, err)
-			}
-			checkOutput(t, dst[:got], src)
-			checkMinCapacity(t, &c, dst[:got], src)
-
-			// Same result as the literal reference transcription.
-			ref, ok := refCompress(src, len(dst), 0)
-			if !ok || !bytes.Equal(ref, dst[:got]) {
-				t.Fatalf("%s n=%d: differs from reference (ok=%v, %d vs %d)", g.name, n, ok, len(ref), got)
-			}
-			d := capacity(n)
-			got2, err2 := c.Compress(make([]byte, d), src)
-			_, ok = refCompress(src, d, 0)
-			if (err2 == nil) != ok {
-				t.Fatalf("%s n=%d D=%d: err=%v reference ok=%v", g.name, n, d, err2, ok)
-			}
-			if err2 == nil && got2 != got {
-				t.Fatalf("%s n=%d: c=%d with D, %d unlimited", g.name, n, got2, got)
-			}
-		}
-	}
+	codec(&c, 0).CheckRoundTrips(t, rand.New(rand.NewPCG(1, 2)), compresstest.Generators, roundTripSizes,
+		func(n int) int { return n + n/8 + 32 },
+		func(t testing.TB, out, src []byte) { checkMinCapacity(t, &c, out, src) })
 }
 
 // TestRandomizedAgainstReference compares outputs for random inputs,
@@ -533,7 +327,7 @@ func TestRandomizedAgainstReference(t *testing.T) {
 		iters = 60
 	}
 	for it := 0; it < iters; it++ {
-		g := generators[r.IntN(len(generators))]
+		g := compresstest.Generators[r.IntN(len(compresstest.Generators))]
 		var n int
 		switch r.IntN(3) {
 		case 0:
@@ -541,31 +335,27 @@ func TestRandomizedAgainstReference(t *testing.T) {
 		default:
 			n = 512 * (1 + r.IntN(256))
 		}
-		src := g.gen(r, n)
+		src := g.Gen(r, n)
 		base := uint(0)
 		if it%3 == 1 {
 			base = uint(r.IntN(1 << 20))
 		}
+		cc := codec(&c, base)
 		big := make([]byte, n+n/8+32)
-		full, err := c.compress(big, src, base)
+		full, err := cc.Compress(big, src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkOutput(t, big[:full], src)
+		cc.CheckOutput(t, big[:full], src)
 		_, lastCtl, _ := decompress(big[:full], n)
 		minD := lastCtl + 18
-		for _, d := range []int{minD - 2, minD - 1, minD, minD + 1, full, capacity(n), r.IntN(full + 24)} {
+		what := fmt.Sprintf("%s base=%d (min %d)", g.Name, base, minD)
+		for _, d := range []int{minD - 2, minD - 1, minD, minD + 1, full, compresstest.Capacity(n), r.IntN(full + 24)} {
 			if d < 0 {
 				continue
 			}
-			dst := make([]byte, d)
-			got, err := c.compress(dst, src, base)
-			ref, ok := refCompress(src, d, base)
-			if (err == nil) != ok {
-				t.Fatalf("%s n=%d D=%d base=%d (min %d): err=%v reference ok=%v", g.name, n, d, base, minD, err, ok)
-			}
-			if err == nil && (got > d || !bytes.Equal(dst[:got], ref) || !bytes.Equal(dst[:got], big[:full])) {
-				t.Fatalf("%s n=%d D=%d base=%d: output mismatch", g.name, n, d, base)
+			if out, err := cc.CheckAgainstReference(t, what, src, d); err == nil && !bytes.Equal(out, big[:full]) {
+				t.Fatalf("%s n=%d D=%d base=%d: output mismatch", g.Name, n, d, base)
 			}
 		}
 	}
@@ -574,25 +364,12 @@ func TestRandomizedAgainstReference(t *testing.T) {
 // TestReuse checks that a reused Compressor gives the same result as a fresh
 // one (the table is reset per call).
 func TestReuse(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
-	var reused Compressor
-	for i := 0; i < 40; i++ {
-		n := []int{4096, 65536, 131072}[i%3]
-		src := generators[r.IntN(len(generators))].gen(r, n)
-		a := make([]byte, 2*n)
-		b := make([]byte, 2*n)
-		ca, _ := reused.Compress(a, src)
-		var fresh Compressor
-		cb, _ := fresh.Compress(b, src)
-		if ca != cb || !bytes.Equal(a[:ca], b[:cb]) {
-			t.Fatalf("iteration %d: reused compressor differs", i)
-		}
-	}
+	compresstest.CheckReuse(t, rand.New(rand.NewPCG(7, 8)), compresstest.Generators, newCompress)
 }
 
 func TestAllocs(t *testing.T) {
-	src := textData(rand.New(rand.NewPCG(9, 9)), 131072)
-	dst := make([]byte, capacity(len(src)))
+	src := compresstest.Text(rand.New(rand.NewPCG(9, 9)), 131072)
+	dst := make([]byte, compresstest.Capacity(len(src)))
 	var c Compressor
 	allocs := testing.AllocsPerRun(20, func() {
 		c.Compress(dst, src)
@@ -607,10 +384,11 @@ func FuzzCompress(f *testing.F) {
 	f.Add([]byte("The quick brown fox jumps over the lazy dog. The quick brown fox"), uint32(0))
 	f.Add(make([]byte, 100), uint32(20))
 	f.Add(make([]byte, 300), uint32(0))
-	f.Add(lcg(1000), uint32(900))
-	f.Add(fox(5000), uint32(1000))
+	f.Add(compresstest.LCG(1000), uint32(900))
+	f.Add(compresstest.Fox(5000), uint32(1000))
 	f.Add([]byte{}, uint32(3))
 	var c Compressor
+	cc := codec(&c, 0)
 	f.Fuzz(func(t *testing.T, src []byte, capSel uint32) {
 		// capSel 0 → ample capacity; otherwise a capacity up to a bit
 		// more than the input size (exercises tight limits).
@@ -618,70 +396,21 @@ func FuzzCompress(f *testing.F) {
 		if capSel != 0 {
 			d = int(capSel % uint32(len(src)+48))
 		}
-		dst := make([]byte, d)
-		got, err := c.Compress(dst, src)
-		ref, ok := refCompress(src, d, 0)
-		if (err == nil) != ok {
-			t.Fatalf("n=%d D=%d: err=%v, reference ok=%v", len(src), d, err, ok)
-		}
-		if err != nil {
-			if !errors.Is(err, ErrNoFit) {
-				t.Fatalf("unexpected error %v", err)
-			}
+		out, ok := cc.FuzzAgainstReference(t, src, d)
+		if !ok {
 			return
 		}
-		if got > len(dst) || (len(src) > 0 && got >= len(dst)) {
-			t.Fatalf("c=%d for capacity %d", got, len(dst))
+		if len(src) > 0 && len(out) >= d {
+			t.Fatalf("c=%d for capacity %d", len(out), d)
 		}
-		if !bytes.Equal(dst[:got], ref) {
-			t.Fatalf("differs from reference")
-		}
-		checkOutput(t, dst[:got], src)
-		checkMinCapacity(t, &c, dst[:got], src)
+		checkMinCapacity(t, &c, out, src)
 	})
 }
 
 // ---------------------------------------------------------------------------
 
+// BenchmarkCompress compresses with ZFS's capacity; random data fails near
+// its end.
 func BenchmarkCompress(b *testing.B) {
-	const record = 128 << 10
-	r := rand.New(rand.NewPCG(10, 11))
-	inputs := []struct {
-		name string
-		data []byte
-	}{
-		{"text", textData(r, record)},
-		{"random", randomData(r, record)},
-		{"zero", make([]byte, record)},
-	}
-	// A 128 KiB record from the middle of an executable (nil → skipped).
-	var bin []byte
-	for _, p := range []string{runtime.GOROOT() + "/bin/gofmt", "/usr/local/go/bin/gofmt"} {
-		if d, err := os.ReadFile(p); err == nil && len(d) >= 4*record {
-			bin = d[len(d)/2 : len(d)/2+record]
-			break
-		}
-	}
-	inputs = append(inputs, struct {
-		name string
-		data []byte
-	}{"binary", bin})
-	for _, in := range inputs {
-		b.Run(in.name, func(b *testing.B) {
-			if in.data == nil {
-				b.Skip("gofmt binary not found")
-			}
-			var c Compressor
-			// ZFS's capacity; random data fails near its end.
-			dst := make([]byte, capacity(len(in.data)))
-			b.SetBytes(int64(len(in.data)))
-			b.ReportAllocs()
-			res := 0
-			for b.Loop() {
-				n, _ := c.Compress(dst, in.data)
-				res = n
-			}
-			b.ReportMetric(float64(res), "c")
-		})
-	}
+	compresstest.BenchCompress(b, compresstest.BenchInputs(nil), newCompress)
 }

@@ -5,127 +5,29 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"runtime"
+	"slices"
 	"testing"
+
+	"github.com/ddtsim/ddtsim/internal/compresstest"
 )
 
-// ---------------------------------------------------------------------------
-// Input generators of docs/zfs-semantics.md Appendix A.
+// codec is Compress under test, checked with decompress and refCompress.
+var codec = compresstest.Codec{Compress: Compress, Decompress: decode, Reference: refCompress, NoFit: ErrNoFit}
 
-// lcg returns lcg(n): x0 = 1, x_{k+1} = (1103515245·x_k + 12345) mod 2^31,
-// byte_k = (x_{k+1} >> 16) mod 256.
-func lcg(n int) []byte {
-	b := make([]byte, n)
-	x := uint32(1)
-	for k := range b {
-		x = (1103515245*x + 12345) & (1<<31 - 1)
-		b[k] = byte(x >> 16)
-	}
-	return b
-}
-
-// fox returns the 45-byte sentence repeated and truncated to n bytes.
-func fox(n int) []byte {
-	const s = "The quick brown fox jumps over the lazy dog. "
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = s[i%len(s)]
-	}
-	return b
-}
-
-// capacity is D = L − floor(L/8) (§4.3, bands P2–P5; the Appendix A vectors).
-func capacity(l int) int { return l - l/8 }
-
-type vector struct {
-	name      string
-	data      func() []byte
-	want      int // c, or -1 for FAIL at capacity D
-	unlimited int // c with ample capacity (0: same as want; -1: not given)
-}
-
-// appendixA returns the ZLE column of Appendix A.
-func appendixA() []vector {
-	return []vector{
-		{"TV1", func() []byte {
-			b := make([]byte, 512)
-			copy(b, bytes.Repeat([]byte{'A'}, 100))
-			return b
-		}, 105, 0},
-		{"TV2", func() []byte {
-			b := make([]byte, 131072)
-			for i := range b {
-				b[i] = byte(i)
-			}
-			return b
-		}, -1, 133120},
-		{"TV3", func() []byte { return fox(65536) }, -1, -1},
-		{"TV4", func() []byte {
-			b := make([]byte, 4096)
-			copy(b, lcg(3000))
-			return b
-		}, 3053, 0},
-		{"TV5", func() []byte { return lcg(131072) }, -1, -1},
-		{"TV6", func() []byte {
-			b := lcg(131072)
-			for i := range b {
-				b[i] &= 0x0F
-			}
-			return b
-		}, -1, -1},
-		{"TV7", func() []byte {
-			b := make([]byte, 131072)
-			copy(b, lcg(65536))
-			return b
-		}, 66902, 0},
-		{"TV8", func() []byte {
-			b := make([]byte, 5120)
-			l := lcg(4500)
-			for i := range l {
-				b[i] = l[i] & 0x3F
-			}
-			return b
-		}, -1, 4574},
-	}
+// appendixA is the ZLE column of docs/zfs-semantics.md Appendix A.
+var appendixA = []compresstest.Vector{
+	{Name: "TV1", Want: 105},
+	{Name: "TV2", Want: -1, Unlimited: 133120},
+	{Name: "TV3", Want: -1, Unlimited: -1},
+	{Name: "TV4", Want: 3053},
+	{Name: "TV5", Want: -1, Unlimited: -1},
+	{Name: "TV6", Want: -1, Unlimited: -1},
+	{Name: "TV7", Want: 66902},
+	{Name: "TV8", Want: -1, Unlimited: 4574},
 }
 
 func TestAppendixA(t *testing.T) {
-	for _, v := range appendixA() {
-		t.Run(v.name, func(t *testing.T) {
-			src := v.data()
-			d := capacity(len(src))
-			dst := make([]byte, d)
-			got, err := Compress(dst, src)
-			if v.want < 0 {
-				if !errors.Is(err, ErrNoFit) {
-					t.Fatalf("L=%d D=%d: got c=%d err=%v, want ErrNoFit", len(src), d, got, err)
-				}
-			} else {
-				if err != nil || got != v.want {
-					t.Fatalf("L=%d D=%d: got c=%d err=%v, want %d", len(src), d, got, err, v.want)
-				}
-				checkOutput(t, dst[:got], src)
-			}
-			big := make([]byte, 2*len(src)+64)
-			gotU, err := Compress(big, src)
-			if err != nil {
-				t.Fatalf("unlimited: %v", err)
-			}
-			switch wantU := v.unlimited; {
-			case wantU == 0 && gotU != v.want, wantU > 0 && gotU != wantU:
-				t.Fatalf("unlimited: got c=%d, want %d", gotU, max(wantU, v.want))
-			}
-			checkOutput(t, big[:gotU], src)
-			if v.want >= 0 && !bytes.Equal(big[:gotU], dst[:got]) {
-				t.Fatalf("output with capacity D differs from unlimited output")
-			}
-			// The reference implementation agrees too.
-			if r, ok := refCompress(src, d); ok != (v.want >= 0) || (ok && len(r) != v.want) {
-				t.Fatalf("reference: len=%d ok=%v", len(r), ok)
-			}
-		})
-	}
+	codec.CheckAppendixA(t, appendixA)
 }
 
 // TestAppendixADerived checks unlimited sizes that Appendix A does not list
@@ -134,7 +36,7 @@ func TestAppendixADerived(t *testing.T) {
 	// TV3: fox has no zero byte, so 65536 bytes are 1024 literal runs of
 	// 64: 1024 · 65 = 66560 bytes.
 	big := make([]byte, 1<<17)
-	if got, err := Compress(big, fox(65536)); err != nil || got != 66560 {
+	if got, err := Compress(big, compresstest.Fox(65536)); err != nil || got != 66560 {
 		t.Fatalf("TV3 unlimited: c=%d err=%v, want 66560", got, err)
 	}
 }
@@ -223,16 +125,10 @@ func decompress(comp []byte, size int) (out []byte, minD int, err error) {
 	return out, minD, nil
 }
 
-// checkOutput verifies that out decodes to src.
-func checkOutput(t testing.TB, out, src []byte) {
-	t.Helper()
-	got, _, err := decompress(out, len(src))
-	if err != nil {
-		t.Fatalf("decompress (n=%d): %v", len(src), err)
-	}
-	if !bytes.Equal(got, src) {
-		t.Fatalf("round trip mismatch (n=%d)", len(src))
-	}
+// decode is decompress without the smallest capacity.
+func decode(comp []byte, size int) ([]byte, error) {
+	out, _, err := decompress(comp, size)
+	return out, err
 }
 
 // checkMinCapacity verifies the positions of the output checks: with
@@ -247,69 +143,13 @@ func checkMinCapacity(t testing.TB, out, src []byte) {
 	if len(out) > minD {
 		t.Fatalf("c=%d but smallest capacity %d", len(out), minD)
 	}
-	dst := make([]byte, minD)
-	if got, err := Compress(dst, src); err != nil || !bytes.Equal(dst[:got], out) {
-		t.Fatalf("n=%d D=%d: c=%d err=%v, want c=%d", len(src), minD, got, err, len(out))
-	}
-	if minD == 0 {
-		return
-	}
-	if got, err := Compress(dst[:minD-1], src); !errors.Is(err, ErrNoFit) {
-		t.Fatalf("n=%d D=%d: c=%d err=%v, want ErrNoFit", len(src), minD-1, got, err)
+	if got := codec.CheckMinCapacity(t, "", src, minD, len(out)); !bytes.Equal(got, out) {
+		t.Fatalf("n=%d D=%d: output differs", len(src), minD)
 	}
 }
 
 // ---------------------------------------------------------------------------
 // Data generators for round-trip tests and benchmarks.
-
-var words = []string{"the", "of", "and", "to", "in", "a", "is", "that", "for",
-	"it", "as", "was", "with", "be", "by", "on", "not", "he", "this", "are",
-	"or", "his", "from", "at", "which", "but", "have", "an", "had", "they",
-	"pool", "dataset", "snapshot", "compression", "dedup", "block", "record",
-	"checksum", "vdev", "allocation", "\n", "ZFS", "2024-01-15", "error:",
-	"{\"id\":", "}", "function", "return", "0x7f3a", "/usr/lib/x86_64"}
-
-func textData(r *rand.Rand, n int) []byte {
-	b := make([]byte, 0, n+32)
-	for len(b) < n {
-		b = append(b, words[r.IntN(len(words))]...)
-		if r.IntN(9) == 0 {
-			b = append(b, ',')
-		}
-		b = append(b, ' ')
-	}
-	return b[:n]
-}
-
-func randomData(r *rand.Rand, n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
-}
-
-func repetitiveData(r *rand.Rand, n int) []byte {
-	period := 1 + r.IntN(300)
-	pat := randomData(r, period)
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = pat[i%period]
-		if r.IntN(1000) == 0 {
-			b[i] ^= byte(r.Uint32())
-		}
-	}
-	return b
-}
-
-func lowEntropyData(r *rand.Rand, n int) []byte {
-	b := make([]byte, n)
-	mask := byte(1<<(1+r.IntN(4)) - 1)
-	for i := range b {
-		b[i] = byte(r.Uint32()) & mask
-	}
-	return b
-}
 
 // sparseData has runs of zeros of random lengths (single zeros, pairs,
 // runs longer than 192) between runs of random bytes that may contain zeros.
@@ -327,44 +167,9 @@ func sparseData(r *rand.Rand, n int) []byte {
 	return b
 }
 
-func mixedData(r *rand.Rand, n int) []byte {
-	b := make([]byte, n)
-	for i := 0; i < n; {
-		l := min(n-i, 1+r.IntN(8192))
-		switch r.IntN(4) {
-		case 0:
-			copy(b[i:], randomData(r, l))
-		case 1:
-			copy(b[i:], textData(r, l))
-		case 2:
-			// zeros
-		case 3:
-			if i > 0 { // copy from further back
-				src := r.IntN(i)
-				for k := 0; k < l; k++ {
-					b[i+k] = b[src+k]
-				}
-			}
-		}
-		i += l
-	}
-	return b
-}
-
-type generator struct {
-	name string
-	gen  func(r *rand.Rand, n int) []byte
-}
-
-var generators = []generator{
-	{"random", randomData},
-	{"text", textData},
-	{"repetitive", repetitiveData},
-	{"zero", func(_ *rand.Rand, n int) []byte { return make([]byte, n) }},
-	{"lowentropy", lowEntropyData},
-	{"sparse", sparseData},
-	{"mixed", mixedData},
-}
+// generators are compresstest.Generators with sparse before mixed.
+var generators = slices.Insert(slices.Clone(compresstest.Generators), len(compresstest.Generators)-1,
+	compresstest.Generator{Name: "sparse", Gen: sparseData})
 
 // ---------------------------------------------------------------------------
 
@@ -398,7 +203,7 @@ func TestTiny(t *testing.T) {
 		if err != nil || string(dst[:got]) != tc.want {
 			t.Fatalf("%q: got %q err=%v, want %q", src, dst[:got], err, tc.want)
 		}
-		checkOutput(t, dst[:got], src)
+		codec.CheckOutput(t, dst[:got], src)
 		checkMinCapacity(t, dst[:got], src)
 		if _, minD, _ := decompress(dst[:got], len(src)); minD != tc.minD {
 			t.Fatalf("%q: smallest capacity %d, want %d", src, minD, tc.minD)
@@ -423,7 +228,7 @@ func TestTiny(t *testing.T) {
 			if err != nil || !bytes.Equal(dst[:got], ref) {
 				t.Fatalf("%x: got %x err=%v, reference %x", src, dst[:got], err, ref)
 			}
-			checkOutput(t, dst[:got], src)
+			codec.CheckOutput(t, dst[:got], src)
 			checkMinCapacity(t, dst[:got], src)
 		}
 	}
@@ -433,37 +238,8 @@ var roundTripSizes = []int{512, 1000, 4096, 5120, 8192, 32768, 65536, 131072,
 	262144, 1 << 20}
 
 func TestRoundTrip(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, g := range generators {
-		for _, n := range roundTripSizes {
-			if testing.Short() && n > 131072 {
-				continue
-			}
-			src := g.gen(r, n)
-			dst := make([]byte, n+n/64+64)
-			got, err := Compress(dst, src)
-			if err != nil {
-				t.Fatalf("%s n=%d: %v", g.name, n, err)
-			}
-			checkOutput(t, dst[:got], src)
-			checkMinCapacity(t, dst[:got], src)
-
-			// Same result as the literal reference transcription.
-			ref, ok := refCompress(src, len(dst))
-			if !ok || !bytes.Equal(ref, dst[:got]) {
-				t.Fatalf("%s n=%d: differs from reference (ok=%v, %d vs %d)", g.name, n, ok, len(ref), got)
-			}
-			d := capacity(n)
-			got2, err2 := Compress(make([]byte, d), src)
-			_, ok = refCompress(src, d)
-			if (err2 == nil) != ok {
-				t.Fatalf("%s n=%d D=%d: err=%v reference ok=%v", g.name, n, d, err2, ok)
-			}
-			if err2 == nil && got2 != got {
-				t.Fatalf("%s n=%d: c=%d with D, %d unlimited", g.name, n, got2, got)
-			}
-		}
-	}
+	codec.CheckRoundTrips(t, rand.New(rand.NewPCG(1, 2)), generators, roundTripSizes,
+		func(n int) int { return n + n/64 + 64 }, checkMinCapacity)
 }
 
 // TestRandomizedAgainstReference compares outputs for random inputs and
@@ -483,26 +259,21 @@ func TestRandomizedAgainstReference(t *testing.T) {
 		default:
 			n = 512 * (1 + r.IntN(256))
 		}
-		src := g.gen(r, n)
+		src := g.Gen(r, n)
 		big := make([]byte, n+n/64+64)
 		full, err := Compress(big, src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkOutput(t, big[:full], src)
+		codec.CheckOutput(t, big[:full], src)
 		_, minD, _ := decompress(big[:full], n)
-		for _, d := range []int{minD - 2, minD - 1, minD, minD + 1, full, capacity(n), r.IntN(full + 80)} {
+		what := fmt.Sprintf("%s (min %d)", g.Name, minD)
+		for _, d := range []int{minD - 2, minD - 1, minD, minD + 1, full, compresstest.Capacity(n), r.IntN(full + 80)} {
 			if d < 0 {
 				continue
 			}
-			dst := make([]byte, d)
-			got, err := Compress(dst, src)
-			ref, ok := refCompress(src, d)
-			if (err == nil) != ok {
-				t.Fatalf("%s n=%d D=%d (min %d): err=%v reference ok=%v", g.name, n, d, minD, err, ok)
-			}
-			if err == nil && (got > d || !bytes.Equal(dst[:got], ref) || !bytes.Equal(dst[:got], big[:full])) {
-				t.Fatalf("%s n=%d D=%d: output mismatch", g.name, n, d)
+			if out, err := codec.CheckAgainstReference(t, what, src, d); err == nil && !bytes.Equal(out, big[:full]) {
+				t.Fatalf("%s n=%d D=%d: output mismatch", g.Name, n, d)
 			}
 		}
 	}
@@ -510,7 +281,7 @@ func TestRandomizedAgainstReference(t *testing.T) {
 
 func TestAllocs(t *testing.T) {
 	src := sparseData(rand.New(rand.NewPCG(9, 9)), 131072)
-	dst := make([]byte, capacity(len(src)))
+	dst := make([]byte, compresstest.Capacity(len(src)))
 	allocs := testing.AllocsPerRun(20, func() {
 		Compress(dst, src)
 		Compress(dst[:100], src)
@@ -524,7 +295,7 @@ func FuzzCompress(f *testing.F) {
 	f.Add([]byte("The quick brown fox jumps over the lazy dog. The quick brown fox"), uint32(0))
 	f.Add(make([]byte, 500), uint32(3))
 	f.Add([]byte("a\x00b\x00\x00c\x00\x00\x00d"), uint32(0))
-	f.Add(lcg(1000), uint32(900))
+	f.Add(compresstest.LCG(1000), uint32(900))
 	f.Add(append(bytes.Repeat([]byte{'x'}, 63), 0, 'y'), uint32(66))
 	f.Add([]byte{}, uint32(3))
 	f.Fuzz(func(t *testing.T, src []byte, capSel uint32) {
@@ -534,71 +305,19 @@ func FuzzCompress(f *testing.F) {
 		if capSel != 0 {
 			d = int(capSel % uint32(len(src)+96))
 		}
-		dst := make([]byte, d)
-		got, err := Compress(dst, src)
-		ref, ok := refCompress(src, d)
-		if (err == nil) != ok {
-			t.Fatalf("n=%d D=%d: err=%v, reference ok=%v", len(src), d, err, ok)
+		if out, ok := codec.FuzzAgainstReference(t, src, d); ok {
+			checkMinCapacity(t, out, src)
 		}
-		if err != nil {
-			if !errors.Is(err, ErrNoFit) {
-				t.Fatalf("unexpected error %v", err)
-			}
-			return
-		}
-		if got > len(dst) {
-			t.Fatalf("c=%d for capacity %d", got, len(dst))
-		}
-		if !bytes.Equal(dst[:got], ref) {
-			t.Fatalf("differs from reference")
-		}
-		checkOutput(t, dst[:got], src)
-		checkMinCapacity(t, dst[:got], src)
 	})
 }
 
 // ---------------------------------------------------------------------------
 
+// BenchmarkCompress compresses with ZFS's capacity: text and random (no zero
+// pairs) fail after about 7/8 of the input.
 func BenchmarkCompress(b *testing.B) {
-	const record = 128 << 10
-	r := rand.New(rand.NewPCG(10, 11))
-	inputs := []struct {
-		name string
-		data []byte
-	}{
-		{"text", textData(r, record)},
-		{"random", randomData(r, record)},
-		{"zero", make([]byte, record)},
-		{"sparse", sparseData(r, record)},
-	}
-	// A 128 KiB record from the middle of an executable (nil → skipped).
-	var bin []byte
-	for _, p := range []string{runtime.GOROOT() + "/bin/gofmt", "/usr/local/go/bin/gofmt"} {
-		if d, err := os.ReadFile(p); err == nil && len(d) >= 4*record {
-			bin = d[len(d)/2 : len(d)/2+record]
-			break
-		}
-	}
-	inputs = append(inputs, struct {
-		name string
-		data []byte
-	}{"binary", bin})
-	for _, in := range inputs {
-		b.Run(in.name, func(b *testing.B) {
-			if in.data == nil {
-				b.Skip("gofmt binary not found")
-			}
-			// ZFS's capacity: text and random (no zero pairs) fail
-			// after about 7/8 of the input.
-			dst := make([]byte, capacity(len(in.data)))
-			b.SetBytes(int64(len(in.data)))
-			b.ReportAllocs()
-			res := 0
-			for b.Loop() {
-				n, _ := Compress(dst, in.data)
-				res = n
-			}
-			b.ReportMetric(float64(res), "c")
-		})
-	}
+	inputs := compresstest.BenchInputs(func(r *rand.Rand) []compresstest.BenchInput {
+		return []compresstest.BenchInput{{Name: "sparse", Data: sparseData(r, compresstest.RecordSize)}}
+	})
+	compresstest.BenchCompress(b, inputs, func() compresstest.CompressFunc { return Compress })
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/internal/compresstest"
 	kzstd "github.com/klauspost/compress/zstd"
 )
 
@@ -27,36 +27,9 @@ func TestLevelMap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compresses the golden tree 62 times")
 	}
-	files := goldenInputs(t)
-	gc, err := golden.FindCase("zstd-128k-a12")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules := rulesFor(t, gc)
-	var srcs [][]byte
-	for _, b := range goldenBlocks(t, gc) {
-		if !b.embedded {
-			srcs = append(srcs, append([]byte(nil), blockData(t, files, b, make([]byte, b.lsize))...))
-		}
-	}
-	total := func(comp compressFunc) int64 {
-		var sum int64
-		dst := make([]byte, 1<<20)
-		for _, s := range srcs {
-			c, failed := comp(dst[:rules.capacity(len(s))], s)
-			if p, emb := rules.psize(len(s), c, failed); !emb {
-				sum += int64(p)
-			}
-		}
-		return sum
-	}
-	var levels []int
-	for l := 1; l <= 19; l++ {
-		levels = append(levels, l)
-	}
-	for _, n := range FastLevels {
-		levels = append(levels, -n)
-	}
+	rules, srcs := compresstest.StoredBlocks(t, "zstd-128k-a12")
+	total := func(comp compresstest.BlockCompressor) int64 { return rules.TotalPSize(srcs, comp) }
+	levels := allLevels()
 	var settings []setting
 	for _, lv := range []kzstd.EncoderLevel{kzstd.SpeedFastest, kzstd.SpeedDefault, kzstd.SpeedBetterCompression, kzstd.SpeedBestCompression} {
 		settings = append(settings, setting{level: lv}, setting{level: lv, allLit: true}, setting{level: lv, noEntropy: true})

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ddtsim/ddtsim/internal/golden"
+)
+
+// spillGoldenCases are golden cases rerun with a tiny --mem: many blocks
+// (4K records), zero blocks stored as data (RefN), dedup with embedded
+// blocks, raidz, and release 2.1.
+var spillGoldenCases = []string{"lz4-4k-a12", "off-128k-a12-never", "lz4-128k-a12-dedup", "lz4-16k-raidz2x6-a12", "v21-lz4-128k-a12"}
+
+// TestGoldenZdbSSpilled is TestGoldenZdbS with the table spilled to disk
+// again and again (--mem 16K: over a hundred runs at 4K records, merged in groups): the output is still byte for byte what
+// real zdb -S printed, and the spill directory is gone afterwards.
+func TestGoldenZdbSSpilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("golden cases scan 55 MB each")
+	}
+	cases, err := golden.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, err := golden.Inputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]golden.Case{}
+	for _, c := range cases {
+		byName[c.Name] = c
+	}
+	for _, name := range spillGoldenCases {
+		t.Run(name, func(t *testing.T) {
+			c, ok := byName[name]
+			if !ok {
+				t.Fatalf("no golden case %s", name)
+			}
+			args, why := caseArgs(c)
+			if why != "" {
+				t.Fatal(why)
+			}
+			want, err := c.ZdbS()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tmp := t.TempDir()
+			args = append(args, "--mem", "16K", "--tmpdir", tmp)
+			var stdout, stderr bytes.Buffer
+			if code := run(append(args, inputs...), &stdout, &stderr); code != 0 {
+				t.Fatalf("ddtsim %s: exit %d, stderr:\n%s", strings.Join(args, " "), code, stderr.String())
+			}
+			if got := stdout.String(); got != want {
+				t.Errorf("ddtsim %s differs from real zdb -S (-real +ddtsim):\n%s",
+					strings.Join(args, " "), cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n")))
+			}
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				t.Errorf("%d files left in --tmpdir", len(left))
+			}
+		})
+	}
+}
+
+// --mem reports its spills and the memory in JSON and in the summary, and
+// gives the same table as without it.
+func TestMemReport(t *testing.T) {
+	dir := sampleTree(t)
+	tmp := t.TempDir()
+	code, out, errs := runT("--json", "--mem", "1K", "--tmpdir", tmp, dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Zdb      string            `json:"zdb_S"`
+		Counters map[string]uint64 `json:"counters"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Counters["spill_runs"] == 0 || doc.Counters["table_bytes"] == 0 || doc.Counters["peak_rss"] == 0 {
+		t.Errorf("counters %v", doc.Counters)
+	}
+	_, plain, _ := runT("--zdb", dir)
+	if doc.Zdb != plain {
+		t.Errorf("--mem changed the table:\n%s\nwithout:\n%s", doc.Zdb, plain)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("%d files left in --tmpdir", len(left))
+	}
+	_, text, _ := runT("--mem", "1K", "--tmpdir", tmp, dir)
+	if !strings.Contains(text, "\n  memory       table ") || !strings.Contains(text, "peak RSS; spilled to disk in ") {
+		t.Errorf("no memory line:\n%s", text)
+	}
+}
+
+// Bad --mem values and unusable temporary directories are refused before
+// the scan, with exit 2 and a clear message.
+func TestMemErrors(t *testing.T) {
+	dir := sampleTree(t)
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	for _, c := range []struct {
+		args []string
+		env  string // $TMPDIR
+		want string
+	}{
+		{[]string{"--mem", "0", dir}, "", "--mem 0: invalid (accepted: the table's memory bound as a size"},
+		{[]string{"--mem", "lots", dir}, "", "--mem lots: invalid"},
+		{[]string{"--tmpdir", t.TempDir(), dir}, "", "--tmpdir is where --mem spills the table: it needs --mem SIZE"},
+		{[]string{"--mem", "1G", "--tmpdir", "/nonexistent/x", dir}, "", "ddtsim: --tmpdir /nonexistent/x: cannot create the spill directory there: no such file or directory"},
+		{[]string{"--mem", "1G", "--tmpdir", file, dir}, "", "ddtsim: --tmpdir " + file + ": cannot create the spill directory there: not a directory"},
+		{[]string{"--mem", "1G", dir}, "/nonexistent/y", "ddtsim: --mem: /nonexistent/y ($TMPDIR, or --tmpdir DIR): cannot create the spill directory there: no such file or directory"},
+	} {
+		if c.env != "" {
+			t.Setenv("TMPDIR", c.env)
+		}
+		code, out, errs := runT(c.args...)
+		if code != exitUsage || !strings.Contains(errs, c.want) || out != "" {
+			t.Errorf("%v: exit %d, stderr %q, want %q", c.args, code, errs, c.want)
+		}
+	}
+}

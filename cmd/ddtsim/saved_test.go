@@ -1,0 +1,365 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/alecthomas/kong"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/scanfile"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+// parseCLI parses args as run does, for tests that run a command with
+// their own context.
+func parseCLI(t *testing.T, args ...string) *cli {
+	t.Helper()
+	var c cli
+	parser, err := kong.New(&c, kong.Name("ddtsim"), kong.Vars{"releases": zio.ReleaseRanges()}, kong.Exit(func(int) { t.Fatal("exit") }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parser.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return &c
+}
+
+// interruptAfter makes the next saving scan cancel ctx after n chunks or
+// hole runs are done (the workers then finish the chunks they hold).
+func interruptAfter(t *testing.T, n int64) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var done atomic.Int64
+	testDoneHook = func() {
+		if done.Add(1) == n {
+			cancel()
+		}
+	}
+	t.Cleanup(func() { testDoneHook = nil; cancel() })
+	return ctx, cancel
+}
+
+func code130() int { return exitInterrupt }
+
+// goldenHalves splits the golden inputs into two sets of paths, taking the
+// entries of each root in turn, so that each half has files whose blocks
+// the other has too.
+func goldenHalves(t *testing.T) (inputs []string, halves [2][]string) {
+	t.Helper()
+	inputs, err := golden.Inputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := 0
+	for _, root := range inputs {
+		ents, err := os.ReadDir(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			halves[k%2] = append(halves[k%2], filepath.Join(root, e.Name()))
+			k++
+		}
+	}
+	return inputs, halves
+}
+
+// jsonDoc decodes a --json report, leaving out the figures about the
+// memory of the process that made it.
+func jsonDoc(t *testing.T, out string) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	if c, ok := doc["counters"].(map[string]any); ok {
+		delete(c, "peak_rss")
+		delete(c, "table_bytes")
+		delete(c, "spill_runs")
+	}
+	return doc
+}
+
+// Two scans of the halves of the golden inputs, saved and merged, give
+// byte for byte the zdb -S text real ZFS printed for all of them, and the
+// full scan's figures.
+func TestMergeOfHalvesEqualsFullScan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("golden cases scan 55 MB each")
+	}
+	inputs, halves := goldenHalves(t)
+	for _, name := range []string{"lz4-128k-a12", "off-128k-a12-never-dedup", "v21-lz4-16k-raidz2x6-a12"} {
+		t.Run(name, func(t *testing.T) {
+			c, err := golden.FindCase(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			args, why := caseArgs(c)
+			if why != "" {
+				t.Skip(why)
+			}
+			args = args[1:] // without --zdb
+			want, err := c.ZdbS()
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			var files []string
+			var unique uint64
+			for i, h := range halves {
+				f := filepath.Join(dir, []string{"hostA.ddts", "hostB.ddts"}[i])
+				code, out, errs := runT(append(append(append([]string{}, args...), "--json", "--save", f), h...)...)
+				if code != 0 {
+					t.Fatalf("half %d: exit %d: %s", i, code, errs)
+				}
+				unique += uint64(jsonDoc(t, out)["counters"].(map[string]any)["unique_blocks"].(float64))
+				files = append(files, f)
+			}
+			code, got, errs := runT(append([]string{"merge", "--zdb"}, files...)...)
+			if code != 0 || errs != "" {
+				t.Fatalf("merge: exit %d: %s", code, errs)
+			}
+			if got != want {
+				t.Errorf("merged zdb -S differs from real zdb -S (-real +merged):\n%s", cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n")))
+			}
+			// The figures of a full scan, but for the 3 roots, which no
+			// half walked.
+			_, full, _ := runT(append(append(append([]string{}, args...), "--json"), inputs...)...)
+			_, merged, _ := runT(append([]string{"merge", "--json"}, files...)...)
+			fd, md := jsonDoc(t, full), jsonDoc(t, merged)
+			fc, mc := fd["counters"].(map[string]any), md["counters"].(map[string]any)
+			if fc["dirs"].(float64) != mc["dirs"].(float64)+3 {
+				t.Errorf("dirs: full %v, merged %v", fc["dirs"], mc["dirs"])
+			}
+			delete(fc, "dirs")
+			delete(mc, "dirs")
+			// Each half compressed the blocks it found first.
+			if fc["compressed_runs"].(float64) > mc["compressed_runs"].(float64) {
+				t.Errorf("compressor runs: full %v, merged halves %v", fc["compressed_runs"], mc["compressed_runs"])
+			}
+			delete(fc, "compressed_runs")
+			delete(mc, "compressed_runs")
+			for _, k := range []string{"counters", "total", "histogram", "ratios", "raw_capacity", "zdb_S", "partial", "problems", "properties", "pool"} {
+				if d := cmp.Diff(fd[k], md[k]); d != "" {
+					t.Errorf("%s differs (-full +merged):\n%s", k, d)
+				}
+			}
+			// The halves share blocks: merging did add refcnts.
+			if u := uint64(mc["unique_blocks"].(float64)); u >= unique {
+				t.Errorf("no block shared across the halves (%d unique, %d in the halves): the test proves little", u, unique)
+			}
+		})
+	}
+}
+
+// A scan interrupted (Ctrl-C) with --save keeps its partial result; resume
+// continues it, interrupted again, and to its end: the report is the
+// uninterrupted scan's, byte for byte.
+func TestResumeAfterInterruptEqualsUninterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("golden cases scan 55 MB each")
+	}
+	inputs, err := golden.Inputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"lz4-128k-a12", "off-128k-a12-always"} {
+		t.Run(name, func(t *testing.T) {
+			c, err := golden.FindCase(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			args, _ := caseArgs(c)
+			args = append(args[1:], "--json", "-j", "3")
+			code, want, errs := runT(append(append([]string{}, args...), inputs...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			file := filepath.Join(t.TempDir(), "scan.ddts")
+
+			// Interrupted after 20 chunks.
+			cl := parseCLI(t, append(append(append([]string{}, args...), "--save", file), inputs...)...)
+			ctx, _ := interruptAfter(t, 20)
+			var o, e bytes.Buffer
+			if code := cl.Scan.runContext(ctx, code130, &o, &e); code != exitInterrupt {
+				t.Fatalf("exit %d: %s", code, e.String())
+			}
+			if !strings.Contains(e.String(), "partial scan is saved in "+file+": ddtsim resume "+file+" continues it") ||
+				jsonDoc(t, o.String())["partial"] != true {
+				t.Errorf("stderr %q; partial %v", e.String(), jsonDoc(t, o.String())["partial"])
+			}
+			h, err := scanfile.ReadHeader(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doneFiles int
+			for _, f := range h.Files {
+				if f.Complete() {
+					doneFiles++
+				}
+			}
+			if h.Complete || doneFiles == 0 || len(h.Files) > 200 {
+				t.Errorf("saved: complete %v, %d files of which %d done", h.Complete, len(h.Files), doneFiles)
+			}
+
+			// Resumed, interrupted again.
+			ctx, _ = interruptAfter(t, 60)
+			o.Reset()
+			e.Reset()
+			r := resumeCmd{File: file, JSON: true, Jobs: 2}
+			if code := r.runContext(ctx, code130, &o, &e); code != exitInterrupt {
+				t.Fatalf("resume: exit %d: %s", code, e.String())
+			}
+			testDoneHook = nil
+
+			// Resumed to the end.
+			code, got, errs := runT("resume", "--json", file)
+			if code != 0 || errs != "" {
+				t.Fatalf("resume: exit %d: %s", code, errs)
+			}
+			if d := cmp.Diff(jsonDoc(t, want), jsonDoc(t, got)); d != "" {
+				t.Errorf("resumed report differs from the uninterrupted one (-want +got):\n%s", d)
+			}
+			// Complete now: nothing to resume, the same report.
+			code, again, errs := runT("resume", "--json", file)
+			if d := cmp.Diff(jsonDoc(t, want), jsonDoc(t, again)); code != 0 || d != "" || !strings.Contains(errs, "complete; nothing to resume") {
+				t.Errorf("resume of a complete scan: exit %d, stderr %q, report (-want +got):\n%s", code, errs, d)
+			}
+			if code, out, _ := runT("merge", "--zdb", file); code != 0 || out != jsonDoc(t, want)["zdb_S"] {
+				t.Errorf("merge of the one scan: exit %d", code)
+			}
+		})
+	}
+}
+
+// bigTree holds a 16 MiB file (two chunks) and a small one.
+func bigTree(t *testing.T) (dir, big string) {
+	t.Helper()
+	dir = t.TempDir()
+	big = filepath.Join(dir, "big")
+	data := make([]byte, 16<<20)
+	x := uint32(7)
+	for i := range data {
+		x = x*1103515245 + 12345
+		data[i] = byte(x >> 16)
+	}
+	if err := os.WriteFile(big, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "small"), []byte("small file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, big
+}
+
+// A file done in part that changed before resume is skipped with a
+// warning (exit 3); its part stays counted.
+func TestResumeChangedFile(t *testing.T) {
+	dir, big := bigTree(t)
+	file := filepath.Join(t.TempDir(), "s.ddts")
+	cl := parseCLI(t, "-j", "1", "--save", file, dir)
+	ctx, _ := interruptAfter(t, 1)
+	var o, e bytes.Buffer
+	if code := cl.Scan.runContext(ctx, code130, &o, &e); code != exitInterrupt {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	testDoneHook = nil
+	h, err := scanfile.ReadHeader(file)
+	if err != nil || len(h.Files) != 1 || h.Files[0].DoneRecords() != 64 || h.Files[0].Records != 128 {
+		t.Fatalf("saved progress %+v, %v", h.Files, err)
+	}
+	f, _ := os.OpenFile(big, os.O_APPEND|os.O_WRONLY, 0)
+	f.Write([]byte("more"))
+	f.Close()
+	code, out, errs := runT("resume", file)
+	if code != exitWithErrors || !strings.Contains(errs, big+": changed since the scan was saved (size 16777220 bytes, was 16777216): skipped; the 64 of its 128 records") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+	if !strings.Contains(out, "records      65:") || !strings.Contains(out, "2 regular files") {
+		t.Errorf("report:\n%s", out)
+	}
+}
+
+// Saved scans with other properties are refused, naming them; damaged
+// files too; --save needs a writable place; resume runs where relative
+// paths mean the same.
+func TestSavedScanErrors(t *testing.T) {
+	dir := sampleTree(t)
+	tmp := t.TempDir()
+	a, b := filepath.Join(tmp, "a.ddts"), filepath.Join(tmp, "b.ddts")
+	if code, _, errs := runT("--save", a, "-o", "recordsize=1M", "--vdev", "mirror 2", dir); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := runT("--save", b, dir); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, errs := runT("merge", a, b)
+	if code != exitUsage || out != "" || !strings.Contains(errs, "different properties") ||
+		!strings.Contains(errs, b+": recordsize: 1M vs 128K; vdevs: mirror 2 vs disk") {
+		t.Errorf("merge of different models: exit %d, stderr %q", code, errs)
+	}
+	// The same model, the same paths: merged, with a note.
+	c := filepath.Join(tmp, "c.ddts")
+	runT("--save", c, dir)
+	code, _, errs = runT("merge", b, c)
+	if code != 0 || !strings.Contains(errs, "both scanned "+dir) {
+		t.Errorf("overlapping scans: exit %d, stderr %q", code, errs)
+	}
+
+	data, _ := os.ReadFile(b)
+	os.WriteFile(c, data[:len(data)-10], 0o644)
+	if code, _, errs := runT("merge", b, c); code != exitFailed || !strings.Contains(errs, c+": truncated") {
+		t.Errorf("truncated: exit %d, stderr %q", code, errs)
+	}
+	data[len(data)/2] ^= 1
+	os.WriteFile(c, data, 0o644)
+	if code, _, errs := runT("resume", c); code != exitFailed || !strings.Contains(errs, "corrupt") {
+		t.Errorf("corrupt: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runT("merge", dir); code != exitFailed || !strings.Contains(errs, "is a directory") {
+		t.Errorf("a directory: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runT("merge", filepath.Join(dir, "text")); code != exitFailed || !strings.Contains(errs, "not a ddtsim saved scan") {
+		t.Errorf("a text file: exit %d, stderr %q", code, errs)
+	}
+
+	// A save file among the files scanned: refused.
+	if code, _, errs := runT("--save", filepath.Join(dir, "s.ddts"), dir); code != exitUsage || !strings.Contains(errs, "which is scanned: save it elsewhere") {
+		t.Errorf("--save inside the paths: exit %d, stderr %q", code, errs)
+	}
+	// Nowhere to save: refused before scanning.
+	if code, out, errs := runT("--save", filepath.Join(tmp, "no", "such", "dir", "x.ddts"), dir); code != exitFailed || out != "" || !strings.Contains(errs, "cannot write there") {
+		t.Errorf("unwritable --save: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runT("compare", "--zdb-output", a, "--save", b, dir); code != 2 || !strings.Contains(errs, "--save belongs to the scan command") {
+		t.Errorf("compare --save: exit %d, stderr %q", code, errs)
+	}
+
+	// Relative paths: resume must run in the same directory.
+	big, _ := bigTree(t)
+	t.Chdir(big)
+	rel := filepath.Join(tmp, "rel.ddts")
+	cl := parseCLI(t, "-j", "1", "--save", rel, ".")
+	ctx, _ := interruptAfter(t, 1)
+	var o, e bytes.Buffer
+	if code := cl.Scan.runContext(ctx, code130, &o, &e); code != exitInterrupt {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	testDoneHook = nil
+	t.Chdir(tmp)
+	if code, _, errs := runT("resume", rel); code != exitUsage || !strings.Contains(errs, "relative paths (.) from the directory "+big+": run ddtsim resume there") {
+		t.Errorf("resume elsewhere: exit %d, stderr %q", code, errs)
+	}
+	t.Chdir(big)
+	if code, out, errs := runT("resume", rel); code != 0 || !strings.Contains(out, "2 regular files") {
+		t.Errorf("resume: exit %d, stderr %q", code, errs)
+	}
+}

@@ -1,0 +1,289 @@
+package ddt
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// workload is a deterministic list of references with many duplicates
+// spread over time (so that a key recurs after its shard was spilled), a
+// few huge RefN counts and sizes that are not whole sectors.
+func workload(seed uint64, nkeys, nops int) (keys []Key, ops []int, ns []uint64) {
+	r := rand.New(rand.NewPCG(seed, 11))
+	keys = make([]Key, nkeys)
+	for i := range keys {
+		keys[i] = randKey(r)
+	}
+	for i := 0; i < nops; i++ {
+		var k int
+		switch {
+		case i < nkeys:
+			k = i // every key at least once
+		case r.IntN(4) == 0:
+			k = r.IntN(10) // a few hot keys
+		default:
+			k = r.IntN(nkeys)
+		}
+		n := uint64(1)
+		if r.IntN(5000) == 0 {
+			n = 1 << 31
+		}
+		ops = append(ops, k)
+		ns = append(ns, n)
+	}
+	r.Shuffle(len(ops), func(i, j int) { ops[i], ops[j] = ops[j], ops[i]; ns[i], ns[j] = ns[j], ns[i] })
+	return keys, ops, ns
+}
+
+// apply runs the references on tb from workers goroutines, computing each
+// key's sizes when Ref says it is new, as the analyzer does.
+func apply(tb *Table, keys []Key, ops []int, ns []uint64, workers int) {
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(ops); i += workers {
+				k := keys[ops[i]]
+				l, p := sizesOf(k)
+				if tb.RefN(k, l, ns[i]) {
+					tb.Set(k, p)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+type tableResult struct {
+	h   *Histogram
+	s   Summary
+	all model
+	n   int
+}
+
+func resultOf(t *testing.T, tb *Table) tableResult {
+	t.Helper()
+	h, s := tb.Summarize()
+	r := tableResult{h: h, s: s, all: rangeAll(tb), n: tb.Len()}
+	if err := tb.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func spillTable(t *testing.T, limit int64, warn func(error)) (*Table, string) {
+	t.Helper()
+	dir := t.TempDir()
+	tb := NewTable(testDSize)
+	if err := tb.Spill(SpillOptions{Limit: limit, Dir: dir, Warn: warn}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close() })
+	return tb, dir
+}
+
+func noWarn(t *testing.T) func(error) {
+	return func(err error) { t.Errorf("warning: %v", err) }
+}
+
+// Spilled and in-memory tables give the same histogram, summary, entries
+// and lookups, with few runs and with so many that they are merged in
+// groups first.
+func TestSpillIdentical(t *testing.T) {
+	keys, ops, ns := workload(1, 20000, 80000)
+	mem := NewTable(testDSize)
+	apply(mem, keys, ops, ns, 1)
+	want := resultOf(t, mem)
+	if want.n != len(keys) || mem.SpillRuns() != 0 {
+		t.Fatalf("in memory: %d entries, %d runs", want.n, mem.SpillRuns())
+	}
+	for _, c := range []struct {
+		limit   int64
+		workers int
+		minRuns int
+	}{{256 << 10, 1, 2}, {256 << 10, 4, 2}, {4 << 10, 4, maxFanIn + 1}} {
+		tb, dir := spillTable(t, c.limit, noWarn(t))
+		apply(tb, keys, ops, ns, c.workers)
+		runs := tb.SpillRuns()
+		t.Logf("limit %d, %d workers: %d runs, peak %d bytes", c.limit, c.workers, runs, tb.PeakBytes())
+		if runs < c.minRuns {
+			t.Errorf("limit %d: %d runs, want at least %d", c.limit, runs, c.minRuns)
+		}
+		got := resultOf(t, tb)
+		if !reflect.DeepEqual(got.h, want.h) || got.s != want.s || got.n != want.n {
+			t.Errorf("limit %d, %d workers, %d runs: summary %+v, %d entries; want %+v, %d", c.limit, c.workers, runs, got.s, got.n, want.s, want.n)
+		}
+		if !reflect.DeepEqual(got.all, want.all) {
+			t.Errorf("limit %d: Range differs (%d entries, want %d)", c.limit, len(got.all), len(want.all))
+		}
+		for _, k := range keys[:2000] {
+			g, _ := tb.Lookup(k)
+			w, _ := mem.Lookup(k)
+			if g != w {
+				t.Fatalf("limit %d: Lookup %+v, want %+v", c.limit, g, w)
+			}
+		}
+		if c.limit >= 256<<10 && tb.PeakBytes() > 2*c.limit {
+			t.Errorf("limit %d: peak %d bytes", c.limit, tb.PeakBytes())
+		}
+		if err := tb.Close(); err != nil {
+			t.Error(err)
+		}
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Errorf("Close left %d files", len(left))
+		}
+	}
+}
+
+// An entry waiting for Set when its shard is spilled stays in memory, so
+// that Set finds it.
+func TestSpillKeepsPending(t *testing.T) {
+	tb, _ := spillTable(t, 1, noWarn(t))
+	r := rand.New(rand.NewPCG(2, 3))
+	p := randKey(r)
+	if !tb.RefN(p, 1000, 5) { // odd LSIZE: side map too
+		t.Fatal("not first")
+	}
+	for i := 0; i < 5000; i++ {
+		k := randKey(r)
+		tb.Ref(k, 4096)
+		tb.Set(k, 4096)
+	}
+	if tb.SpillRuns() == 0 {
+		t.Fatal("no spill")
+	}
+	if tb.Ref(p, 1000) {
+		t.Error("pending key lost by spilling")
+	}
+	tb.Set(p, 700)
+	if e, ok := tb.Lookup(p); !ok || e.Refcnt != 6 || e.LSize != 1000 || e.PSize != 700 {
+		t.Errorf("pending key %+v", e)
+	}
+	_, s := tb.Summarize()
+	if s.Entries != 5001 || s.Refs != 5006 {
+		t.Errorf("summary %+v", s)
+	}
+}
+
+// failAfter is a run file that fails with ENOSPC after its budget (shared
+// by all runs) is spent, as a full disk does.
+type failAfter struct {
+	*os.File
+	budget *int
+}
+
+func (f *failAfter) Write(b []byte) (int, error) {
+	if len(b) > *f.budget {
+		n, _ := f.File.Write(b[:*f.budget])
+		*f.budget = 0
+		return n, &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
+	}
+	*f.budget -= len(b)
+	return f.File.Write(b)
+}
+
+// A full disk, a missing or unwritable directory: the warning names the
+// directory and the reason, the table stays in memory from then on, and
+// the result is the same as without spilling.
+func TestSpillWriteErrors(t *testing.T) {
+	keys, ops, ns := workload(4, 5000, 20000)
+	mem := NewTable(testDSize)
+	apply(mem, keys, ops, ns, 1)
+	want := resultOf(t, mem)
+	for _, c := range []struct {
+		name    string
+		setup   func(tb *Table, dir string)
+		reason  string
+		minRuns int
+	}{
+		{"disk full mid-run", func(tb *Table, dir string) {
+			budget := 40 << 10 // a few runs, then a failure inside one
+			tb.spill.create = func(path string) (runFile, error) {
+				f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+				return &failAfter{f, &budget}, err
+			}
+		}, "no space left on device", 1},
+		{"/dev/full", func(tb *Table, dir string) {
+			tb.spill.create = func(string) (runFile, error) { return os.OpenFile("/dev/full", os.O_WRONLY, 0) }
+		}, "no space left on device", 0},
+		{"directory removed", func(tb *Table, dir string) {
+			os.Remove(dir)
+		}, "no such file or directory", 0},
+		{"directory not writable", func(tb *Table, dir string) {
+			os.Chmod(dir, 0o500)
+		}, "permission denied", 0},
+		{"a file in the way", func(tb *Table, dir string) {
+			os.WriteFile(filepath.Join(dir, "run-000001"), nil, 0o600)
+		}, "file exists", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := os.Stat("/dev/full"); err != nil && c.name == "/dev/full" {
+				t.Skip("no /dev/full")
+			}
+			if os.Geteuid() == 0 && c.name == "directory not writable" {
+				t.Skip("root writes to read-only directories")
+			}
+			var mu sync.Mutex
+			var warns []error
+			tb, dir := spillTable(t, 8<<10, func(err error) { mu.Lock(); warns = append(warns, err); mu.Unlock() })
+			c.setup(tb, dir)
+			apply(tb, keys, ops, ns, 2)
+			if len(warns) != 1 {
+				t.Fatalf("%d warnings, want 1: %v", len(warns), warns)
+			}
+			msg := warns[0].Error()
+			if !strings.HasPrefix(msg, "writing spill run to "+dir+": "+c.reason+"; ") ||
+				!strings.Contains(msg, "stays in memory") {
+				t.Errorf("warning %q", msg)
+			}
+			var se *SpillError
+			if !errors.As(warns[0], &se) {
+				t.Errorf("warning is %T", warns[0])
+			}
+			t.Logf("%d runs; %v", tb.SpillRuns(), warns[0])
+			if tb.SpillRuns() < c.minRuns {
+				t.Errorf("%d runs, want at least %d", tb.SpillRuns(), c.minRuns)
+			}
+			got := resultOf(t, tb)
+			if !reflect.DeepEqual(got.h, want.h) || got.s != want.s || !reflect.DeepEqual(got.all, want.all) {
+				t.Errorf("result differs: %+v, want %+v", got.s, want.s)
+			}
+		})
+	}
+}
+
+// A run that disappears before the merge makes the result incomplete,
+// and Err says so.
+func TestSpillRunLost(t *testing.T) {
+	keys, ops, ns := workload(5, 3000, 6000)
+	tb, dir := spillTable(t, 8<<10, noWarn(t))
+	apply(tb, keys, ops, ns, 1)
+	if tb.SpillRuns() == 0 {
+		t.Fatal("no spill")
+	}
+	if err := os.Remove(filepath.Join(dir, "run-000001")); err != nil {
+		t.Fatal(err)
+	}
+	tb.Summarize()
+	if err := tb.Err(); err == nil || !strings.Contains(err.Error(), "reading spill run") {
+		t.Errorf("Err() = %v", err)
+	}
+}
+
+func TestSpillOptions(t *testing.T) {
+	tb := NewTable(nil)
+	if err := tb.Spill(SpillOptions{Limit: 1 << 20, Dir: filepath.Join(t.TempDir(), "none")}); err == nil {
+		t.Error("missing directory accepted")
+	}
+	if err := tb.Spill(SpillOptions{Limit: 0, Dir: t.TempDir()}); err == nil {
+		t.Error("limit 0 accepted")
+	}
+}

@@ -1,0 +1,327 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+func policyT(t *testing.T, comp zio.Compression) *zio.Policy {
+	t.Helper()
+	rel, err := zio.LookupRelease("2.3.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := zio.NewDisk(12)
+	return &zio.Policy{Release: rel, RecordSize: 128 << 10, Compression: comp, Copies: 1, Vdev: d}
+}
+
+func randT(seed int64, n int) []byte {
+	b := make([]byte, n)
+	rand.New(rand.NewSource(seed)).Read(b)
+	return b
+}
+
+func writeT(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// breakdownTree writes files whose blocks are shared within and across
+// directories, extensions and size classes: copies, partial copies at
+// record boundaries, a content in three groups, zeros, holes of a sparse
+// file, embedded tiny files, empty files.
+func breakdownTree(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	shared := randT(1, 512<<10) // 4 records
+	text := bytes.Repeat([]byte("all work and no play makes jack a dull boy\n"), 900)
+	three := randT(7, 128<<10)
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	writeT(t, filepath.Join(root, "a", "img.RAW"), cat(shared, randT(2, 200<<10)))
+	writeT(t, filepath.Join(root, "a", "y.txt"), text)
+	writeT(t, filepath.Join(root, "a", "tiny2"), []byte("hello"))
+	writeT(t, filepath.Join(root, "a", "three.bin"), three)
+	writeT(t, filepath.Join(root, "b", "copy.raw"), shared)
+	writeT(t, filepath.Join(root, "b", "copy2.raw"), cat(shared[:256<<10], make([]byte, 256<<10), three))
+	writeT(t, filepath.Join(root, "b", "zeros.bin"), make([]byte, 1<<20))
+	writeT(t, filepath.Join(root, "b", "three"), three)
+	writeT(t, filepath.Join(root, "c", "x.txt"), text)
+	writeT(t, filepath.Join(root, "c", "y.TXT"), text)
+	writeT(t, filepath.Join(root, "c", "tiny"), []byte("hello"))
+	writeT(t, filepath.Join(root, "c", "empty"), nil)
+	writeT(t, filepath.Join(root, "c", "three.bin"), three)
+	writeT(t, filepath.Join(root, "c", "deep", "d", "e.dat"), shared[128<<10:384<<10])
+	writeT(t, filepath.Join(root, "top.bin"), cat(randT(3, 5000), text[:3000]))
+	writeT(t, filepath.Join(root, ".hidden"), text[:100])
+	writeT(t, filepath.Join(root, "big", "large.img"), cat(randT(4, 2<<20), shared))
+	// A sparse file: one record of data, then 64 MiB of hole.
+	f, err := os.Create(filepath.Join(root, "c", "sparse.img"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(shared[:128<<10]); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(64 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return root
+}
+
+func scanBreakdown(t *testing.T, p *zio.Policy, sparse analyzer.Sparse, by string, paths ...string) (*analyzer.Result, *Breakdown) {
+	t.Helper()
+	acc, err := NewAccumulator(by, paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := analyzer.Scan(context.Background(), paths, analyzer.Options{Policy: p, Sparse: sparse, Jobs: 4,
+		OnFile: acc.File, OnBlock: acc.Block, BlockRuns: true,
+		Warn: func(path string, err error) { t.Errorf("%s: %v", path, err) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, acc.Breakdown(res.Table)
+}
+
+func statLE(a, b ddt.Stat) bool {
+	return a.Blocks <= b.Blocks && a.LSize <= b.LSize && a.PSize <= b.PSize && a.DSize <= b.DSize
+}
+
+// checkBreakdown requires every column of the groups to add up to the
+// scan's totals.
+func checkBreakdown(t *testing.T, res *analyzer.Result, b *Breakdown) {
+	t.Helper()
+	sum := SumGroups(b.Groups)
+	if sum != b.Sum {
+		t.Errorf("breakdown_total %+v, the groups add up to %+v", b.Sum, sum)
+	}
+	c := res.Counters
+	total := res.Histogram.Total()
+	for _, x := range []struct {
+		what      string
+		got, want uint64
+	}{
+		{"files", sum.Files, c.Files},
+		{"logical bytes", sum.LogicalBytes, c.LogicalBytes},
+		{"records", sum.Records, c.Records},
+		{"holes", sum.Holes, c.Holes},
+		{"zero blocks", sum.ZeroBlocks, c.ZeroBlocks},
+		{"embedded", sum.Embedded, c.Embedded},
+		{"zeros.holes", b.Zeros.Holes, c.Holes},
+		{"zeros.hole_lsize", b.Zeros.HoleLSize, sum.HoleLSize},
+		{"zeros.referenced", b.Zeros.Referenced.Blocks, c.ZeroBlocks},
+	} {
+		if x.got != x.want {
+			t.Errorf("%s: groups add up to %d, the scan has %d", x.what, x.got, x.want)
+		}
+	}
+	if sum.Referenced != total.Referenced {
+		t.Errorf("referenced: groups add up to %+v, the table has %+v", sum.Referenced, total.Referenced)
+	}
+	if sum.Allocated != total.Allocated {
+		t.Errorf("allocated: groups add up to %+v, the table has %+v", sum.Allocated, total.Allocated)
+	}
+	names := map[string]bool{}
+	for _, g := range b.Groups {
+		if names[g.Name] {
+			t.Errorf("group %q twice", g.Name)
+		}
+		names[g.Name] = true
+		if !statLE(g.Unique, g.Allocated) || !statLE(g.Allocated, g.Referenced) || !statLE(g.Shared, g.Referenced) {
+			t.Errorf("group %q: want unique ≤ allocated ≤ referenced and shared ≤ referenced: %+v", g.Name, g)
+		}
+		if g.Holes+g.Embedded+g.Referenced.Blocks != g.Records || g.ZeroBlocks > g.Referenced.Blocks {
+			t.Errorf("group %q: records %d ≠ holes %d + stored %d + embedded %d", g.Name, g.Records, g.Holes, g.Referenced.Blocks, g.Embedded)
+		}
+	}
+}
+
+func TestBreakdownPartsAddUpToTotals(t *testing.T) {
+	root := breakdownTree(t)
+	multi := []string{filepath.Join(root, "a"), filepath.Join(root, "b") + "/", filepath.Join(root, "c"),
+		filepath.Join(root, "top.bin"), filepath.Join(root, "big")}
+	for _, pol := range []struct {
+		name   string
+		comp   zio.Compression
+		sparse analyzer.Sparse
+	}{{"lz4", zio.LZ4, analyzer.SparseAuto}, {"off-never", zio.Off, analyzer.SparseNever}} {
+		for _, by := range BreakdownKinds {
+			for _, paths := range [][]string{{root}, multi} {
+				res, b := scanBreakdown(t, policyT(t, pol.comp), pol.sparse, by, paths...)
+				t.Run(pol.name+"/"+by+"/"+string(rune('0'+len(paths))), func(t *testing.T) {
+					checkBreakdown(t, res, b)
+					var shared uint64
+					for _, g := range b.Groups {
+						shared += g.Shared.Blocks
+					}
+					if shared == 0 {
+						t.Errorf("no block shared across groups: the test data should have some")
+					}
+					if pol.comp == zio.Off && b.Zeros.Referenced.Blocks == 0 {
+						t.Errorf("compression=off, sparse=never: no all-zero blocks stored")
+					}
+					if pol.comp == zio.LZ4 && (b.Zeros.Holes == 0 || res.Counters.Embedded == 0) {
+						t.Errorf("lz4: want holes and embedded blocks, got %d and %d", b.Zeros.Holes, res.Counters.Embedded)
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestBreakdownGroups(t *testing.T) {
+	root := breakdownTree(t)
+	names := func(b *Breakdown) []string {
+		var n []string
+		for _, g := range b.Groups {
+			n = append(n, g.Name)
+		}
+		return n
+	}
+	eq := func(t *testing.T, got, want []string) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("groups %q, want %q", got, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("groups %q, want %q", got, want)
+			}
+		}
+	}
+	p := policyT(t, zio.LZ4)
+	_, b := scanBreakdown(t, p, analyzer.SparseAuto, ByDir, root+"/")
+	j := func(s string) string { return filepath.Join(root, s) }
+	eq(t, names(b), []string{DirectFilesName(root), j("a"), j("b"), j("big"), j("c")})
+	if b.Groups[0].Files != 2 {
+		t.Errorf("files directly in the directory: %d, want 2 (top.bin, .hidden)", b.Groups[0].Files)
+	}
+	// Several paths: one row each, in the order named, even when empty.
+	empty := t.TempDir()
+	_, b = scanBreakdown(t, p, analyzer.SparseAuto, ByDir, j("c"), j("a"), empty, j("top.bin"))
+	eq(t, names(b), []string{j("c"), j("a"), empty, j("top.bin")})
+	_, b = scanBreakdown(t, p, analyzer.SparseAuto, ByExt, root)
+	want := map[string]bool{".raw": true, ".txt": true, "(none)": true, ".bin": true, ".img": true, ".dat": true}
+	for _, n := range names(b) {
+		if !want[n] {
+			t.Errorf("unexpected extension group %q", n)
+		}
+		delete(want, n)
+	}
+	if len(want) > 0 {
+		t.Errorf("missing extension groups %v", want)
+	}
+	_, b = scanBreakdown(t, p, analyzer.SparseAuto, BySize, root)
+	eq(t, names(b), []string{"empty", "<=4K", "<=128K", "<=1M", "<=16M", "<=1G"})
+}
+
+func TestSizeClassAndExt(t *testing.T) {
+	for size, want := range map[uint64]string{0: "empty", 1: "<=4K", 4096: "<=4K", 4097: "<=128K", 128 << 10: "<=128K",
+		1 << 20: "<=1M", 1<<20 + 1: "<=16M", 16 << 20: "<=16M", 1 << 30: "<=1G", 1<<30 + 1: ">1G", 1 << 50: ">1G"} {
+		if got := SizeClass(size); got != want {
+			t.Errorf("SizeClass(%d) = %q, want %q", size, got, want)
+		}
+	}
+	for path, want := range map[string]string{"a/b.TXT": ".txt", "x.tar.GZ": ".gz", "noext": "(none)", ".bashrc": "(none)",
+		"d.d/file": "(none)", "trailing.": "(none)", "a/.x.Conf": ".conf", "bad.\xffZ": `.\xffz`} {
+		if got := Ext(path); got != want {
+			t.Errorf("Ext(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
+
+// A content referenced once from each of three groups: its DSIZE is split
+// in thirds, rounded so that the parts add up.
+func TestBreakdownSplitsSharedBlock(t *testing.T) {
+	root := t.TempDir()
+	data := randT(9, 128<<10)
+	for _, d := range []string{"p", "q", "r"} {
+		writeT(t, filepath.Join(root, d, "f"), data)
+	}
+	writeT(t, filepath.Join(root, "q", "g"), data) // q holds 2 of 4 references
+	res, b := scanBreakdown(t, policyT(t, zio.LZ4), analyzer.SparseAuto, ByDir, root)
+	checkBreakdown(t, res, b)
+	d := res.Histogram.Total().Allocated.DSize
+	want := map[string]float64{"p": 0.25, "q": 0.5, "r": 0.25}
+	for _, g := range b.Groups {
+		share := want[filepath.Base(g.Name)] * float64(d)
+		if got := float64(g.Allocated.DSize); got < share-1 || got > share+1 {
+			t.Errorf("%s: allocated DSIZE %v, want %v ± 1", g.Name, got, share)
+		}
+		if g.Unique.Blocks != 0 || g.Shared.Blocks == 0 {
+			t.Errorf("%s: unique %+v, shared %+v", g.Name, g.Unique, g.Shared)
+		}
+	}
+	if b.Groups[1].Allocated.Blocks != 1 { // q has the largest share of the one block
+		t.Errorf("the block went to %+v", b.Groups)
+	}
+}
+
+func TestApportion(t *testing.T) {
+	// Three groups with a third each of 3 units and of 100 units.
+	groups := []Group{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+	third := 1.0 / 3
+	for _, c := range []struct {
+		total uint64
+		sp    []split
+	}{
+		{1, []split{{frac: [4]float64{third}}, {frac: [4]float64{third}}, {frac: [4]float64{third}}}},
+		{100, []split{{whole: [4]uint64{33}, frac: [4]float64{third}}, {whole: [4]uint64{33}, frac: [4]float64{third}}, {whole: [4]uint64{33}, frac: [4]float64{third}}}},
+		{7, []split{{whole: [4]uint64{3}, frac: [4]float64{0.5}}, {whole: [4]uint64{3}, frac: [4]float64{0.5 + 1e-13}}, {}}},
+		{2, []split{{frac: [4]float64{0.9999999999999}}, {frac: [4]float64{1.0000000000001}}, {}}},
+	} {
+		parts := apportion(c.total, c.sp, 0, groups)
+		var sum uint64
+		for i, p := range parts {
+			sum += p
+			exact := float64(c.sp[i].whole[0]) + c.sp[i].frac[0]
+			if float64(p) < exact-1 || float64(p) > exact+1 {
+				t.Errorf("total %d: part %d = %d, share %v", c.total, i, p, exact)
+			}
+		}
+		if sum != c.total {
+			t.Errorf("total %d: parts %v add up to %d", c.total, parts, sum)
+		}
+	}
+}
+
+func TestBreakdownTextAndCSV(t *testing.T) {
+	root := breakdownTree(t)
+	p := policyT(t, zio.LZ4)
+	res, b := scanBreakdown(t, p, analyzer.SparseAuto, ByDir, root)
+	s, err := NewScan(p, 12, analyzer.SparseAuto, []string{root}, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain bytes.Buffer
+	if err := s.WriteText(&plain); err != nil {
+		t.Fatal(err)
+	}
+	s.Breakdown = b
+	var text bytes.Buffer
+	if err := s.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(text.Bytes(), plain.Bytes()) {
+		t.Errorf("the breakdown changes the report before it")
+	}
+	for _, want := range []string{"Breakdown by subdirectory of", TotalName, "largest remainder", "zeros: "} {
+		if !bytes.Contains(text.Bytes(), []byte(want)) {
+			t.Errorf("text report lacks %q:\n%s", want, text.String())
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package report
+
+import (
+	"bufio"
+	"encoding/csv"
+	"io"
+	"strconv"
+
+	"github.com/ddtsim/ddtsim/ddt"
+)
+
+// WriteCSV writes the report as CSV (RFC 4180, comma, LF), one table per
+// view, separated by one empty line (awk -v RS= 'NR==2' picks the second):
+//
+//  1. the histogram: header refcnt,allocated_blocks,…,referenced_dsize;
+//     one row per non-empty bucket (refcnt = the bucket's lowest refcnt,
+//     as zdb labels it), then the row "Total";
+//  2. the summary: header field,value; one row per figure (model,
+//     counters, ratios, raw capacity);
+//  3. with a breakdown: header group,files,…; one row per group, then the
+//     row "(total)", the column sums.
+//
+// Sizes are bytes and counts are exact integers, as in the JSON. No field
+// holds a line break (paths are escaped by EscapePath), so the empty line
+// always separates tables.
+func (s *Scan) WriteCSV(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	cw := csv.NewWriter(bw)
+	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	stat := func(st ddt.Stat) []string { return []string{u(st.Blocks), u(st.LSize), u(st.PSize), u(st.DSize)} }
+	statHeader := func(prefix string) []string {
+		return []string{prefix + "_blocks", prefix + "_lsize", prefix + "_psize", prefix + "_dsize"}
+	}
+
+	// 1. histogram
+	cw.Write(append(append([]string{"refcnt"}, statHeader("allocated")...), statHeader("referenced")...))
+	bucket := func(label string, b ddt.Bucket) {
+		cw.Write(append(append([]string{label}, stat(b.Allocated)...), stat(b.Referenced)...))
+	}
+	for _, r := range s.Histogram {
+		bucket(u(r.RefcntMin), r.Bucket)
+	}
+	bucket("Total", s.Total)
+	cw.Flush()
+	bw.WriteString("\n")
+
+	// 2. summary
+	cw.Write([]string{"field", "value"})
+	kv := func(k, v string) { cw.Write([]string{k, v}) }
+	c := s.Counters
+	kv("release", s.Release)
+	kv("release_rules", s.Rules)
+	for _, p := range []string{"recordsize", "compression", "copies", "dedup"} {
+		kv(p, s.Properties[p])
+	}
+	kv("vdev", s.Pool.Vdev)
+	kv("ashift", strconv.Itoa(s.Pool.Ashift))
+	kv("sparse", s.Sparse)
+	kv("partial", strconv.FormatBool(s.Partial))
+	for _, f := range []struct {
+		k string
+		v uint64
+	}{
+		{"files", c.Files}, {"dirs", c.Dirs}, {"logical_bytes", c.LogicalBytes}, {"read_bytes", c.ReadBytes},
+		{"records", c.Records}, {"stored", c.Stored}, {"embedded", c.Embedded}, {"holes", c.Holes},
+		{"zero_blocks", c.ZeroBlocks}, {"unique_blocks", c.UniqueBlocks}, {"symlinks", c.Symlinks},
+		{"special", c.Special}, {"hard_links", c.HardLinks}, {"errors", c.Errors}, {"changed", c.Changed},
+		{"raw_referenced", s.Raw.Referenced}, {"raw_allocated", s.Raw.Allocated},
+	} {
+		kv(f.k, u(f.v))
+	}
+	if r := s.Ratios; r != nil {
+		ff := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+		kv("dedup_ratio", ff(r.Dedup))
+		kv("compress_ratio", ff(r.Compress))
+		kv("copies_ratio", ff(r.Copies))
+		kv("combined_ratio", ff(r.Combined))
+	}
+
+	// 3. breakdown
+	if b := s.Breakdown; b != nil {
+		kv("breakdown_by", b.By)
+		kv("zero_holes", u(b.Zeros.Holes))
+		kv("zero_hole_lsize", u(b.Zeros.HoleLSize))
+		kv("zero_blocks_referenced_dsize", u(b.Zeros.Referenced.DSize))
+		kv("zero_blocks_allocated_dsize", u(b.Zeros.Allocated.DSize))
+		kv("zero_saved", u(b.Zeros.Saved))
+		cw.Flush()
+		bw.WriteString("\n")
+		h := []string{"group", "files", "logical_bytes", "records", "holes", "hole_lsize", "zero_blocks", "embedded"}
+		for _, p := range []string{"referenced", "allocated", "unique", "shared"} {
+			h = append(h, statHeader(p)...)
+		}
+		cw.Write(h)
+		for _, g := range append(b.Groups[:len(b.Groups):len(b.Groups)], b.Sum) {
+			row := []string{g.Name, u(g.Files), u(g.LogicalBytes), u(g.Records), u(g.Holes), u(g.HoleLSize), u(g.ZeroBlocks), u(g.Embedded)}
+			for _, st := range []ddt.Stat{g.Referenced, g.Allocated, g.Unique, g.Shared} {
+				row = append(row, stat(st)...)
+			}
+			cw.Write(row)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}

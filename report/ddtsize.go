@@ -1,0 +1,104 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+// DDTEstimate is the JSON ddt_size object: the size of the real dedup
+// table the pool would build for the data (ddt.EstimateSize: entries, on
+// disk and in core as zdb -DD / zpool status -D print them, the model's
+// basis, the 320 B/entry rule of thumb), for the release modelled, and with
+// --ram whether it stays in the ARC.
+type DDTEstimate struct {
+	Release   string `json:"release"`
+	Unique    uint64 `json:"unique"`    // entries referenced once (DDT-…-zap-unique)
+	Duplicate uint64 `json:"duplicate"` // entries referenced more often (DDT-…-zap-duplicate)
+	ddt.Size
+	ARC *ddt.ARC `json:"arc,omitempty"`
+
+	show bool // print it in the text summary
+}
+
+// EstimateDDT models the DDT of the scan's histogram (after ApplySample
+// for a sampled scan): its refcnt-1 row gives the unique entries, the
+// other rows the duplicate ones. ram > 0 (bytes) adds the ARC verdict. The
+// text summary shows the estimate when dedup is on or ram is given; JSON
+// always has it.
+func (s *Scan) EstimateDDT(p *zio.Policy, ram uint64) {
+	var unique, dup uint64
+	for _, r := range s.Histogram {
+		if r.RefcntMin == 1 {
+			unique += r.Allocated.Blocks
+		} else {
+			dup += r.Allocated.Blocks
+		}
+	}
+	size := ddt.EstimateSize(unique, dup, ddt.SizeParams{Release: p.Release, Vdev: p.Vdev, Copies: p.Copies, DataBytes: s.Total.Allocated.DSize})
+	e := &DDTEstimate{Release: s.Release, Unique: unique, Duplicate: dup, Size: size, show: p.Dedup || ram > 0}
+	if ram > 0 {
+		a := ddt.ARCFor(s.Release, ram, size.InCore, size.Format == ddt.FormatFDT)
+		e.ARC = &a
+	}
+	s.DDT = e
+}
+
+// SetVolume marks the scan as one of volumes (zfs create -V, Options.Zvol
+// of the analyzer): the block size is the volblocksize property, and
+// recordsize, a file system property, is not shown.
+func (s *Scan) SetVolume(volblocksize uint32) {
+	delete(s.Properties, "recordsize")
+	s.Properties["volblocksize"] = Nicenum(uint64(volblocksize), false)
+	s.Properties["type"] = "volume"
+}
+
+// BlockSizeProperty is the block size property as the summary names it:
+// "recordsize=128K", or for volumes "volblocksize=16K".
+func (s *Scan) BlockSizeProperty() string {
+	if v, ok := s.Properties["volblocksize"]; ok {
+		return "volblocksize=" + v
+	}
+	return "recordsize=" + s.Properties["recordsize"]
+}
+
+// writeText prints the DDT block of the summary.
+func (e *DDTEstimate) writeText(pr func(string, ...any)) {
+	if !e.show {
+		return
+	}
+	kind := "legacy ZAP table (trad entries)"
+	if e.Format == ddt.FormatFDT {
+		kind = "fast-dedup table (FDT: flat entries and a log)"
+	}
+	size := func(v uint64) string { return fmt.Sprintf("%s (%d bytes)", Nicenum(v, true), v) }
+	if e.Entries == 0 {
+		pr("  DDT          no entries: nothing would be stored in the dedup table\n")
+		return
+	}
+	pr("  DDT          %d entries (%d unique, %d duplicate) in a %s, as OpenZFS %s stores them\n",
+		e.Entries, e.Unique, e.Duplicate, kind, e.Release)
+	b := e.Basis
+	pr("    on disk    %s, %.0f B/entry: %s of %s blocks, %s-compressed, %d copies (MOS metadata)\n",
+		size(e.OnDisk), b.PerEntryOnDisk, plural(uint64(len(e.Objects)), "ZAP object"), Nicenum(b.BlockSize, true), b.Compression, b.Copies)
+	line := fmt.Sprintf("    in core    %s if wholly cached, %.0f B/entry", size(e.InCore), b.PerEntryInCore)
+	if e.LogInCore > 0 {
+		line += fmt.Sprintf("; %s (%d B/entry) while entries wait in the dedup log", Nicenum(e.LogInCore, true), ddt.LogEntryBytes)
+	}
+	pr("%s\n", line)
+	pr("    thumb      %s at the classic %d B/entry rule of thumb\n", size(e.RuleOfThumb), ddt.RuleOfThumbBytes)
+	pr("    basis      an entry is %d chunks of 24 B (%d B: entry, key, %d-byte value) in %s leaves of at most %d; leaves %.0f%% full (expected over random hashes); on disk a leaf takes %s over all copies; + a header block per ZAP, indirect blocks\n",
+		b.EntryChunks, b.EntryBytes, b.ValueBytes, Nicenum(b.BlockSize, true), b.LeafCapacity, 100*b.Fill, Nicenum(uint64(b.LeafOnDisk+0.5), true))
+	if a := e.ARC; a != nil {
+		limit := "metadata: " + a.MetaIs
+		if a.MetaLimit > 0 {
+			limit = "metadata limit " + Nicenum(a.MetaLimit, true) + ": " + a.MetaIs
+		}
+		pr("    ARC        with %s of RAM: ARC max %s (%s); %s\n", Nicenum(a.RAM, true), Nicenum(a.ARCMax, true), a.ARCMaxIs, limit)
+		pr("    verdict    %s: the table is %.1f%% of %s; %s\n", a.Verdict, 100*a.Share, Nicenum(a.Limit, true), a.Meaning)
+		if a.LogMax > 0 {
+			pr("               (besides the ARC, the dedup log may hold up to %s: 1%% of RAM)\n", Nicenum(a.LogMax, true))
+		}
+	}
+}

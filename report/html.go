@@ -1,0 +1,277 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// WriteHTML writes the report as one self-contained HTML page: inline CSS,
+// an inline SVG chart of the histogram (and of the breakdown), the zdb -S
+// text, the summary and the breakdown table. It loads nothing from
+// anywhere and needs no script.
+func (s *Scan) WriteHTML(w io.Writer) error {
+	var text strings.Builder
+	if err := s.WriteText(&text); err != nil {
+		return err
+	}
+	summary := strings.TrimPrefix(text.String(), s.Zdb)
+	var bdText string
+	if s.Breakdown != nil {
+		var sb strings.Builder
+		c, t := s.Counters, s.Total
+		if err := s.Breakdown.WriteText(&sb, int64(c.LogicalBytes)-int64(t.Allocated.DSize)); err != nil {
+			return err
+		}
+		bdText = sb.String()
+		summary = strings.TrimSuffix(summary, bdText)
+	}
+	v := htmlView{
+		Scan:     s,
+		Title:    strings.Join(s.Paths, " "),
+		Summary:  strings.TrimSpace(summary),
+		HistSVG:  histogramSVG(s),
+		Saved:    "-",
+		Logical:  Nicenum(s.Counters.LogicalBytes, true),
+		NoDedup:  Nicenum(s.Total.Referenced.DSize, true),
+		HasDedup: Nicenum(s.Total.Allocated.DSize, true),
+	}
+	if s.Ratios != nil {
+		v.Dedup = fmt.Sprintf("%.2f", s.Ratios.Dedup)
+		v.Compress = fmt.Sprintf("%.2f", s.Ratios.Compress)
+	} else {
+		v.Dedup, v.Compress = "-", "-"
+	}
+	if l := s.Counters.LogicalBytes; l > 0 {
+		v.Saved = fmt.Sprintf("%.1f%%", 100*(float64(l)-float64(s.Total.Allocated.DSize))/float64(l))
+	}
+	if b := s.Breakdown; b != nil {
+		v.BreakdownSVG = breakdownSVG(b)
+		saved := int64(s.Counters.LogicalBytes) - int64(s.Total.Allocated.DSize)
+		v.ZerosText = b.Zeros.Text(saved)
+		for _, g := range b.Groups {
+			v.Rows = append(v.Rows, rowView(g, false))
+		}
+		v.Rows = append(v.Rows, rowView(b.Sum, true))
+	}
+	return htmlPage.Execute(w, v)
+}
+
+type htmlView struct {
+	*Scan
+	Title, Summary             string
+	Logical, NoDedup, HasDedup string
+	Dedup, Compress, Saved     string
+	HistSVG, BreakdownSVG      template.HTML
+	Rows                       []htmlRow
+	ZerosText                  string
+}
+
+type htmlCell struct{ Text, Exact string }
+
+type htmlRow struct {
+	Name  string
+	Total bool
+	Cells []htmlCell
+}
+
+func rowView(g Group, total bool) htmlRow {
+	n := func(v uint64) htmlCell { return htmlCell{fmt.Sprint(v), ""} }
+	b := func(v uint64) htmlCell { return htmlCell{Nicenum(v, true), fmt.Sprintf("%d bytes", v)} }
+	return htmlRow{Name: g.Name, Total: total, Cells: []htmlCell{
+		n(g.Files), b(g.LogicalBytes), n(g.Holes), n(g.ZeroBlocks), n(g.Embedded),
+		n(g.Referenced.Blocks), b(g.Referenced.DSize), b(g.Allocated.DSize), b(g.Unique.DSize), b(g.Shared.DSize),
+	}}
+}
+
+// Chart colours: referenced (no dedup) light, allocated (with dedup) dark.
+const (
+	colourReferenced = "#9cc3e6"
+	colourAllocated  = "#1f5fa8"
+)
+
+// histogramSVG draws referenced and allocated DSIZE per refcnt bucket.
+func histogramSVG(s *Scan) template.HTML {
+	const (
+		width, height = 1000, 280
+		left, right   = 70, 20
+		top, bottom   = 20, 46
+	)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="chart" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="DDT histogram: DSIZE per refcnt bucket">`, width, height, width, height)
+	var maxV uint64
+	for _, r := range s.Histogram {
+		maxV = max(maxV, r.Referenced.DSize, r.Allocated.DSize)
+	}
+	plotH := float64(height - top - bottom)
+	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="#fbfcfe" stroke="#d5dbe5"/>`, left, top, width-left-right, height-top-bottom)
+	if maxV == 0 {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">no blocks stored</text></svg>`, width/2, height/2)
+		return template.HTML(b.String())
+	}
+	step := tickStep(maxV)
+	ticks := (maxV + step - 1) / step
+	maxV = ticks * step
+	for i := uint64(0); i <= ticks; i++ {
+		y := float64(top) + plotH*(1-float64(i)/float64(ticks))
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#e3e7ee"/>`, left, width-right, y, y)
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`, left-6, y+4, Nicenum(i*step, true))
+	}
+	slot := float64(width-left-right) / float64(len(s.Histogram))
+	barW := min(slot*0.36, 60)
+	for i, r := range s.Histogram {
+		x := float64(left) + slot*float64(i) + slot/2
+		for j, bar := range []struct {
+			v      uint64
+			colour string
+			what   string
+		}{{r.Referenced.DSize, colourReferenced, "referenced"}, {r.Allocated.DSize, colourAllocated, "allocated"}} {
+			h := plotH * float64(bar.v) / float64(maxV)
+			bx := x - barW + float64(j)*barW
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>refcnt %s: %s DSIZE %d bytes</title></rect>`,
+				bx, float64(top)+plotH-h, barW-2, h, bar.colour, Nicenum(r.RefcntMin, false), bar.what, bar.v)
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`, x, height-bottom+16, Nicenum(r.RefcntMin, false))
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">refcnt (references per unique block)</text>`, (width+left)/2, height-8)
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// tickStep is a round axis step (1, 2, 2.5 or 5 times a power of ten, in
+// the binary unit of v) giving 3 to 6 ticks up to v.
+func tickStep(v uint64) uint64 {
+	unit := uint64(1)
+	for v/unit >= 1024 {
+		unit *= 1024
+	}
+	want := float64(v) / float64(unit) / 4
+	for p := 0.01; ; p *= 10 {
+		for _, m := range []float64{1, 2, 2.5, 5} {
+			if st := m * p; st >= want {
+				return max(uint64(st*float64(unit)), 1)
+			}
+		}
+	}
+}
+
+// maxChartGroups bounds the bars of the breakdown chart (the table lists
+// every group).
+const maxChartGroups = 30
+
+// breakdownSVG draws referenced and allocated DSIZE per group.
+func breakdownSVG(bd *Breakdown) template.HTML {
+	groups := bd.Groups
+	if len(groups) > maxChartGroups {
+		groups = groups[:maxChartGroups]
+	}
+	const (
+		width, label, rowH = 1000, 300, 34
+		barMax             = width - label - 90
+	)
+	height := rowH*len(groups) + 10
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="chart" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="DSIZE per group">`, width, height, width, height)
+	var maxV uint64
+	for _, g := range groups {
+		maxV = max(maxV, g.Referenced.DSize, g.Allocated.DSize)
+	}
+	for i, g := range groups {
+		y := 5 + rowH*i
+		name := g.Name
+		if utf8.RuneCountInString(name) > 42 {
+			r := []rune(name)
+			name = "…" + string(r[len(r)-41:])
+		}
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`, label-8, y+20, template.HTMLEscapeString(name))
+		for j, bar := range []struct {
+			v      uint64
+			colour string
+		}{{g.Referenced.DSize, colourReferenced}, {g.Allocated.DSize, colourAllocated}} {
+			w := 0.0
+			if maxV > 0 {
+				w = float64(barMax) * float64(bar.v) / float64(maxV)
+			}
+			by := y + 3 + j*14
+			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="12" fill="%s"/>`, label, by, max(w, 1), bar.colour)
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text>`, float64(label)+w+6, by+10, Nicenum(bar.v, true))
+		}
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+var htmlPage = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>ddtsim: {{.Title}}</title>
+<style>
+body{margin:0;background:#eef1f5;color:#1d2330;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif}
+main{max-width:1060px;margin:0 auto;padding:22px 28px 36px;background:#fff;min-height:100vh;box-sizing:border-box}
+h1{font-size:23px;margin:0 0 4px;color:#12345e}
+h2{font-size:17px;margin:26px 0 10px;padding-bottom:4px;border-bottom:2px solid #dfe5ee;color:#12345e}
+.model{color:#4a5262;margin:0 0 16px}
+.partial{background:#fff1d6;border:1px solid #e7b95a;padding:6px 10px;border-radius:6px}
+.cards{display:flex;flex-wrap:wrap;gap:10px}
+.card{flex:1 1 0;min-width:110px;border:1px solid #d8dfea;border-radius:8px;padding:8px 12px;background:#f7f9fc}
+.card b{display:block;font-size:22px;color:#1f5fa8}
+.card span{font-size:11px;color:#5d6677;text-transform:uppercase;letter-spacing:.05em}
+.card.good b{color:#1d7a45}
+pre{background:#f4f6f9;border:1px solid #dde2ea;border-radius:6px;padding:10px 12px;overflow-x:auto;font:13px/1.35 ui-monospace,"DejaVu Sans Mono",Menlo,monospace}
+svg.chart{max-width:100%;height:auto;display:block}
+svg text{font:12px system-ui,"DejaVu Sans",sans-serif;fill:#2b3240}
+.legend{font-size:13px;color:#4a5262;margin:4px 0 8px}
+.legend i{display:inline-block;width:12px;height:12px;margin:0 5px 0 14px;vertical-align:-1px;border-radius:2px}
+table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{padding:4px 7px;border-bottom:1px solid #e5e9f0;text-align:right;white-space:nowrap}
+th{background:#e8eef7;color:#24344f;font-weight:600}
+td:first-child,th:first-child{text-align:left;white-space:normal;word-break:break-all}
+tr:nth-child(even) td{background:#fafbfd}
+tr.total td{font-weight:600;border-top:2px solid #9aa9c0;background:#f0f4fa}
+.note{color:#4a5262;font-size:13px}
+footer{margin-top:28px;color:#7a8291;font-size:12px}
+</style>
+</head>
+<body>
+<main>
+<h1>ddtsim: simulated ZFS dedup table</h1>
+<p class="model">{{.Title}} &middot; OpenZFS {{.Release}}, recordsize={{index .Properties "recordsize"}}, compression={{index .Properties "compression"}}, copies={{index .Properties "copies"}}, dedup={{index .Properties "dedup"}}, {{.Pool.Vdev}} (ashift {{.Pool.Ashift}}), sparse={{.Sparse}}</p>
+{{if .Partial}}<p class="partial">The scan was interrupted: the figures cover only what was read.</p>{{end}}
+<div class="cards">
+<div class="card"><span>file data</span><b>{{.Logical}}</b></div>
+<div class="card"><span>disk, no dedup</span><b>{{.NoDedup}}</b></div>
+<div class="card"><span>disk, with dedup</span><b>{{.HasDedup}}</b></div>
+<div class="card"><span>dedup ratio</span><b>{{.Dedup}}</b></div>
+<div class="card"><span>compress ratio</span><b>{{.Compress}}</b></div>
+<div class="card good"><span>saved</span><b>{{.Saved}}</b></div>
+</div>
+
+<h2>DDT histogram</h2>
+<div class="legend">DSIZE per refcnt bucket:<i style="background:#9cc3e6"></i>referenced (without dedup)<i style="background:#1f5fa8"></i>allocated (with dedup)</div>
+{{.HistSVG}}
+<pre>{{.Zdb}}</pre>
+
+<h2>Summary</h2>
+<pre>{{.Summary}}</pre>
+{{if .Breakdown}}
+<h2>Breakdown by {{.Breakdown.Basis}}</h2>
+<div class="legend">DSIZE per group:<i style="background:#9cc3e6"></i>without dedup<i style="background:#1f5fa8"></i>with dedup (attributed)</div>
+{{.BreakdownSVG}}
+<table>
+<thead><tr><th>group</th><th>files</th><th>logical</th><th>holes</th><th>zero blocks</th><th>embedded</th><th>blocks</th><th>without dedup</th><th>with dedup</th><th>only here</th><th>shared</th></tr></thead>
+<tbody>
+{{range .Rows}}<tr{{if .Total}} class="total"{{end}}><td>{{.Name}}</td>{{range .Cells}}<td{{if .Exact}} title="{{.Exact}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>
+<p class="note">Sizes are DSIZE (allocated on the pool, all copies) except logical (file bytes). Blocks: the group's stored blocks (zdb -S referenced). {{.Breakdown.Rule}}</p>
+<p class="note">{{.ZerosText}}.</p>
+{{end}}
+<footer>Made by ddtsim. Figures in bytes are exact in the JSON (--json) and CSV (--csv) outputs.</footer>
+</main>
+</body>
+</html>
+`))

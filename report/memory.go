@@ -1,0 +1,25 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/ddtsim/ddtsim/analyzer"
+)
+
+// memoryLine is the summary's line on memory: the table's own bytes at its
+// peak, the process's peak RSS when known, and how often the table was
+// spilled to disk (--mem). It is empty when nothing is known (a saved
+// scan of an older ddtsim).
+func memoryLine(c analyzer.Counters) string {
+	if c.TableBytes == 0 && c.PeakRSS == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("  memory       table %s at its peak", Nicenum(c.TableBytes, true))
+	if c.PeakRSS > 0 {
+		line += fmt.Sprintf(", process %s peak RSS", Nicenum(c.PeakRSS, true))
+	}
+	if c.SpillRuns > 0 {
+		line += fmt.Sprintf("; spilled to disk in %s (--mem)", plural(c.SpillRuns, "run"))
+	}
+	return line
+}

@@ -1,0 +1,145 @@
+package scanfile
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// Header is the JSON part of a saved scan: what was scanned, how, and how
+// far each file got.
+type Header struct {
+	Ddtsim  string    `json:"ddtsim"`  // version of the ddtsim that wrote the file
+	Created time.Time `json:"created"` // when the file was written
+	Host    string    `json:"host"`    // host name of the machine scanned
+	Dir     Path      `json:"dir"`     // working directory of the scan: relative paths are relative to it
+	Model   Model     `json:"model"`
+	Options Options   `json:"options"`
+	Paths   []Path    `json:"paths"` // the paths named, as given
+	// Complete is false for a scan that was interrupted: Files says
+	// where it stopped and `ddtsim resume` continues it.
+	Complete bool      `json:"complete"`
+	Problems []Problem `json:"problems"` // paths that could not be read, or changed while read
+	// Files lists every file the scan took records from, sorted by path,
+	// with the records it took.
+	Files []File `json:"files"`
+}
+
+// Options are the scan's settings that decide which files are scanned
+// (not how their blocks are accounted: that is the Model).
+type Options struct {
+	Follow        bool `json:"follow"`          // symlinks inside directories followed
+	CountLinks    bool `json:"count_links"`     // every name of a hard-linked file counted
+	OneFileSystem bool `json:"one_file_system"` // other file systems below a path skipped
+}
+
+// Problem is one path the scan could not read (Kind "error") or that
+// changed while it was read (Kind "changed"), as the report lists it.
+type Problem struct {
+	Path   string `json:"path"` // printable (escaped) form of the path
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"`
+}
+
+// File is one file a scan took records from, as it was when the scan
+// opened it, and the records done.
+type File struct {
+	Path    Path   `json:"path"`
+	Dev     uint64 `json:"dev"`
+	Ino     uint64 `json:"ino"`
+	Size    uint64 `json:"size"`     // bytes
+	Mtime   int64  `json:"mtime_ns"` // nanoseconds since the epoch
+	Records uint64 `json:"records"`  // level-0 records, holes included
+	// Done holds the runs of records [first, end) accounted in the table
+	// and the counters, sorted and disjoint: [[0, Records]] for a file
+	// done completely.
+	Done [][2]uint64 `json:"done"`
+}
+
+// Complete reports whether every record of f is done.
+func (f *File) Complete() bool {
+	return len(f.Done) == 1 && f.Done[0][0] == 0 && f.Done[0][1] >= f.Records
+}
+
+// DoneRecords returns the number of records done.
+func (f *File) DoneRecords() uint64 {
+	var n uint64
+	for _, d := range f.Done {
+		n += d[1] - d[0]
+	}
+	return n
+}
+
+// check validates f's runs.
+func (f *File) check() error {
+	prev := uint64(0)
+	for i, d := range f.Done {
+		if d[0] >= d[1] || d[1] > f.Records || (i > 0 && d[0] <= prev) {
+			return fmt.Errorf("file %q: invalid run of records %v (of %d)", string(f.Path), d, f.Records)
+		}
+		prev = d[1]
+	}
+	return nil
+}
+
+// Path is a file name kept byte for byte. In JSON it is a string when it
+// is valid UTF-8, else an object {"base64": "..."} holding its bytes.
+type Path string
+
+// MarshalJSON implements json.Marshaler.
+func (p Path) MarshalJSON() ([]byte, error) {
+	if utf8.ValidString(string(p)) {
+		return json.Marshal(string(p))
+	}
+	return json.Marshal(struct {
+		Base64 string `json:"base64"`
+	}{base64.StdEncoding.EncodeToString([]byte(p))})
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *Path) UnmarshalJSON(b []byte) error {
+	if bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
+		var o struct {
+			Base64 *string `json:"base64"`
+		}
+		if err := json.Unmarshal(b, &o); err != nil {
+			return err
+		}
+		if o.Base64 == nil {
+			return fmt.Errorf("path object without base64")
+		}
+		raw, err := base64.StdEncoding.DecodeString(*o.Base64)
+		if err != nil {
+			return fmt.Errorf("path: %w", err)
+		}
+		*p = Path(raw)
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*p = Path(s)
+	return nil
+}
+
+// Strings returns the paths as strings.
+func Strings(ps []Path) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = string(p)
+	}
+	return out
+}
+
+// Paths returns the strings as Paths.
+func Paths(ss []string) []Path {
+	out := make([]Path, len(ss))
+	for i, s := range ss {
+		out[i] = Path(s)
+	}
+	return out
+}
