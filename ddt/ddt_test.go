@@ -85,3 +85,25 @@ func TestEmbeddedLeftOut(t *testing.T) {
 		t.Errorf("summary %+v total %+v", s, h.Total())
 	}
 }
+
+func TestSampleReliability(t *testing.T) {
+	gen := func(n int) func(func(Entry) bool) {
+		return func(f func(Entry) bool) {
+			for i := 0; i < n; i++ {
+				if !f(Entry{Refcnt: uint64(1 + i%3), LSize: 131072, PSize: 65536, DSize: 65536}) {
+					return
+				}
+			}
+		}
+	}
+	if e := EstimateSample(gen(5), 16); e.Reliable || e.Sampled != 5 {
+		t.Errorf("5 sampled contents: reliable %v", e.Reliable)
+	}
+	if e := EstimateSample(gen(MinReliableSample), 16); !e.Reliable {
+		t.Errorf("%d sampled contents: not reliable", MinReliableSample)
+	}
+	// The estimate scales the sample: 300 keys at 1/16 stand for 4800.
+	if e := EstimateSample(gen(300), 16); e.Entries.Value != 4800 || e.Histogram.Total().Allocated.Blocks != 4800 {
+		t.Errorf("entries %v, histogram %+v", e.Entries, e.Histogram.Total())
+	}
+}

@@ -320,6 +320,10 @@ func (s *Scan) writeSample(pr func(string, ...any)) {
 	e := s.Sample
 	iv := func(i ddt.Interval) string { return fmt.Sprintf("%.2f (95%%: %.2f to %.2f)", i.Value, i.Low, i.High) }
 	pr("  SAMPLED      1/%d of the contents by hash (%d unique contents kept): the table above and these are estimates\n", e.N, e.Sampled)
+	if !e.Reliable {
+		pr("  WARNING      only %d contents sampled (fewer than %d): the intervals below are not reliable and the\n"+
+			"               estimates may be far off; sample less (a smaller N) or scan without --sample\n", e.Sampled, ddt.MinReliableSample)
+	}
 	pr("  dedup        %s\n", iv(e.Dedup))
 	pr("  compress     %s\n", iv(e.Compress))
 	pr("  combined     %s\n", iv(e.Combined))
