@@ -50,8 +50,10 @@ func (s *Scan) WriteCSV(w io.Writer) error {
 	c := s.Counters
 	kv("release", s.Release)
 	kv("release_rules", s.Rules)
-	for _, p := range []string{"recordsize", "compression", "copies", "dedup"} {
-		kv(p, s.Properties[p])
+	for _, p := range []string{"recordsize", "volblocksize", "compression", "copies", "dedup"} {
+		if v, ok := s.Properties[p]; ok {
+			kv(p, v)
+		}
 	}
 	kv("vdev", s.Pool.Vdev)
 	kv("ashift", strconv.Itoa(s.Pool.Ashift))

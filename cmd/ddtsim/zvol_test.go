@@ -126,3 +126,11 @@ func TestDDTSizeReport(t *testing.T) {
 		t.Errorf("summary lacks the ARC verdict:\n%s", out)
 	}
 }
+
+// The CSV summary names the volume's block size (it listed only recordsize).
+func TestZvolCSVNamesVolblocksize(t *testing.T) {
+	code, out, errs := runT("--csv", "--zvol", "../../testdata/sample")
+	if code != 0 || !strings.Contains(out, "\nvolblocksize,16K\n") || strings.Contains(out, "\nrecordsize,") {
+		t.Errorf("exit %d, stderr %q, csv:\n%s", code, errs, out)
+	}
+}
