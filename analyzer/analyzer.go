@@ -153,6 +153,12 @@ type Progress struct {
 }
 
 // Counters describe what a scan saw. Sizes are bytes, blocks are records.
+//
+// ScannedBytes counts the bytes of every record processed: read, or
+// accounted as lying in a hole of the source file (a file's last record
+// counts the bytes it holds, not its LSIZE). A complete scan covers
+// LogicalBytes; an interrupted one, or one with unreadable files, less.
+// Savings are figured over it.
 type Counters struct {
 	Files          uint64 `json:"files"`           // regular files scanned
 	Dirs           uint64 `json:"dirs"`            // directories walked
@@ -166,6 +172,7 @@ type Counters struct {
 	Changed        uint64 `json:"changed"`         // files that changed while they were read (figures approximate)
 	Errors         uint64 `json:"errors"`          // paths that could not be read (fully)
 	LogicalBytes   uint64 `json:"logical_bytes"`   // sum of file sizes
+	ScannedBytes   uint64 `json:"scanned_bytes"`   // file bytes the result covers (see above)
 	ReadBytes      uint64 `json:"read_bytes"`      // bytes actually read from the files
 	Records        uint64 `json:"records"`         // level-0 records of all files, holes included
 	Holes          uint64 `json:"holes"`           // records not written (all-zero)
@@ -187,6 +194,7 @@ type Counters struct {
 
 func (c *Counters) add(o *Counters) {
 	c.ReadBytes += o.ReadBytes
+	c.ScannedBytes += o.ScannedBytes
 	c.Records += o.Records
 	c.Holes += o.Holes
 	c.SourceHoles += o.SourceHoles

@@ -270,12 +270,13 @@ func (s *scan) holeRun(fl *file, a, b uint64) {
 		return
 	}
 	n := b - a
-	l := uint64(fl.lsize)
 	c := &s.counters
 	c.Records += n
 	c.SourceHoles += n
+	bytes := fl.spanBytes(a, b)
+	c.ScannedBytes += bytes
 	if p := s.opts.Progress; p != nil {
-		p.BytesDone.Add(int64(min(b*l, fl.size) - a*l))
+		p.BytesDone.Add(int64(bytes))
 	}
 	p := s.opts.Policy
 	hole := p.ZeroIsHole() || fl.copyHoles

@@ -82,6 +82,7 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *
 		zero = bytes.Equal(data, zeros[:lsize])
 	}
 	c.Records++
+	c.ScannedBytes += n
 	if prog := s.opts.Progress; prog != nil {
 		prog.BytesDone.Add(int64(n))
 	}

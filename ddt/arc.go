@@ -12,10 +12,13 @@ import (
 // pool). Sizes are bytes.
 //
 // Sources (OpenZFS tags, checked):
-//   - zfs_arc_max default, module/os/linux/zfs/arc_os.c: arc_default_max():
-//     half of RAM up to 2.2.x; from 2.3.0 the larger of 5/8 of RAM and RAM −
-//     1 GiB (for RAM ≥ 1 GiB; below, arc_c_min). 0.6.x computed the same
-//     half in arc.c: arc_init(). arc_c_min = max(RAM/32, 32 MiB).
+//   - zfs_arc_max default, module/os/linux/zfs/arc_os.c: arc_default_max(min,
+//     allmem): MAX(allmem / 2, min) up to 2.2.x; from 2.3.0 (commit
+//     6a629f3234, "arc_default_max on Linux should match FreeBSD")
+//     MAX(allmem × 5 / 8, size), size being allmem − 1 GiB, or min under
+//     1 GiB: so 5/8 of RAM up to 8/3 GiB, RAM − 1 GiB above, never less
+//     than min. min is arc_c_min = MAX(allmem / 32, 32 MiB) (arc.c:
+//     arc_set_limits()). 0.6.x computed the same half in arc.c: arc_init().
 //   - metadata limit, module/zfs/arc.c: arc_init(): arc_meta_limit = 1/4
 //     of zfs_arc_max in 0.6.0–0.6.2, 3/4 from 0.6.3 (zfs_arc_meta_limit_percent
 //     = 75 from 0.7.0) through 2.1.x; 2.2.0 removed the limit (commit
@@ -67,16 +70,30 @@ func ARCFor(version string, ram, inCore uint64, fdt bool) ARC {
 	cMin := max(ram/32, 32<<20)
 	switch {
 	case !v.less(2, 3, 0):
-		a.ARCMaxIs = "max(5/8 × RAM, RAM − 1 GiB): the Linux default from 2.3.0"
+		// arc_default_max(min, allmem): size = allmem − 1 GiB, or
+		// min (arc_c_min) under 1 GiB; MAX(allmem × 5 / 8, size).
+		size := cMin
 		if ram >= gib {
-			a.ARCMax = max(ram/8*5, ram-gib)
-		} else {
-			a.ARCMax = cMin
-			a.ARCMaxIs = "arc_c_min = max(RAM/32, 32 MiB): under 1 GiB of RAM (2.3.0+)"
+			size = ram - gib
+		}
+		a.ARCMax = max(ram/8*5+ram%8*5/8, size) // ram × 5 / 8 without overflow
+		switch {
+		case a.ARCMax == size && ram >= gib && size > 0:
+			a.ARCMaxIs = "RAM − 1 GiB, more than 5/8 × RAM: the Linux default from 2.3.0, max(5/8 × RAM, RAM − 1 GiB)"
+		case a.ARCMax == size && ram < gib:
+			a.ARCMaxIs = "arc_c_min = max(RAM/32, 32 MiB), more than 5/8 × RAM: the Linux default from 2.3.0 under 1 GiB of RAM, max(5/8 × RAM, arc_c_min)"
+		case ram < gib:
+			a.ARCMaxIs = "5/8 × RAM: the Linux default from 2.3.0 under 1 GiB of RAM, max(5/8 × RAM, arc_c_min)"
+		default:
+			a.ARCMaxIs = "5/8 × RAM, more than RAM − 1 GiB: the Linux default from 2.3.0, max(5/8 × RAM, RAM − 1 GiB)"
 		}
 	default:
+		// arc_default_max(min, allmem): MAX(allmem / 2, min).
 		a.ARCMax = max(ram/2, cMin)
 		a.ARCMaxIs = "RAM/2: the Linux default before 2.3.0"
+		if a.ARCMax > ram/2 {
+			a.ARCMaxIs = "arc_c_min = max(RAM/32, 32 MiB), more than RAM/2: the Linux default before 2.3.0, max(RAM/2, arc_c_min)"
+		}
 	}
 	switch {
 	case !v.less(2, 2, 0):

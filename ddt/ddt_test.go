@@ -1,6 +1,7 @@
 package ddt
 
 import (
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -105,5 +106,32 @@ func TestSampleReliability(t *testing.T) {
 	// The estimate scales the sample: 300 keys at 1/16 stand for 4800.
 	if e := EstimateSample(gen(300), 16); e.Entries.Value != 4800 || e.Histogram.Total().Allocated.Blocks != 4800 {
 		t.Errorf("entries %v, histogram %+v", e.Entries, e.Histogram.Total())
+	}
+}
+
+// A sample that kept nothing estimates nothing: its JSON has null
+// intervals (no ratio of 0 within 0 to 0) and reliable false. One kept
+// content gives intervals of width 0, and reliable false too.
+func TestSampleEstimateJSON(t *testing.T) {
+	none := EstimateSample(func(func(Entry) bool) {}, 1<<20)
+	b, err := json.Marshal(none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"n":1048576,"sampled":0,"entries":null,"dedup":null,"compress":null,"combined":null,"allocated":null,"reliable":false}`
+	if string(b) != want {
+		t.Errorf("nothing sampled:\n got %s\nwant %s", b, want)
+	}
+	one := EstimateSample(func(f func(Entry) bool) { f(Entry{Refcnt: 2, LSize: 4096, PSize: 4096, DSize: 4096}) }, 1024)
+	b, err = json.Marshal(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["reliable"] != false || doc["sampled"] != 1.0 || doc["dedup"] == nil || doc["histogram"] != nil {
+		t.Errorf("one content sampled: %s", b)
 	}
 }

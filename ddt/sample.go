@@ -2,6 +2,7 @@ package ddt
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"math"
 )
 
@@ -44,6 +45,26 @@ type SampleEstimate struct {
 	// (measured: intervals missing the truth on the 518-content golden
 	// set at 1/16 and 1/64), and the estimates can be far off.
 	Reliable bool `json:"reliable"`
+}
+
+// MarshalJSON writes the estimate as its fields; when no content was
+// sampled nothing can be estimated, and the intervals are null (not a
+// ratio of 0 with an interval of width 0).
+func (e SampleEstimate) MarshalJSON() ([]byte, error) {
+	type fields SampleEstimate // without this method
+	if e.Sampled > 0 {
+		return json.Marshal(fields(e))
+	}
+	return json.Marshal(struct {
+		N         uint64    `json:"n"`
+		Sampled   uint64    `json:"sampled"`
+		Entries   *Interval `json:"entries"`
+		Dedup     *Interval `json:"dedup"`
+		Compress  *Interval `json:"compress"`
+		Combined  *Interval `json:"combined"`
+		Allocated *Interval `json:"allocated"`
+		Reliable  bool      `json:"reliable"`
+	}{N: e.N, Sampled: e.Sampled, Reliable: e.Reliable})
 }
 
 // MinReliableSample is the number of sampled unique contents below which

@@ -4,7 +4,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/ddt"
@@ -245,5 +247,67 @@ func TestARCDefaults(t *testing.T) {
 	}
 	if a := ddt.ARCFor("2.3.2", 64*gib, 1, true); a.LogMax != 64*gib/100 {
 		t.Errorf("log max %d", a.LogMax)
+	}
+}
+
+// TestARCSmallRAM checks the zfs_arc_max default under and around 1 GiB of
+// RAM (arc_os.c: arc_default_max(); 2.2: MAX(allmem / 2, arc_c_min); 2.3:
+// MAX(allmem × 5 / 8, allmem − 1 GiB, or arc_c_min under 1 GiB)), and that
+// the limit grows with RAM for every release row.
+func TestARCSmallRAM(t *testing.T) {
+	const mib, gib = 1 << 20, 1 << 30
+	for _, c := range []struct {
+		release     string
+		ram, arcMax uint64
+	}{
+		{"2.2.7", 256 * mib, 128 * mib},
+		{"2.2.7", 512 * mib, 256 * mib},
+		{"2.2.7", 900 * mib, 450 * mib},
+		{"2.2.7", 1 * gib, 512 * mib},
+		{"2.2.7", 2 * gib, 1 * gib},
+		{"2.2.7", 64 * gib, 32 * gib},
+		{"2.2.7", 48 * mib, 32 * mib}, // arc_c_min
+		{"2.3.2", 256 * mib, 160 * mib},
+		{"2.3.2", 512 * mib, 320 * mib},
+		{"2.3.2", 900 * mib, 900 * mib * 5 / 8},
+		{"2.3.2", 1 * gib, 640 * mib},
+		{"2.3.2", 2 * gib, 1280 * mib},
+		{"2.3.2", 8 * gib / 3, 8 * gib / 3 * 5 / 8},
+		{"2.3.2", 4 * gib, 3 * gib},
+		{"2.3.2", 64 * gib, 63 * gib},
+		{"2.3.0", 48 * mib, 32 * mib}, // arc_c_min, more than 30M
+	} {
+		a := ddt.ARCFor(c.release, c.ram, 1, false)
+		if a.ARCMax != c.arcMax || a.Limit != c.arcMax {
+			t.Errorf("%s, RAM %d MiB: ARC max %d MiB (%s), limit %d; want %d MiB", c.release, c.ram/mib, a.ARCMax/mib, a.ARCMaxIs, a.Limit, c.arcMax/mib)
+		}
+	}
+	if a := ddt.ARCFor("2.3.2", 512*mib, 1, false); !strings.HasPrefix(a.ARCMaxIs, "5/8 × RAM") {
+		t.Errorf("512M on 2.3.2: rule %q", a.ARCMaxIs)
+	}
+	// Monotonic in RAM for every release row: 1 MiB to 1 TiB, finely
+	// around 1 GiB.
+	var rams []uint64
+	for r := uint64(mib); r <= 1<<40; r += r / 16 {
+		rams = append(rams, r)
+	}
+	for r := uint64(gib - 64*mib); r <= gib+64*mib; r += mib / 2 {
+		rams = append(rams, r)
+	}
+	slices.Sort(rams)
+	for _, rel := range zio.Releases {
+		var prev ddt.ARC
+		for _, ram := range rams {
+			a := ddt.ARCFor(rel.Name, ram, 1, false)
+			if a.ARCMax < prev.ARCMax || a.Limit < prev.Limit {
+				t.Errorf("release %s: RAM %d gives ARC max %d, limit %d; RAM %d gave %d, %d",
+					rel.Name, ram, a.ARCMax, a.Limit, prev.RAM, prev.ARCMax, prev.Limit)
+				break
+			}
+			if ram >= 64*mib && a.ARCMax > ram {
+				t.Errorf("release %s: ARC max %d above RAM %d", rel.Name, a.ARCMax, ram)
+			}
+			prev = a
+		}
 	}
 }

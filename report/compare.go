@@ -400,7 +400,34 @@ func likelyCauses(c *Comparison, pred ddt.Bucket, t *Table) []string {
 	refD := eq(a.Referenced.DSize, pred.Referenced.DSize)
 	alloc := eq(a.Allocated.Blocks, pred.Allocated.Blocks)
 	real := t.Kind == KindAggregated || t.Kind == KindStatus || t.Kind == KindObject
+	// The same data cut into blocks of another size: about the same
+	// logical size (within 10%: the last record of a file is padded to the
+	// recordsize, so LSIZE moves a little with it) in a number of blocks
+	// that differs by more than 10% and far more than LSIZE does.
+	blocksLog := math.Abs(logRatio(a.Referenced.Blocks.Mid(), pred.Referenced.Blocks))
+	lsizeLog := math.Abs(logRatio(a.Referenced.LSize.Mid(), pred.Referenced.LSize))
+	recordsize := refBlocks != 0 && lsizeLog <= math.Log(1.1) && blocksLog > math.Log(1.1) && blocksLog > 3*lsizeLog
+	// Sectors of another size: on one side DSIZE equals PSIZE (the copies
+	// ratio is 1.00: every PSIZE is whole sectors, as on 512-byte sectors
+	// or with a smaller ashift), on the other it does not (blocks stored
+	// uncompressed waste part of a larger sector). Another compression
+	// alone leaves both sides alike.
+	sectors := false
+	for _, r := range c.Ratios {
+		if r.Name == "copies" && !r.Equal {
+			sectors = (r.Actual.Lo <= 1 && 1 <= r.Actual.Hi) != (r.Predicted < 1.005)
+		}
+	}
 	switch {
+	case recordsize:
+		larger := "larger"
+		if refBlocks < 0 {
+			larger = "smaller"
+		}
+		causes = append(causes, fmt.Sprintf("about the same logical size (%s predicted, %s actual) in a different number of blocks (%s predicted, averaging %s; %s actual, averaging %s): "+
+			"the files were written with a %s recordsize than modelled (or, for volumes, volblocksize); check -o recordsize (a recordsize change affects only blocks written after it, so files may hold blocks of both)",
+			Nicenum(pred.Referenced.LSize, true), a.Referenced.LSize.Text, Nicenum(pred.Referenced.Blocks, false), Nicenum(avg(float64(pred.Referenced.LSize), float64(pred.Referenced.Blocks)), true),
+			a.Referenced.Blocks.Text, Nicenum(avg(a.Referenced.LSize.Mid(), a.Referenced.Blocks.Mid()), true), larger))
 	case refBlocks > 0 && real:
 		causes = append(causes, "more blocks predicted than the real DDT holds: a real DDT holds only blocks written while dedup was on (data written before dedup was enabled, or in datasets without dedup, is not in it); compare with zdb -S instead")
 	case refBlocks < 0:
@@ -410,6 +437,9 @@ func likelyCauses(c *Comparison, pred ddt.Bucket, t *Table) []string {
 	}
 	if refBlocks == 0 && refL != 0 {
 		causes = append(causes, "same number of blocks but a different logical size: the files were written with a different recordsize (blocks keep the size they were written with, so a recordsize change affects only later writes)")
+	}
+	if refL == 0 && refP != 0 && refD != 0 && sectors {
+		causes = append(causes, "same logical size but different PSIZE and DSIZE, and DSIZE equals PSIZE on one side only (copies ratio 1.00): the pool's sector size (ashift) differs from the model — PSIZE is rounded to whole sectors (0.6.5+), and a larger sector leaves part of it unused under blocks stored uncompressed; check --ashift (and --vdev) before the compression")
 	}
 	if refL == 0 && refP != 0 {
 		causes = append(causes, "same logical size but a different compressed size: different compression on disk — the compression property (default off before 2.2, lz4 from 2.2), blocks written before a compression change (existing blocks keep theirs), or a compressor whose output differs from the model (gzip, zstd versions); check -o compression and --release")
@@ -431,6 +461,23 @@ func likelyCauses(c *Comparison, pred ddt.Bucket, t *Table) []string {
 		causes = append(causes, "the totals agree but single buckets do not: some blocks have a different reference count than predicted — files that changed between the scan and the zdb run, snapshots or clones adding references, or block cloning (cp --reflink, 2.2+), which zdb -S counts as references")
 	}
 	return causes
+}
+
+// logRatio is ln(actual / predicted); ±Inf when one of them is 0 (and
+// 0 when both are).
+func logRatio(actual float64, predicted uint64) float64 {
+	if actual == 0 && predicted == 0 {
+		return 0
+	}
+	return math.Log(actual / float64(predicted))
+}
+
+// avg is a / b rounded, 0 when b is 0.
+func avg(a, b float64) uint64 {
+	if b == 0 {
+		return 0
+	}
+	return uint64(math.Round(a / b))
 }
 
 // WriteJSON writes c as indented JSON.

@@ -118,3 +118,77 @@ func TestCompareEraNote(t *testing.T) {
 		t.Errorf("no era note: %q (exit %d, %q)", all, c.Exit, c.Differences)
 	}
 }
+
+// zdbText is what zdb -S prints for h.
+func zdbText(t *testing.T, h *ddt.Histogram) *Parsed {
+	t.Helper()
+	var b strings.Builder
+	if err := WriteZdbS(&b, h, true); err != nil {
+		t.Fatal(err)
+	}
+	return ParseString(b.String())
+}
+
+// The likely causes read the pattern of the totals: the same logical size
+// in another number of blocks is a recordsize difference (either way);
+// the same LSIZE with PSIZE, DSIZE and DSIZE/PSIZE differing is the
+// sector size (ashift) or layout before the compression; the same PSIZE
+// with DSIZE differing is the layout (ashift, vdevs, copies).
+func TestCompareCausesRecordsizeAndAshift(t *testing.T) {
+	// The same 8 MiB of files as 64 records of 128K or 512 of 16K.
+	big, small := &ddt.Histogram{}, &ddt.Histogram{}
+	for i := 0; i < 64; i++ {
+		big.Add(uint64(1+i%3), 128<<10, 96<<10, 96<<10)
+	}
+	for i := 0; i < 512; i++ {
+		small.Add(uint64(1+i%3), 16<<10, 12<<10, 12<<10)
+	}
+	// ashift 12 vs 9: compressed blocks round to 4K vs 512 B; an
+	// uncompressed 5K block is 5K of PSIZE either way but takes 8K of DSIZE
+	// on 4K sectors.
+	a12, a9 := &ddt.Histogram{}, &ddt.Histogram{}
+	for i := 0; i < 50; i++ {
+		a12.Add(1, 128<<10, 68<<10, 68<<10)
+		a9.Add(1, 128<<10, 66<<10+512, 66<<10+512)
+		a12.Add(2, 5<<10, 5<<10, 8<<10)
+		a9.Add(2, 5<<10, 5<<10, 5<<10)
+	}
+	// The same blocks on raidz: DSIZE only.
+	raidz := &ddt.Histogram{}
+	for i := 0; i < 50; i++ {
+		raidz.Add(1, 128<<10, 68<<10, 102<<10)
+		raidz.Add(2, 5<<10, 5<<10, 12<<10)
+	}
+	// Another compression: PSIZE differs, DSIZE/PSIZE does not.
+	zle := &ddt.Histogram{}
+	for i := 0; i < 50; i++ {
+		zle.Add(1, 128<<10, 100<<10, 100<<10)
+		zle.Add(2, 5<<10, 5<<10, 8<<10)
+	}
+	for _, c := range []struct {
+		name         string
+		pred, actual *ddt.Histogram
+		first        string // in the first cause
+		not          string // in no cause
+	}{
+		{"written with 128K, modelled 16K", small, big, "written with a larger recordsize", "pool holds more data blocks"},
+		{"written with 16K, modelled 128K", big, small, "written with a smaller recordsize", "pool holds more data blocks"},
+		{"ashift 9, modelled 12", a12, a9, "sector size (ashift)", "recordsize"},
+		{"ashift 12, modelled 9", a9, a12, "sector size (ashift)", "recordsize"},
+		{"raidz, modelled a disk", a12, raidz, "same compressed size but different allocated size", "different compressed size"},
+		{"zle, modelled lz4", a12, zle, "different compression on disk", "ashift"},
+	} {
+		cmp, err := Compare(c.pred, zdbText(t, c.actual), CompareOptions{BytesSuffix: true})
+		if err != nil || cmp.Exit != CompareDiffer || len(cmp.Causes) == 0 {
+			t.Fatalf("%s: %v %+v", c.name, err, cmp)
+		}
+		if !strings.Contains(cmp.Causes[0], c.first) {
+			t.Errorf("%s: first cause %q, want %q", c.name, cmp.Causes[0], c.first)
+		}
+		for _, cause := range cmp.Causes {
+			if strings.Contains(cause, c.not) {
+				t.Errorf("%s: cause %q should not be given", c.name, cause)
+			}
+		}
+	}
+}

@@ -16,7 +16,12 @@ import (
 //     one row per non-empty bucket (refcnt = the bucket's lowest refcnt,
 //     as zdb labels it), then the row "Total";
 //  2. the summary: header field,value; one row per figure (model,
-//     counters, ratios, raw capacity);
+//     counters, raw capacity, saved_bytes: scanned_bytes minus the
+//     allocated DSIZE, ratios); a sampled scan adds sample_n,
+//     sample_sampled, sample_reliable, unsampled and each estimate with
+//     its 95% interval (sample_dedup, sample_dedup_low,
+//     sample_dedup_high, ...), and names the counters of the sample
+//     stored_sampled, embedded_sampled and unique_blocks_sampled;
 //  3. with a breakdown: header group,files,…; one row per group, then the
 //     row "(total)", the column sums.
 //
@@ -59,20 +64,48 @@ func (s *Scan) WriteCSV(w io.Writer) error {
 	kv("ashift", strconv.Itoa(s.Pool.Ashift))
 	kv("sparse", s.Sparse)
 	kv("partial", strconv.FormatBool(s.Partial))
+	ff := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	// A sampled scan: its figures are estimates. The counters of what the
+	// table holds (stored, embedded, unique_blocks) count the sample only,
+	// and are named so.
+	sampled := ""
+	if e := s.Sample; e != nil {
+		sampled = "_sampled"
+		kv("sample_n", u(e.N))
+		kv("sample_sampled", u(e.Sampled))
+		kv("sample_reliable", strconv.FormatBool(e.Reliable))
+		kv("unsampled", u(c.Unsampled))
+		if e.Sampled > 0 {
+			for _, iv := range []struct {
+				k string
+				v ddt.Interval
+			}{{"entries", e.Entries}, {"dedup", e.Dedup}, {"compress", e.Compress}, {"combined", e.Combined}, {"allocated_dsize", e.Allocated}} {
+				f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+				kv("sample_"+iv.k, f(iv.v.Value))
+				kv("sample_"+iv.k+"_low", f(iv.v.Low))
+				kv("sample_"+iv.k+"_high", f(iv.v.High))
+			}
+		}
+	}
 	for _, f := range []struct {
 		k string
 		v uint64
 	}{
-		{"files", c.Files}, {"dirs", c.Dirs}, {"logical_bytes", c.LogicalBytes}, {"read_bytes", c.ReadBytes},
-		{"records", c.Records}, {"stored", c.Stored}, {"embedded", c.Embedded}, {"holes", c.Holes},
-		{"zero_blocks", c.ZeroBlocks}, {"unique_blocks", c.UniqueBlocks}, {"symlinks", c.Symlinks},
+		{"files", c.Files}, {"dirs", c.Dirs}, {"logical_bytes", c.LogicalBytes}, {"scanned_bytes", c.ScannedBytes}, {"read_bytes", c.ReadBytes},
+		{"records", c.Records}, {"stored" + sampled, c.Stored}, {"embedded" + sampled, c.Embedded}, {"holes", c.Holes},
+		{"zero_blocks", c.ZeroBlocks}, {"unique_blocks" + sampled, c.UniqueBlocks}, {"symlinks", c.Symlinks},
 		{"special", c.Special}, {"hard_links", c.HardLinks}, {"errors", c.Errors}, {"changed", c.Changed},
-		{"raw_referenced", s.Raw.Referenced}, {"raw_allocated", s.Raw.Allocated},
 	} {
 		kv(f.k, u(f.v))
 	}
+	if !s.NothingSampled() {
+		kv("raw_referenced", u(s.Raw.Referenced))
+		kv("raw_allocated", u(s.Raw.Allocated))
+	}
+	if saved, _, ok := s.Saved(); ok {
+		kv("saved_bytes", strconv.FormatInt(saved, 10)) // over scanned_bytes
+	}
 	if r := s.Ratios; r != nil {
-		ff := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 		kv("dedup_ratio", ff(r.Dedup))
 		kv("compress_ratio", ff(r.Compress))
 		kv("copies_ratio", ff(r.Copies))

@@ -26,8 +26,13 @@ type DDTEstimate struct {
 // for a sampled scan): its refcnt-1 row gives the unique entries, the
 // other rows the duplicate ones. ram > 0 (bytes) adds the ARC verdict. The
 // text summary shows the estimate when dedup is on or ram is given; JSON
-// always has it.
+// always has it, unless a sample kept nothing (NothingSampled): then
+// there is nothing to estimate it from, and DDT stays nil.
 func (s *Scan) EstimateDDT(p *zio.Policy, ram uint64) {
+	if s.NothingSampled() {
+		s.DDT = nil
+		return
+	}
 	var unique, dup uint64
 	for _, r := range s.Histogram {
 		if r.RefcntMin == 1 {

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ddtsim/ddtsim/ddt"
 )
 
 // WriteHTML writes the report as one self-contained HTML page: inline CSS,
@@ -18,38 +20,67 @@ func (s *Scan) WriteHTML(w io.Writer) error {
 		return err
 	}
 	summary := strings.TrimPrefix(text.String(), s.Zdb)
+	saved, of, savedOK := s.Saved()
 	var bdText string
 	if s.Breakdown != nil {
 		var sb strings.Builder
-		c, t := s.Counters, s.Total
-		if err := s.Breakdown.WriteText(&sb, int64(c.LogicalBytes)-int64(t.Allocated.DSize)); err != nil {
+		if err := s.Breakdown.WriteText(&sb, saved); err != nil {
 			return err
 		}
 		bdText = sb.String()
 		summary = strings.TrimSuffix(summary, bdText)
 	}
 	v := htmlView{
-		Scan:     s,
-		Title:    strings.Join(s.Paths, " "),
-		Summary:  strings.TrimSpace(summary),
-		HistSVG:  histogramSVG(s),
-		Saved:    "-",
-		Logical:  Nicenum(s.Counters.LogicalBytes, true),
-		NoDedup:  Nicenum(s.Total.Referenced.DSize, true),
-		HasDedup: Nicenum(s.Total.Allocated.DSize, true),
+		Scan:         s,
+		Title:        strings.Join(s.Paths, " "),
+		Summary:      strings.TrimSpace(summary),
+		HistSVG:      histogramSVG(s),
+		Saved:        "-",
+		SavedClass:   "card",
+		LogicalLabel: "file data",
+		Logical:      Nicenum(of, true),
+		NoDedup:      Nicenum(s.Total.Referenced.DSize, true),
+		HasDedup:     Nicenum(s.Total.Allocated.DSize, true),
+		Dedup:        "-",
+		Compress:     "-",
+	}
+	if of != s.Counters.LogicalBytes {
+		// Interrupted, or files that could not be read: the figures are
+		// for the bytes covered.
+		v.LogicalLabel = "file data covered"
+		v.LogicalNote = "of " + Nicenum(s.Counters.LogicalBytes, true)
 	}
 	if s.Ratios != nil {
 		v.Dedup = fmt.Sprintf("%.2f", s.Ratios.Dedup)
 		v.Compress = fmt.Sprintf("%.2f", s.Ratios.Compress)
-	} else {
-		v.Dedup, v.Compress = "-", "-"
 	}
-	if l := s.Counters.LogicalBytes; l > 0 {
-		v.Saved = fmt.Sprintf("%.1f%%", 100*(float64(l)-float64(s.Total.Allocated.DSize))/float64(l))
+	if savedOK {
+		v.Saved = fmt.Sprintf("%.1f%%", 100*float64(saved)/float64(of))
+		// Green only for a real saving: none, or a loss (copies, padding
+		// on raidz), is shown as a warning.
+		v.SavedClass = "card good"
+		if saved <= 0 {
+			v.SavedClass = "card warn"
+		}
+	}
+	if e := s.Sample; e != nil {
+		switch {
+		case s.NothingSampled():
+			v.SampleNote = fmt.Sprintf("No content fell in the 1/%d sample: nothing can be estimated; use a smaller N.", e.N)
+			v.NoDedup, v.HasDedup = "-", "-"
+		case e.Sampled > 0:
+			v.Estimated = fmt.Sprintf("estimated, 1/%d sample", e.N)
+			v.SampleNote = fmt.Sprintf("Estimated from a 1/%d sample of the contents (%d unique contents kept): the table and the figures are estimates, with 95%% intervals.", e.N, e.Sampled)
+			if !e.Reliable {
+				v.SampleNote += fmt.Sprintf(" Fewer than %d contents were sampled: the intervals are not reliable and the estimates may be far off; sample less (a smaller N) or scan without --sample.", ddt.MinReliableSample)
+			}
+			iv := func(i ddt.Interval) string { return fmt.Sprintf("95%%: %.2f to %.2f", i.Low, i.High) }
+			v.DedupIv, v.CompressIv = iv(e.Dedup), iv(e.Compress)
+			v.HasDedupIv = fmt.Sprintf("95%%: %s to %s", Nicenum(uint64(e.Allocated.Low), true), Nicenum(uint64(e.Allocated.High), true))
+		}
 	}
 	if b := s.Breakdown; b != nil {
 		v.BreakdownSVG = breakdownSVG(b)
-		saved := int64(s.Counters.LogicalBytes) - int64(s.Total.Allocated.DSize)
 		v.ZerosText = b.Zeros.Text(saved)
 		for _, g := range b.Groups {
 			v.Rows = append(v.Rows, rowView(g, false))
@@ -62,11 +93,17 @@ func (s *Scan) WriteHTML(w io.Writer) error {
 type htmlView struct {
 	*Scan
 	Title, Summary             string
+	LogicalLabel, LogicalNote  string
 	Logical, NoDedup, HasDedup string
 	Dedup, Compress, Saved     string
-	HistSVG, BreakdownSVG      template.HTML
-	Rows                       []htmlRow
-	ZerosText                  string
+	SavedClass                 string // card, card good, card warn
+	// A sampled scan: Estimated marks the cards that are estimates,
+	// SampleNote says so above them, the …Iv are 95% intervals.
+	Estimated, SampleNote           string
+	DedupIv, CompressIv, HasDedupIv string
+	HistSVG, BreakdownSVG           template.HTML
+	Rows                            []htmlRow
+	ZerosText                       string
 }
 
 type htmlCell struct{ Text, Exact string }
@@ -221,6 +258,8 @@ h2{font-size:17px;margin:26px 0 10px;padding-bottom:4px;border-bottom:2px solid 
 .card b{display:block;font-size:22px;color:#1f5fa8}
 .card span{font-size:11px;color:#5d6677;text-transform:uppercase;letter-spacing:.05em}
 .card.good b{color:#1d7a45}
+.card.warn b{color:#b0451b}
+.card small{display:block;font-size:11px;color:#5d6677}
 pre{background:#f4f6f9;border:1px solid #dde2ea;border-radius:6px;padding:10px 12px;overflow-x:auto;font:13px/1.35 ui-monospace,"DejaVu Sans Mono",Menlo,monospace}
 svg.chart{max-width:100%;height:auto;display:block}
 svg text{font:12px system-ui,"DejaVu Sans",sans-serif;fill:#2b3240}
@@ -241,13 +280,14 @@ footer{margin-top:28px;color:#7a8291;font-size:12px}
 <h1>ddtsim: simulated ZFS dedup table</h1>
 <p class="model">{{.Title}} &middot; OpenZFS {{.Release}}, recordsize={{index .Properties "recordsize"}}, compression={{index .Properties "compression"}}, copies={{index .Properties "copies"}}, dedup={{index .Properties "dedup"}}, {{.Pool.Vdev}} (ashift {{.Pool.Ashift}}), sparse={{.Sparse}}</p>
 {{if .Partial}}<p class="partial">The scan was interrupted: the figures cover only what was read.</p>{{end}}
+{{if .SampleNote}}<p class="partial">{{.SampleNote}}</p>{{end}}
 <div class="cards">
-<div class="card"><span>file data</span><b>{{.Logical}}</b></div>
-<div class="card"><span>disk, no dedup</span><b>{{.NoDedup}}</b></div>
-<div class="card"><span>disk, with dedup</span><b>{{.HasDedup}}</b></div>
-<div class="card"><span>dedup ratio</span><b>{{.Dedup}}</b></div>
-<div class="card"><span>compress ratio</span><b>{{.Compress}}</b></div>
-<div class="card good"><span>saved</span><b>{{.Saved}}</b></div>
+<div class="card"><span>{{.LogicalLabel}}</span><b>{{.Logical}}</b>{{if .LogicalNote}}<small>{{.LogicalNote}}</small>{{end}}</div>
+<div class="card"><span>disk, no dedup</span><b>{{.NoDedup}}</b>{{if .Estimated}}<small>{{.Estimated}}</small>{{end}}</div>
+<div class="card"><span>disk, with dedup</span><b>{{.HasDedup}}</b>{{if .Estimated}}<small>{{.Estimated}}</small>{{end}}{{if .HasDedupIv}}<small>{{.HasDedupIv}}</small>{{end}}</div>
+<div class="card"><span>dedup ratio</span><b>{{.Dedup}}</b>{{if .Estimated}}<small>{{.Estimated}}</small>{{end}}{{if .DedupIv}}<small>{{.DedupIv}}</small>{{end}}</div>
+<div class="card"><span>compress ratio</span><b>{{.Compress}}</b>{{if .Estimated}}<small>{{.Estimated}}</small>{{end}}{{if .CompressIv}}<small>{{.CompressIv}}</small>{{end}}</div>
+<div class="{{.SavedClass}}"><span>saved</span><b>{{.Saved}}</b>{{if .Estimated}}<small>{{.Estimated}}</small>{{end}}</div>
 </div>
 
 <h2>DDT histogram</h2>

@@ -2,11 +2,14 @@ package report
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // This file reads what OpenZFS printed: `zdb -S`, `zdb -D`/`-DD`/`-DDD` and
@@ -168,6 +171,10 @@ const (
 	SevNote    = "note"    // how an ambiguous text was read
 )
 
+// NotUnderstood starts the message of every warning about a line that was
+// not understood and left out.
+const NotUnderstood = "not understood, left out: "
+
 // Diag is a remark about one line of the text.
 type Diag struct {
 	Line     int    `json:"line"` // 0: the text as a whole
@@ -298,19 +305,96 @@ type parser struct {
 
 // Parse reads a text printed by zdb -S, zdb -D/-DD/-DDD or zpool status -D
 // (any release, several concatenated, with prompts, comments, indentation
-// and cut short). It fails only when r fails; everything about the text
-// itself is in the result (Diags, Checks).
+// and cut short). It fails when r fails, and with ErrBinary when the text
+// is not text at all (NUL bytes, or mostly bytes no text holds, in its
+// first 8 KiB); everything about the text itself is in the result (Diags,
+// Checks). Lines may be of any length: one longer than MaxLineBytes is
+// reported as not understood, by its number, and only its start is kept.
 func Parse(r io.Reader) (*Parsed, error) {
-	var lines []string
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	if err := sc.Err(); err != nil {
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, err := br.Peek(binarySniff)
+	if err != nil && err != io.EOF {
 		return nil, err
 	}
-	return ParseLines(lines), nil
+	if isBinary(head) {
+		return nil, ErrBinary
+	}
+	var (
+		lines []string
+		long  map[int]int // line index → its length, bytes, for lines over MaxLineBytes
+		line  []byte      // the current line, up to MaxLineBytes+1 bytes
+		size  int         // the current line's length so far
+	)
+	for {
+		frag, err := br.ReadSlice('\n')
+		size += len(frag)
+		if room := MaxLineBytes + 1 - len(line); room > 0 {
+			line = append(line, frag[:min(room, len(frag))]...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		if size > 0 {
+			n := size
+			if len(frag) > 0 && frag[len(frag)-1] == '\n' {
+				n--
+				line = bytes.TrimSuffix(line, []byte("\n"))
+			}
+			if n > MaxLineBytes {
+				if long == nil {
+					long = map[int]int{}
+				}
+				long[len(lines)] = n
+				line = line[:min(len(line), MaxLineBytes)]
+			}
+			lines = append(lines, string(line))
+		}
+		line, size = line[:0], 0
+		if err == io.EOF {
+			break
+		}
+	}
+	return parseLines(lines, long), nil
+}
+
+// MaxLineBytes is the longest line Parse reads as a line of zdb or zpool
+// output (theirs are at most a few hundred bytes); a longer one is not
+// understood.
+const MaxLineBytes = 64 << 10
+
+// ErrBinary is Parse's error for input that is not text.
+var ErrBinary = errors.New("binary data, not zdb or zpool output")
+
+// binarySniff is how much of the input isBinary looks at.
+const binarySniff = 8 << 10
+
+// isBinary reports whether the start of an input is binary data rather
+// than text: it holds a NUL byte, or more than 30% of it are bytes no text
+// holds (control characters other than tab, line and page breaks,
+// backspace and escape; bytes that are not UTF-8).
+func isBinary(b []byte) bool {
+	if bytes.IndexByte(b, 0) >= 0 {
+		return true
+	}
+	bad := 0
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			if !utf8.FullRune(b[i:]) && len(b) == binarySniff {
+				i = len(b) // a character cut by the end of the window
+				continue
+			}
+			bad++
+		case r < 0x20 && !strings.ContainsRune("\t\n\r\f\v\b\x1b", r), r == 0x7f:
+			bad++
+		}
+		i += n
+	}
+	return bad*10 > len(b)*3
 }
 
 // ParseString is Parse on a string.
@@ -323,7 +407,11 @@ func ParseString(s string) *Parsed {
 }
 
 // ParseLines is Parse on a text already split into lines.
-func ParseLines(lines []string) *Parsed {
+func ParseLines(lines []string) *Parsed { return parseLines(lines, nil) }
+
+// parseLines parses lines; long gives the real length of lines Parse cut
+// (any line longer than MaxLineBytes is not understood).
+func parseLines(lines []string, long map[int]int) *Parsed {
 	lines, marker := stripMarker(lines)
 	ps := &parser{p: &Parsed{Lines: len(lines)}, lines: lines}
 	if marker != "" {
@@ -331,6 +419,15 @@ func ParseLines(lines []string) *Parsed {
 	}
 	for i := 0; i < len(lines); i++ {
 		ps.n = i + 1
+		n, cut := long[i]
+		if !cut {
+			n = len(lines[i])
+		}
+		if n > MaxLineBytes {
+			ps.endTable()
+			ps.diag(SevWarning, NotUnderstood+"a line of %d bytes, longer than any zdb or zpool line (at most %d bytes are read as one)", n, MaxLineBytes)
+			continue
+		}
 		i += ps.line(strings.TrimRight(lines[i], "\r"), i)
 	}
 	ps.endTable()
@@ -542,7 +639,7 @@ func (ps *parser) line(raw string, idx int) int {
 	if ps.inStatus {
 		return 0 // zpool status text: vdev tree, status/action paragraphs
 	}
-	ps.diag(SevWarning, "not understood, left out: %q", clip(t))
+	ps.diag(SevWarning, NotUnderstood+"%q", clip(t))
 	return 0
 }
 

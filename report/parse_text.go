@@ -102,11 +102,45 @@ func (p *Parsed) WriteText(w io.Writer, name string) error {
 	for _, c := range failed {
 		pr("    MISMATCH   line %d: %s: %s\n", c.Line, c.Name, c.Detail)
 	}
-	for _, d := range p.Diags {
-		pr("  %s\n", d)
+	for _, l := range p.DiagLines(MaxNotUnderstoodShown) {
+		pr("  %s\n", l)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// MaxNotUnderstoodShown is how many "not understood" lines the text report
+// lists; the JSON lists them all.
+const MaxNotUnderstoodShown = 20
+
+// DiagLines returns the diagnostics as lines to print, in order, but of
+// the warnings about lines not understood only the first max, and in place
+// of the others one line saying how many more there are.
+func (p *Parsed) DiagLines(max int) []string {
+	var out []string
+	shown, more := 0, 0
+	for _, d := range p.Diags {
+		if d.Severity == SevWarning && strings.HasPrefix(d.Msg, NotUnderstood) {
+			if shown == max {
+				if more == 0 {
+					out = append(out, "") // the summary line goes here
+				}
+				more++
+				continue
+			}
+			shown++
+		}
+		out = append(out, d.String())
+	}
+	if more > 0 {
+		for i, l := range out {
+			if l == "" {
+				out[i] = fmt.Sprintf("... and %d more lines not understood (--json lists them all)", more)
+				break
+			}
+		}
+	}
+	return out
 }
 
 func kindText(t *Table) string {

@@ -197,34 +197,88 @@ func (s *Scan) WriteText(w io.Writer) error {
 	}
 	pr("  records      %d: %d stored, %d embedded in block pointers, %s; %s stored\n",
 		c.Records, c.Stored, c.Embedded, plural(c.Holes, "hole"), plural(c.ZeroBlocks, "all-zero block"))
+	if c.ScannedBytes != c.LogicalBytes {
+		pr("  covered      %s (%d bytes) of the %s of file data: the records read or found in holes; the figures below are for these bytes only\n",
+			Nicenum(c.ScannedBytes, true), c.ScannedBytes, Nicenum(c.LogicalBytes, true))
+	}
 	if s.Sample != nil {
-		pr("  in sample    %d records (%d left out), %d unique blocks; sizes below are estimates\n", c.Stored, c.Unsampled, c.UniqueBlocks)
+		estimates := "; sizes below are estimates"
+		if s.Sample.Sampled == 0 {
+			estimates = ""
+		}
+		pr("  in sample    %d records (%d left out), %d unique blocks%s\n", c.Stored, c.Unsampled, c.UniqueBlocks, estimates)
 	} else {
 		pr("  DDT entries  %d unique blocks\n", c.UniqueBlocks)
 	}
-	pr("  on disk      %s (%d bytes) without dedup, %s (%d bytes) with dedup\n",
-		Nicenum(t.Referenced.DSize, true), t.Referenced.DSize, Nicenum(t.Allocated.DSize, true), t.Allocated.DSize)
-	pr("  raw capacity %s (%d bytes) without dedup, %s (%d bytes) with dedup (ASIZE: %s)\n",
-		Nicenum(s.Raw.Referenced, true), s.Raw.Referenced, Nicenum(s.Raw.Allocated, true), s.Raw.Allocated, s.Raw.Note)
+	nothing := s.NothingSampled()
+	if !nothing {
+		pr("  on disk      %s (%d bytes) without dedup, %s (%d bytes) with dedup\n",
+			Nicenum(t.Referenced.DSize, true), t.Referenced.DSize, Nicenum(t.Allocated.DSize, true), t.Allocated.DSize)
+		pr("  raw capacity %s (%d bytes) without dedup, %s (%d bytes) with dedup (ASIZE: %s)\n",
+			Nicenum(s.Raw.Referenced, true), s.Raw.Referenced, Nicenum(s.Raw.Allocated, true), s.Raw.Allocated, s.Raw.Note)
+	}
 	if s.Pool.Mixed {
 		pr("  assumption   the top-level vdevs differ in shape: DSIZE and raw capacity assume every block (all copies) is written to the first, %s\n", s.Pool.DSizeVdev)
 	}
-	if c.LogicalBytes > 0 {
-		saved := int64(c.LogicalBytes) - int64(t.Allocated.DSize)
-		pr("  saved        %s of %s file data (%.1f%%) by holes, compression and dedup together; dedup alone saves %s\n",
-			signedNice(saved), Nicenum(c.LogicalBytes, true), 100*float64(saved)/float64(c.LogicalBytes),
+	if saved, of, ok := s.Saved(); ok {
+		what := "file data"
+		if of != c.LogicalBytes {
+			what = "file data covered"
+		}
+		pr("  saved        %s of %s %s (%.1f%%) by holes, compression and dedup together; dedup alone saves %s\n",
+			signedNice(saved), Nicenum(of, true), what, 100*float64(saved)/float64(of),
 			signedNice(int64(t.Referenced.DSize)-int64(t.Allocated.DSize)))
 	}
-	if s.DDT != nil {
+	if s.DDT != nil && !nothing {
 		s.DDT.writeText(pr)
 	}
 	if line := memoryLine(c); line != "" {
 		pr("%s\n", line)
 	}
 	if s.Breakdown != nil {
-		return s.Breakdown.WriteText(w, int64(c.LogicalBytes)-int64(t.Allocated.DSize))
+		saved, _, _ := s.Saved()
+		return s.Breakdown.WriteText(w, saved)
 	}
 	return nil
+}
+
+// Saved is what the pool would save on the file data the result covers
+// (Counters.ScannedBytes, which is LogicalBytes when the scan is complete):
+// those bytes minus the allocated DSIZE, and those bytes. ok is false when
+// there is nothing to figure it on: no file data covered, or a sample that
+// kept no content (NothingSampled).
+func (s *Scan) Saved() (saved int64, of uint64, ok bool) {
+	of = s.Counters.ScannedBytes
+	if of == 0 || s.NothingSampled() {
+		return 0, of, false
+	}
+	return int64(of) - int64(s.Total.Allocated.DSize), of, true
+}
+
+// NothingSampled reports whether a sampled scan kept no content although
+// there were contents to sample: then nothing can be estimated, neither
+// sizes nor ratios. (A sample of data that is all holes keeps nothing
+// either, and its figures, all 0, are exact.)
+func (s *Scan) NothingSampled() bool {
+	return s.Sample != nil && s.Sample.Sampled == 0 && s.Counters.Unsampled > 0
+}
+
+// EstimateNote is "" for an exact report, and for a sampled one a line to
+// print on stderr beside output that cannot say it is an estimate (the
+// zdb -S text of --zdb, which must stay zdb's format): what was sampled,
+// and how far the result can be trusted. The caller prints it after
+// "ddtsim: note: ".
+func (s *Scan) EstimateNote() string {
+	e := s.Sample
+	switch {
+	case e == nil, e.Sampled == 0 && !s.NothingSampled():
+		return "" // no sampling, or nothing to sample: an empty table, exact
+	case s.NothingSampled():
+		return fmt.Sprintf("no content fell in the 1/%d sample (%d records left out): the zdb -S table is empty and nothing can be estimated; use a smaller N", e.N, s.Counters.Unsampled)
+	case !e.Reliable:
+		return fmt.Sprintf("the zdb -S table is an estimate from a 1/%d sample (%d unique contents kept, fewer than %d: not reliable, may be far off), not what zdb -S would print; sample less or scan without --sample", e.N, e.Sampled, ddt.MinReliableSample)
+	}
+	return fmt.Sprintf("the zdb -S table is an estimate from a 1/%d sample (%d unique contents kept), not what zdb -S would print; scan without --sample for the exact table", e.N, e.Sampled)
 }
 
 func signedNice(v int64) string {
@@ -315,10 +369,20 @@ func (s *Scan) ApplySample(est *ddt.SampleEstimate, bytesSuffix bool) error {
 	return nil
 }
 
-// writeSample prints a sampled scan's estimates with their intervals.
+// writeSample prints a sampled scan's estimates with their intervals, or
+// that nothing can be estimated.
 func (s *Scan) writeSample(pr func(string, ...any)) {
 	e := s.Sample
 	iv := func(i ddt.Interval) string { return fmt.Sprintf("%.2f (95%%: %.2f to %.2f)", i.Value, i.Low, i.High) }
+	switch {
+	case s.NothingSampled():
+		pr("  SAMPLED      1/%d of the contents by hash: no content was kept\n", e.N)
+		pr("  WARNING      no content fell in the 1/%d sample: nothing can be estimated; use a smaller N\n", e.N)
+		return
+	case e.Sampled == 0:
+		pr("  SAMPLED      1/%d of the contents by hash: no block would be stored, nothing to sample (the figures are exact)\n", e.N)
+		return
+	}
 	pr("  SAMPLED      1/%d of the contents by hash (%d unique contents kept): the table above and these are estimates\n", e.N, e.Sampled)
 	if !e.Reliable {
 		pr("  WARNING      only %d contents sampled (fewer than %d): the intervals below are not reliable and the\n"+

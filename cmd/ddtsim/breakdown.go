@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/report"
@@ -19,7 +20,7 @@ func (s *scanCmd) accumulator() (*report.Accumulator, error) {
 	if s.sample > 1 {
 		return nil, fmt.Errorf("--by does not work with --sample yet: a breakdown needs every block")
 	}
-	return report.NewAccumulator(s.By, s.Paths)
+	return report.NewAccumulator(strings.ToLower(s.By), s.Paths)
 }
 
 // withBreakdown makes the scan feed acc (when not nil).

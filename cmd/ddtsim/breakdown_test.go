@@ -166,8 +166,9 @@ func TestBreakdownFlagErrors(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q, stdout %d bytes; want exit 2 saying %q", c.args, code, errs, len(out), c.want)
 		}
 	}
-	code, _, errs := runT("--html", filepath.Join(t.TempDir(), "no", "such", "dir", "r.html"), sampleDir)
-	if code != exitFailed || !strings.Contains(errs, "writing the HTML report") {
+	// Checked before the scan (see TestHTMLUnwritableRefusedBeforeScan).
+	code, out, errs := runT("--html", filepath.Join(t.TempDir(), "no", "such", "dir", "r.html"), sampleDir)
+	if code != exitUsage || out != "" || !strings.Contains(errs, "cannot write there: no such file or directory") {
 		t.Errorf("--html into a missing directory: exit %d, %q", code, errs)
 	}
 }

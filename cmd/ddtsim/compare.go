@@ -47,6 +47,8 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 		return fail("--by, --csv and --html belong to the scan command")
 	case s.Save != "":
 		return fail("--save belongs to the scan command")
+	case s.Sample != "" && !noSampling(s.Sample):
+		return fail("--sample %s: compare needs the exact prediction: a sampled one is an estimate, and setting it beside zdb's exact table would blame the pool for the sampling error; run compare without --sample (ddtsim --sample prints the estimate with its intervals)", s.Sample)
 	case c.Exported && c.Pool == "":
 		return fail("--exported goes with --pool")
 	case c.Dir != "" && !c.Exported:
@@ -173,10 +175,22 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 	if n := pred.res.Counters.Errors; n > 0 {
 		cmp.Notes = append(cmp.Notes, fmt.Sprintf("the scan could not read %d paths (see the messages above); the prediction leaves them out", n))
 	}
+	shown, more := 0, 0
 	for _, d := range actual.Diags {
-		if d.Severity != report.SevNote {
-			cmp.Notes = append(cmp.Notes, fmt.Sprintf("%s: %s", source, d))
+		if d.Severity == report.SevNote {
+			continue
 		}
+		if d.Severity == report.SevWarning && strings.HasPrefix(d.Msg, report.NotUnderstood) {
+			if shown == report.MaxNotUnderstoodShown {
+				more++
+				continue
+			}
+			shown++
+		}
+		cmp.Notes = append(cmp.Notes, fmt.Sprintf("%s: %s", source, d))
+	}
+	if more > 0 {
+		cmp.Notes = append(cmp.Notes, fmt.Sprintf("%s: ... and %d more lines not understood (ddtsim parse --json lists them all)", source, more))
 	}
 	cmp.Predicted = rep
 	if s.JSON {
@@ -192,6 +206,13 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ddtsim: the scan completed with %d errors (see above); the prediction leaves those paths out\n", n)
 	}
 	return cmp.Exit
+}
+
+// noSampling reports whether a --sample value means no sampling ("1",
+// "1/1").
+func noSampling(v string) bool {
+	n, err := parseSample(v)
+	return err == nil && n == 1
 }
 
 // printDiags shows why a text could not be used.

@@ -383,3 +383,76 @@ func TestCheckPoolName(t *testing.T) {
 		}
 	}
 }
+
+// compare refuses --sample: a sampled prediction is an estimate, and set
+// beside zdb's exact table its sampling error would read as the pool's
+// fault. --sample 1 (no sampling) is accepted. zdb is not run.
+func TestCompareRefusesSample(t *testing.T) {
+	real := filepath.Join("..", "..", "testdata", "sample-zfs", "lz4-128k-a12.zdb-S.txt")
+	flags := []string{"--release", "2.3.2", "-o", "compression=lz4", "--sparse", "always"}
+	sample := filepath.Join("..", "..", "testdata", "sample")
+	for _, tc := range []struct {
+		sample string
+		code   int
+	}{{"1/4", 2}, {"16", 2}, {"1/1048576", 2}, {"1", 0}, {"1/1", 0}} {
+		a := append(append([]string{"compare", "--zdb-output", real, "--sample", tc.sample}, flags...), sample)
+		code, out, errs := runT(a...)
+		if code != tc.code {
+			t.Errorf("--sample %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", tc.sample, code, tc.code, out, errs)
+		}
+		if tc.code == 2 && (!strings.Contains(errs, "--sample "+tc.sample+": compare needs the exact prediction") || out != "") {
+			t.Errorf("--sample %s: stderr %q, stdout %q", tc.sample, errs, out)
+		}
+	}
+	argsFile := fakeZdb(t, "ok", real)
+	code, _, errs := runT(append(append([]string{"compare", "--pool", "tank", "--sample", "1/8"}, flags...), sample)...)
+	if code != 2 || !strings.Contains(errs, "compare needs the exact prediction") || readArgs(t, argsFile) != nil {
+		t.Errorf("--pool with --sample: exit %d, stderr %q, zdb ran: %v", code, errs, readArgs(t, argsFile) != nil)
+	}
+}
+
+// On real pools: a recordsize or ashift other than the one modelled is
+// named as the likely cause; a compression other than the one modelled is
+// not taken for an ashift.
+func TestCompareCausesOnRealPools(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scans the golden inputs")
+	}
+	inputs := goldenInputs(t)
+	base := []string{"--release", "2.3.2", "--sparse", "always"}
+	for _, tc := range []struct {
+		actual string
+		flags  []string
+		first  string
+		not    string
+	}{
+		{"lz4-16k-a12", []string{"-o", "compression=lz4"}, "written with a smaller recordsize than modelled", "pool holds more data blocks"},
+		{"lz4-128k-a12", []string{"-o", "compression=lz4", "-o", "recordsize=16K"}, "written with a larger recordsize than modelled", "not on the pool"},
+		{"lz4-4k-a12", []string{"-o", "compression=lz4"}, "written with a smaller recordsize than modelled", "pool holds more data blocks"},
+		{"lz4-128k-a9", []string{"-o", "compression=lz4"}, "sector size (ashift) differs", "recordsize"},
+		{"lz4-128k-a12", []string{"-o", "compression=lz4", "--ashift", "9"}, "sector size (ashift) differs", "recordsize"},
+		{"lz4-raidz2x6-a12", []string{"-o", "compression=lz4"}, "check --ashift, --vdev and -o copies", "compression on disk"},
+		{"zle-128k-a12", []string{"-o", "compression=lz4"}, "different compression on disk", "ashift"},
+	} {
+		c, err := golden.FindCase(tc.actual)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := append(append([]string{"compare", "--json", "--zdb-output", filepath.Join(c.Dir, "zdb-S.txt")}, base...), tc.flags...)
+		code, out, errs := runT(append(a, inputs...)...)
+		var doc struct {
+			Causes []string `json:"likely_causes"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 1 || len(doc.Causes) == 0 {
+			t.Fatalf("%s %v: exit %d, %v\n%s", tc.actual, tc.flags, code, err, errs)
+		}
+		if !strings.Contains(doc.Causes[0], tc.first) {
+			t.Errorf("%s %v: first cause %q, want %q", tc.actual, tc.flags, doc.Causes[0], tc.first)
+		}
+		for _, cause := range doc.Causes {
+			if strings.Contains(cause, tc.not) {
+				t.Errorf("%s %v: cause %q should not be given", tc.actual, tc.flags, cause)
+			}
+		}
+	}
+}

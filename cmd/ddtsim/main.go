@@ -38,7 +38,7 @@ type cli struct {
 }
 
 type scanCmd struct {
-	Property      []string `short:"o" name:"property" sep:"none" placeholder:"NAME=VALUE" help:"Dataset property, as zfs create -o takes it: recordsize (512..16M, default 128K), compression (on, off, lz4, lzjb, zle, gzip[-1..9], zstd[-1..19], zstd-fast[-N]; default: the release's), copies (1..3), dedup (on, off, verify, sha256[,verify]). Repeatable."`
+	Property      []string `short:"o" name:"property" sep:"none" placeholder:"NAME=VALUE" help:"Dataset property, as zfs create -o takes it: recordsize (512..16M, default 128K), compression (on, off, lz4, lzjb, zle, gzip[-1..9], zstd[-1..19], zstd-fast[-N]; default: the release's), copies (1..3), dedup (off; or on, verify, sha256, sha512, skein, blake3, each also with ,verify, and edonr,verify: every value but off is dedup on, and the report shows it as given; ddtsim keys blocks by their content, so the checksum named does not change the figures). Repeatable."`
 	Vdev          []string `name:"vdev" sep:"none" placeholder:"LAYOUT" help:"A top-level vdev, as zpool create names it with a disk count instead of devices: disk, stripe N (N disks), mirror N, raidz N, raidz1 N, raidz2 N, raidz3 N, draid[P][:Dd][:Cc][:Ss] [N] (e.g. draid2:4d:1s:11c, or draid2 8 = 8 children, D = min(8, N-P-S)). Repeat for several top-level vdevs. Default: one disk. When top-level vdevs differ in shape, DSIZE and the raw capacity assume every block (every copy) lands on the first one; PSIZE rounding uses them all."`
 	Ashift        string   `default:"12" help:"Pool sector size as a power of two (9..16), for every vdev."`
 	Release       string   `default:"latest" help:"OpenZFS release modelled: a version such as 2.1.11, 2.2 or 0.6.5.11 (${releases}; default: the newest). 'list' prints the releases and what differs."`
@@ -49,22 +49,23 @@ type scanCmd struct {
 	Zdb           bool     `help:"Print only the zdb -S text, byte for byte." xor:"format"`
 	JSON          bool     `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
 	CSV           bool     `name:"csv" help:"Print CSV (exact integers): the histogram, an empty line, the summary (field,value), and with --by an empty line and the breakdown (one row per group, then (total))." xor:"format"`
-	By            string   `name:"by" placeholder:"dir|ext|size" help:"Break the figures down by group, after the summary (and in --json, --csv, --html): dir = each path named, or with one directory named each of its subdirectories (the files directly in it form one row); ext = lower-cased file name extension, (none) without; size = file size class (empty, <=4K, <=128K, <=1M, <=16M, <=1G, >1G). Per group: files, logical bytes, holes, all-zero blocks, embedded blocks, size without dedup (its own blocks, exact), size with dedup, only here (blocks no other group has) and shared (blocks other groups have too). With dedup, a block referenced by several groups is split between them by their share of its references, rounded by largest remainder so that the groups add up exactly to the totals. Needs about 100 bytes of memory per unique block on top of the table. Not with --sample."`
-	HTML          string   `name:"html" placeholder:"FILE" help:"Also write the report as one self-contained HTML page to FILE (histogram chart, zdb -S text, summary, breakdown; no network, no script). The usual report still goes to standard output."`
+	By            string   `name:"by" placeholder:"dir|ext|size" help:"Break the figures down by group, after the summary (and in --json, --csv, --html; not with --zdb, whose text zdb -S prints without one; case-insensitive): dir = each path named, or with one directory named each of its subdirectories (the files directly in it form one row); ext = lower-cased file name extension, (none) without; size = file size class (empty, <=4K, <=128K, <=1M, <=16M, <=1G, >1G). Per group: files, logical bytes, holes, all-zero blocks, embedded blocks, size without dedup (its own blocks, exact), size with dedup, only here (blocks no other group has) and shared (blocks other groups have too). With dedup, a block referenced by several groups is split between them by their share of its references, rounded by largest remainder so that the groups add up exactly to the totals. Needs about 100 bytes of memory per unique block on top of the table. Not with --sample."`
+	HTML          string   `name:"html" placeholder:"FILE" help:"Also write the report as one self-contained HTML page to FILE (histogram chart, zdb -S text, summary, breakdown; no network, no script). The usual report still goes to standard output. FILE must not lie inside the paths scanned, and is checked to be writable before the scan."`
 	Jobs          int      `short:"j" default:"0" help:"Worker goroutines (0: one per CPU)."`
-	Mem           string   `name:"mem" placeholder:"SIZE" help:"Bound the dedup table's memory (e.g. 4G; it takes about 32 bytes per unique block): beyond SIZE it is written to disk as sorted runs and merged at the end, with the same result. A block seen again after its entry went to disk is compressed again. If writing fails (disk full), the table stays in memory and a warning says so."`
-	TmpDir        string   `name:"tmpdir" placeholder:"DIR" help:"Where --mem writes its runs, in a directory of its own that is removed at the end (default: $TMPDIR, else /tmp)."`
+	Mem           string   `name:"mem" placeholder:"SIZE" help:"Bound the dedup table's memory (at least 1M, e.g. 4G; it takes about 32 bytes per unique block): beyond SIZE it is written to disk as sorted runs and merged at the end, with the same result. A block seen again after its entry went to disk is compressed again. If writing fails (disk full), the table stays in memory and a warning says so."`
+	TmpDir        string   `name:"tmpdir" placeholder:"DIR" help:"Where --mem writes its runs, in a directory of its own that is removed at the end (default: $TMPDIR, else /tmp). Not inside the paths scanned."`
 	Sample        string   `placeholder:"1/N" help:"Keep only 1/N of the block contents, chosen by hash (every copy of a kept content is kept): about 1/N of the memory and compression work. The table becomes an estimate, printed with 95% confidence intervals."`
 	Follow        bool     `help:"Follow symlinks found inside directories (loops and directories seen before are skipped). Symlinks named as paths are always followed."`
 	CountLinks    bool     `help:"Count every name of a hard-linked file as a separate copy (default: once, as cp -a stores it)."`
 	OneFileSystem bool     `name:"one-file-system" short:"x" help:"Do not descend into directories on other file systems."`
-	Save          string   `name:"save" placeholder:"FILE" help:"Save the scan in FILE (the table, the properties, the paths and how far each file got), at the end or when interrupted: ddtsim merge adds saved scans up, ddtsim resume continues an interrupted one."`
+	Save          string   `name:"save" placeholder:"FILE" help:"Save the scan in FILE (the table, the properties, the paths and how far each file got), at the end or when interrupted: ddtsim merge adds saved scans up, ddtsim resume continues an interrupted one. FILE must not lie inside the paths scanned; an existing FILE is replaced only if it is a saved scan (or empty); a symlink is written through to its target."`
 	Paths         []string `arg:"" optional:"" name:"path" help:"Files and directories to scan (directories recursively; symlinks inside them are not followed). A path named like a command (scan, parse, compare, merge, resume) needs ./ before it."`
 
 	ashift int     // parsed Ashift
 	zvol   bool    // --zvol, --volblocksize or -o volblocksize: files are volumes (zvol.go)
 	ram    uint64  // parsed RAM, bytes; 0 without --ram
 	sample uint64  // parsed Sample
+	dedup  string  // the dedup value given, lower-cased; "" without -o dedup
 	save   *saving // --save or resume: see saved.go
 }
 
@@ -107,6 +108,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitUsage
 	}
+	if cmd := kctx.Command(); !strings.HasPrefix(cmd, "compare") && !strings.HasPrefix(cmd, "parse") {
+		if err := emptyValues(kctx); err != nil {
+			fmt.Fprintln(stderr, "ddtsim:", err)
+			return exitUsage
+		}
+	}
 	switch cmd := kctx.Command(); {
 	case cmd == "scan" || strings.HasPrefix(cmd, "scan "):
 		return c.Scan.run(stdout, stderr)
@@ -123,6 +130,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
+// emptyValues refuses a flag given an empty value (--save "", --by=):
+// kong takes it, and it would mean the same as not giving the flag.
+func emptyValues(kctx *kong.Context) error {
+	for _, p := range kctx.Path {
+		f := p.Flag
+		if f == nil || f.Target.Kind() != reflect.String || f.Target.String() != "" {
+			continue
+		}
+		switch f.Name {
+		case "by":
+			return fmt.Errorf("--by \"\": invalid (accepted: %s)", strings.Join(report.BreakdownKinds, ", "))
+		case "save", "html":
+			return fmt.Errorf("--%s \"\": needs a file name", f.Name)
+		case "tmpdir":
+			return fmt.Errorf("--tmpdir \"\": needs a directory")
+		default:
+			return fmt.Errorf("--%s \"\": needs a value", f.Name)
+		}
+	}
+	return nil
+}
+
 // policy builds the write policy from the flags.
 func (s *scanCmd) policy() (*zio.Policy, error) {
 	rel, version, err := zio.ResolveRelease(s.Release)
@@ -134,6 +163,7 @@ func (s *scanCmd) policy() (*zio.Policy, error) {
 		return nil, fmt.Errorf("--ashift %s: invalid (accepted: %d to %d, the sector size as a power of two)", s.Ashift, zio.MinAshift, zio.MaxAshift)
 	}
 	s.ashift = ashift
+	s.dedup = ""
 	pool, err := zio.NewPool(s.Vdev, ashift)
 	if err != nil {
 		return nil, err
@@ -155,7 +185,8 @@ func (s *scanCmd) policy() (*zio.Policy, error) {
 		case "recordsize", "recsize":
 			n, err := parseSize(value)
 			if err != nil || n > uint64(rel.MaxRecordSize) || n < zio.MinRecordSize || n&(n-1) != 0 {
-				return nil, fmt.Errorf("-o recordsize=%s: invalid (accepted: a power of two from 512 to %s, e.g. 4K, 128K, 1M)", value, report.Nicenum(uint64(rel.MaxRecordSize), false))
+				return nil, fmt.Errorf("-o recordsize=%s: invalid (accepted: a power of two from 512 to %s, e.g. %s)", value,
+					report.Nicenum(uint64(rel.MaxRecordSize), false), sizeExamples(uint64(rel.MaxRecordSize), 4<<10, 128<<10, 1<<20))
 			}
 			p.RecordSize = uint32(n)
 		case "compression", "compress":
@@ -171,14 +202,11 @@ func (s *scanCmd) policy() (*zio.Policy, error) {
 			}
 			p.Copies = n
 		case "dedup":
-			switch strings.ToLower(value) {
-			case "on", "verify", "sha256", "sha256,verify":
-				p.Dedup = true
-			case "off":
-				p.Dedup = false
-			default:
-				return nil, fmt.Errorf("-o dedup=%s: invalid (accepted: on, off, verify, sha256, sha256,verify)", value)
+			v := strings.ToLower(value)
+			if p.Dedup, err = parseDedup(v, version); err != nil {
+				return nil, err
 			}
+			s.dedup = v
 		case "volblocksize", "volblock": // see volume()
 		default:
 			return nil, fmt.Errorf("-o %s: property %q is not modelled (accepted: recordsize, volblocksize, compression, copies, dedup)", kv, name)
@@ -191,6 +219,64 @@ func (s *scanCmd) policy() (*zio.Policy, error) {
 		return nil, err
 	}
 	return p, p.Validate()
+}
+
+// dedupChecksums are the checksums -o dedup=NAME[,verify] names, with the
+// release each came with ("" for all releases). ddtsim keys blocks by
+// their content, so which one is named does not change the figures.
+var dedupChecksums = map[string]string{"sha256": "", "sha512": "0.7.0", "skein": "0.7.0", "edonr": "0.7.0", "blake3": "2.2.0"}
+
+// parseDedup parses a lower-cased dedup value as zfs set dedup=VALUE takes
+// it (module/zcommon/zfs_prop.c: dedup_table) and reports whether it turns
+// dedup on.
+func parseDedup(v, version string) (bool, error) {
+	switch v {
+	case "off":
+		return false, nil
+	case "on", "verify":
+		return true, nil
+	}
+	alg, verify := strings.CutSuffix(v, ",verify")
+	since, ok := dedupChecksums[alg]
+	switch {
+	case !ok:
+		return false, fmt.Errorf("-o dedup=%s: invalid (accepted: on, off, verify, sha256, sha512, skein, blake3, each also with ,verify, and edonr,verify)", v)
+	case alg == "edonr" && !verify:
+		return false, fmt.Errorf("-o dedup=edonr: invalid: zfs takes edonr for dedup only with verify (dedup=edonr,verify)")
+	case since != "" && versionLess(version, since):
+		return false, fmt.Errorf("-o dedup=%s: %s does not exist in release %s (it came with %s)", v, alg, version, since)
+	}
+	return true, nil
+}
+
+// versionLess compares dotted release numbers ("0.6.5.11" < "0.7.0").
+func versionLess(a, b string) bool {
+	x, y := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(x) || i < len(y); i++ {
+		var m, n int
+		if i < len(x) {
+			m, _ = strconv.Atoi(x[i])
+		}
+		if i < len(y) {
+			n, _ = strconv.Atoi(y[i])
+		}
+		if m != n {
+			return m < n
+		}
+	}
+	return false
+}
+
+// sizeExamples lists the sizes of examples that are at most max, for
+// messages ("4K, 128K").
+func sizeExamples(max uint64, examples ...uint64) string {
+	var out []string
+	for _, e := range examples {
+		if e <= max {
+			out = append(out, report.Nicenum(e, false))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // parseSize parses a ZFS size value: a whole number with an optional
@@ -217,6 +303,10 @@ func parseSize(v string) (uint64, error) {
 
 func (s *scanCmd) run(stdout, stderr io.Writer) int {
 	if s.Release == "list" {
+		if err := s.releaseListFlags(); err != nil {
+			fmt.Fprintln(stderr, "ddtsim:", err)
+			return exitUsage
+		}
 		var err error
 		if s.JSON {
 			err = writeReleasesJSON(stdout)
@@ -229,15 +319,43 @@ func (s *scanCmd) run(stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
+	if s.By != "" && s.Zdb {
+		fmt.Fprintln(stderr, "ddtsim: --by has no place in --zdb output (zdb -S prints none); use the text, --json, --csv or --html")
+		return exitUsage
+	}
 	ctx, interruptCode, stop := interruptContext(context.Background())
 	defer stop()
 	return s.runContext(ctx, interruptCode, stdout, stderr)
+}
+
+// releaseListFlags refuses, with --release list, what it would ignore:
+// paths, and the flags of a scan's output.
+func (s *scanCmd) releaseListFlags() error {
+	if len(s.Paths) > 0 {
+		return errors.New("--release list takes no paths: it prints the release table (name a release, e.g. --release 2.2, to scan)")
+	}
+	var bad []string
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{{s.Zdb, "--zdb"}, {s.CSV, "--csv"}, {s.By != "", "--by"}, {s.HTML != "", "--html"}, {s.Save != "", "--save"}} {
+		if f.set {
+			bad = append(bad, f.name)
+		}
+	}
+	if bad != nil {
+		return fmt.Errorf("--release list prints the release table as text, or with --json as JSON: not with %s", strings.Join(bad, ", "))
+	}
+	return nil
 }
 
 // runContext scans until done or ctx is cancelled, prints the report and
 // returns the exit status; interruptCode gives the status for a cancelled
 // ctx.
 func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdout, stderr io.Writer) int {
+	if code := s.startHTML(stderr); code != exitOK {
+		return code
+	}
 	if code := s.startSave(stderr); code != exitOK {
 		return code
 	}

@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"sync"
+
+	"github.com/ddtsim/ddtsim/report"
 )
 
 // --mem SIZE and --tmpdir DIR: the table's memory bound and where it
@@ -15,6 +17,10 @@ import (
 // hours; it is removed when the command ends, also when interrupted: a
 // first Ctrl-C ends the scan normally, a second one ends the process at
 // once after removing it (signals.go).
+
+// minMem is the smallest --mem accepted, bytes (tests lower it to make
+// tiny tables spill).
+var minMem uint64 = 1 << 20
 
 // spillDirs holds the spill directories in use, for removeSpillDirs.
 var spillDirs sync.Map
@@ -32,13 +38,33 @@ func (s *scanCmd) startSpill(stderr io.Writer) (mem int64, dir string, code int)
 	}
 	n, err := parseSize(s.Mem)
 	if err != nil || n == 0 || n > math.MaxInt64 {
-		fmt.Fprintf(stderr, "ddtsim: --mem %s: invalid (accepted: the table's memory bound as a size, e.g. 512M, 4G, 1T)\n", s.Mem)
+		fmt.Fprintf(stderr, "ddtsim: --mem %s: invalid (accepted: the table's memory bound as a size, a whole number with an optional K, M, G, T suffix, at least %s, e.g. 512M, 4G, 1T)\n",
+			s.Mem, report.Nicenum(minMem, false))
+		return 0, "", exitUsage
+	}
+	if n < minMem {
+		// Each spill writes a run; tiny bounds write thousands, which the
+		// final merge may not be able to open at once.
+		fmt.Fprintf(stderr, "ddtsim: --mem %s: too small (accepted: at least %s, e.g. 512M, 4G, 1T; the table spills a run to disk each time it reaches the bound)\n",
+			s.Mem, report.Nicenum(minMem, false))
 		return 0, "", exitUsage
 	}
 	parent, where := s.TmpDir, "--tmpdir "+s.TmpDir
 	if parent == "" {
 		parent = os.TempDir()
 		where = "--mem: " + parent + " ($TMPDIR, or --tmpdir DIR)"
+	}
+	// Spill runs among the files scanned would be read as data.
+	flag := "--tmpdir"
+	if s.TmpDir == "" {
+		flag = "--mem: $TMPDIR"
+	}
+	if err := checkOutside(flag, parent, true, s.Paths, s.OneFileSystem); err != nil {
+		if s.TmpDir == "" {
+			err = fmt.Errorf("%w (name one with --tmpdir DIR)", err)
+		}
+		fmt.Fprintln(stderr, "ddtsim:", err)
+		return 0, "", exitUsage
 	}
 	dir, err = os.MkdirTemp(parent, "ddtsim-spill-")
 	if err != nil {

@@ -13,6 +13,14 @@ import (
 	"github.com/ddtsim/ddtsim/internal/golden"
 )
 
+// tinyMem lets --mem go below its minimum for one test, so that small
+// inputs spill again and again.
+func tinyMem(t *testing.T) {
+	old := minMem
+	minMem = 1
+	t.Cleanup(func() { minMem = old })
+}
+
 // spillGoldenCases are golden cases rerun with a tiny --mem: many blocks
 // (4K records), zero blocks stored as data (RefN), dedup with embedded
 // blocks, raidz, and release 2.1.
@@ -33,6 +41,7 @@ func TestGoldenZdbSSpilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tinyMem(t)
 	byName := map[string]golden.Case{}
 	for _, c := range cases {
 		byName[c.Name] = c
@@ -71,6 +80,7 @@ func TestGoldenZdbSSpilled(t *testing.T) {
 // --mem reports its spills and the memory in JSON and in the summary, and
 // gives the same table as without it.
 func TestMemReport(t *testing.T) {
+	tinyMem(t)
 	dir := sampleTree(t)
 	tmp := t.TempDir()
 	code, out, errs := runT("--json", "--mem", "1K", "--tmpdir", tmp, dir)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,18 +17,31 @@ type parseCmd struct {
 	File string `arg:"" name:"file" help:"Text printed by zdb -S, zdb -D, -DD, -DDD or zpool status -D (any release; prompts, comments and several outputs in one file are fine). - reads standard input."`
 }
 
-// readText reads name ("-": standard input) and parses it.
+// readText reads name ("-": standard input) and parses it. Its errors
+// name the file: "FILE: binary data, not zdb or zpool output" for one that
+// is not text (report.ErrBinary), "FILE: read: ..." when reading fails.
 func readText(name string) (*report.Parsed, error) {
 	var r io.Reader = stdin
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, err
+			return nil, err // *PathError: it names the file
 		}
 		defer f.Close()
 		r = f
 	}
-	return report.Parse(r)
+	p, err := report.Parse(r)
+	if err != nil {
+		shown := report.EscapePath(name)
+		if name == "-" {
+			shown = "standard input"
+		}
+		if errors.Is(err, report.ErrBinary) {
+			return nil, fmt.Errorf("%s: %w", shown, err)
+		}
+		return nil, fmt.Errorf("%s: read: %w", shown, err)
+	}
+	return p, nil
 }
 
 // run prints what the text says. Exit status: 0 read, 1 read but with

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,5 +116,56 @@ func TestParseCommandExitStatus(t *testing.T) {
 	code, out, _ := runT("parse", inconsistent)
 	if code != 1 || !strings.Contains(out, "MISMATCH   line 14: totals: Total allocated blocks is 91.1K") {
 		t.Errorf("inconsistent: %s", out)
+	}
+}
+
+// parse (and compare) refuse a binary file plainly, naming it, exit 2;
+// a line of megabytes is one line not understood, named by its number;
+// the lines not understood are listed up to 20.
+func TestParseCommandBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bin, err := os.Executable() // this test binary: ELF
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runT("parse", bin)
+	if code != 2 || out != "" || errs != "ddtsim: "+bin+": binary data, not zdb or zpool output\n" {
+		t.Errorf("binary: exit %d, stdout %d bytes, stderr %q", code, len(out), errs)
+	}
+	elf, _ := os.ReadFile(bin)
+	old := stdin
+	stdin = strings.NewReader(string(elf[:50000]))
+	code, _, errs = runT("parse", "--json", "-")
+	stdin = old
+	if code != 2 || errs != "ddtsim: standard input: binary data, not zdb or zpool output\n" {
+		t.Errorf("binary on stdin: exit %d, stderr %q", code, errs)
+	}
+	code, _, errs = runT("compare", "--zdb-output", bin, dir)
+	if code != 2 || !strings.Contains(errs, bin+": binary data, not zdb or zpool output") {
+		t.Errorf("compare with a binary: exit %d, stderr %q", code, errs)
+	}
+
+	real, err := os.ReadFile(filepath.Join(zdbOutputsDir(), "03-zdb-S-freebsd12-minecraft-compress.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Count(string(real), "\n")
+	long := filepath.Join(dir, "long.txt")
+	os.WriteFile(long, []byte(string(real)+strings.Repeat("0123456789", 200000)+"\n"+string(real)), 0o644)
+	code, out, errs = runT("parse", long)
+	want := fmt.Sprintf("line %d: warning: not understood, left out: a line of 2000000 bytes", lines+1)
+	if code != 0 || !strings.Contains(out, want) || strings.Count(out, "zdb -S simulated DDT histogram") != 2 {
+		t.Errorf("long line: exit %d, want 0 and %q\n%s%s", code, want, out, errs)
+	}
+
+	var garbage strings.Builder
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&garbage, "garbage %d\n", i)
+	}
+	many := filepath.Join(dir, "many.txt")
+	os.WriteFile(many, []byte(garbage.String()+string(real)), 0o644)
+	code, out, _ = runT("parse", many)
+	if code != 0 || strings.Count(out, "not understood, left out") != 20 || !strings.Contains(out, "... and 4980 more lines not understood") {
+		t.Errorf("5000 garbage lines: exit %d, %d listed\n%s", code, strings.Count(out, "not understood, left out"), out)
 	}
 }

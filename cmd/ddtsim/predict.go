@@ -27,7 +27,17 @@ type prediction struct {
 
 // close removes what the prediction keeps on disk (--mem's runs); the
 // table in res is not usable after it.
-func (pr *prediction) close() { removeSpillDir(pr.spillDir) }
+func (pr *prediction) close() { closeSpill(pr.res, pr.spillDir) }
+
+// closeSpill closes the table's run files, then removes the spill
+// directory: with the runs still open, a scan that failed for want of file
+// descriptors could not even open the directory to remove it.
+func closeSpill(res *analyzer.Result, dir string) {
+	if res != nil && res.Table != nil {
+		res.Table.Close()
+	}
+	removeSpillDir(dir)
+}
 
 // predict runs the scan that `ddtsim scan` runs for the same flags (the
 // policy from s.policy(), then analyzer.Scan with the progress bar and the
@@ -69,16 +79,17 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 		return nil, code
 	}
 	kept := false
+	var res *analyzer.Result
 	defer func() {
 		if !kept {
-			removeSpillDir(spillDir)
+			closeSpill(res, spillDir)
 		}
 	}()
 	prog := &analyzer.Progress{}
 	bar := startProgress(prog, stderr)
 	var mu sync.Mutex
 	var problems []report.Problem
-	res, err := analyzer.Scan(ctx, s.Paths, s.withSave(withBreakdown(acc, analyzer.Options{
+	res, err = analyzer.Scan(ctx, s.Paths, s.withSave(withBreakdown(acc, analyzer.Options{
 		Policy:        p,
 		Sparse:        sparse,
 		Jobs:          s.Jobs,
@@ -116,6 +127,9 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return nil, exitFailed
+	}
+	if s.dedup != "" {
+		pr.report.Properties["dedup"] = s.dedup // as given: verify, sha256,verify, ...
 	}
 	pr.report.Partial = pr.interrupted
 	pr.report.Counters.PeakRSS = analyzer.PeakRSS()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -22,7 +23,8 @@ import (
 
 // saving is what --save (and resume, which saves too) keeps during a scan.
 type saving struct {
-	path    string
+	path    string // as named (in messages)
+	target  string // what is written: path, or the file its symlink names
 	tracker *scanfile.Tracker
 	resume  *scanfile.Scan // the saved scan being continued; nil for a new scan
 }
@@ -47,35 +49,82 @@ type resumeCmd struct {
 var testDoneHook func()
 
 // startSave prepares --save before the scan: the file must be writable
-// now, not only after hours of scanning.
+// now, not only after hours of scanning; it must not lie inside the paths
+// scanned (a resumed scan, or a later one with the same flags, would
+// count it); and an existing file is replaced only if it is a saved scan
+// (or empty). A symlink is written through: its target is replaced, the
+// link stays.
 func (s *scanCmd) startSave(stderr io.Writer) int {
 	if s.Save == "" {
 		return exitOK
 	}
-	// A save file among the files scanned would be counted by a
-	// resumed scan (or a later one with the same flags).
-	if f, err := filepath.Abs(s.Save); err == nil {
-		for _, p := range s.Paths {
-			if d, err := filepath.Abs(p); err == nil && (f == d || strings.HasPrefix(f, strings.TrimSuffix(d, "/")+"/")) {
-				fmt.Fprintf(stderr, "ddtsim: --save %s lies inside %s, which is scanned: save it elsewhere\n", report.EscapePath(s.Save), report.EscapePath(p))
-				return exitUsage
-			}
+	name := report.EscapePath(s.Save)
+	if err := checkOutside("--save", s.Save, false, s.Paths, s.OneFileSystem); err != nil {
+		fmt.Fprintln(stderr, "ddtsim:", err)
+		return exitUsage
+	}
+	target, err := linkTarget(s.Save)
+	if err == nil {
+		err = checkReplaceable(target)
+		var ne *notSavedScanError
+		if errors.As(err, &ne) {
+			fmt.Fprintf(stderr, "ddtsim: --save %s: %v\n", name, err)
+			return exitUsage
 		}
 	}
-	if err := scanfile.CheckWritable(s.Save); err != nil {
-		fmt.Fprintf(stderr, "ddtsim: --save %s: cannot write there: %s\n", report.EscapePath(s.Save), reason(s.Save, err))
+	if err == nil {
+		err = scanfile.CheckWritable(target)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "ddtsim: --save %s: cannot write there: %s\n", name, reason(target, err))
 		return exitFailed
 	}
 	if s.save == nil {
 		s.save = &saving{}
 	}
-	s.save.path = s.Save
+	s.save.path, s.save.target = s.Save, target
 	var files []scanfile.File
 	if s.save.resume != nil {
 		files = s.save.resume.Files
 	}
 	s.save.tracker = scanfile.NewTracker(files)
 	return exitOK
+}
+
+// notSavedScanError refuses to replace a file that is not a saved scan.
+type notSavedScanError struct{ why string }
+
+func (e *notSavedScanError) Error() string {
+	return e.why + ": refusing to overwrite it (remove it first, or save elsewhere)"
+}
+
+// checkReplaceable accepts a --save target that does not exist, is empty
+// or holds a saved scan (its first bytes are scanfile.Magic), and refuses
+// any other file with a *notSavedScanError.
+func checkReplaceable(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory", path)
+	case !fi.Mode().IsRegular():
+		return &notSavedScanError{"it exists and is not a regular file"}
+	case fi.Size() == 0:
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, len(scanfile.Magic))
+	if n, _ := io.ReadFull(f, head); string(head[:n]) != scanfile.Magic {
+		return &notSavedScanError{"it exists and is not a ddtsim saved scan"}
+	}
+	return nil
 }
 
 // withSave adds what saving needs to the scan's options: the progress of
@@ -149,7 +198,7 @@ func (s *scanCmd) finishSave(pr *prediction, stderr io.Writer) bool {
 	for _, p := range pr.report.Problems {
 		hdr.Problems = append(hdr.Problems, scanfile.Problem(p))
 	}
-	err := scanfile.Write(sv.path, &scanfile.Scan{Header: hdr, Table: pr.res.Table, Counters: pr.res.Counters})
+	err := scanfile.Write(sv.target, &scanfile.Scan{Header: hdr, Table: pr.res.Table, Counters: pr.res.Counters})
 	name := report.EscapePath(sv.path)
 	switch {
 	case err != nil:

@@ -47,8 +47,12 @@ func (s *scanCmd) volume(p *zio.Policy) error {
 			err = zio.CheckVolBlockSize(n, p.Release)
 		}
 		if err != nil {
-			return fmt.Errorf("--volblocksize %s: invalid (accepted: a power of two from 512 to %s, e.g. 8K, 16K, 64K; above 128K the pool needs large_blocks, which new pools have)",
-				value, report.Nicenum(uint64(p.Release.MaxRecordSize), false))
+			large := "above 128K the pool needs large_blocks, which new pools have"
+			if p.Release.MaxRecordSize <= 128<<10 {
+				large = "release " + p.Version + " has no large blocks (they came with 0.6.5)"
+			}
+			return fmt.Errorf("--volblocksize %s: invalid (accepted: a power of two from 512 to %s, e.g. 8K, 16K, 64K; %s)",
+				value, report.Nicenum(uint64(p.Release.MaxRecordSize), false), large)
 		}
 		bs = n
 	}
@@ -64,7 +68,7 @@ func (s *scanCmd) parseRAM() error {
 	}
 	n, err := parseSize(s.RAM)
 	if err != nil || n < 64<<20 {
-		return fmt.Errorf("--ram %s: invalid (accepted: the machine's memory, at least 64M, e.g. 16G, 512G)", s.RAM)
+		return fmt.Errorf("--ram %s: invalid (accepted: the machine's memory, a whole number with an optional K, M, G, T suffix, at least 64M, e.g. 16G, 512G)", s.RAM)
 	}
 	s.ram = n
 	return nil

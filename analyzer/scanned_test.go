@@ -1,0 +1,112 @@
+package analyzer
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+// A complete scan covers every byte of every file: ScannedBytes equals
+// LogicalBytes, on the golden inputs and on generated files of every kind
+// (empty, smaller than a record, with a short last record, sparse, all
+// holes), cut as files and as volumes.
+func TestScannedBytesOfCompleteScan(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "empty"), nil)
+	writeFile(t, filepath.Join(dir, "tiny"), randBytes(1, 100))
+	writeFile(t, filepath.Join(dir, "short-tail"), randBytes(2, 300<<10+7))
+	writeFile(t, filepath.Join(dir, "zeros"), make([]byte, 260<<10))
+	writeSparse(t, filepath.Join(dir, "sparse"))
+	if h, err := os.Create(filepath.Join(dir, "allhole")); err != nil {
+		t.Fatal(err)
+	} else {
+		h.Truncate(1<<20 + 5)
+		h.Close()
+	}
+	paths := []string{dir}
+	if !testing.Short() {
+		in, err := golden.Inputs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, in...)
+	}
+	for _, c := range []struct {
+		name string
+		comp zio.Compression
+		rs   uint32
+		sp   Sparse
+		zvol bool
+	}{
+		{"lz4-128K", zio.LZ4, 128 << 10, SparseAuto, false},
+		{"off-4K-never", zio.Off, 4 << 10, SparseNever, false},
+		{"off-128K-always", zio.Off, 128 << 10, SparseAlways, false},
+		{"zvol-16K", zio.LZ4, 16 << 10, SparseAuto, true},
+	} {
+		p := testPolicy(t, c.comp)
+		p.RecordSize = c.rs
+		res, err := Scan(context.Background(), paths, Options{Policy: p, Sparse: c.sp, Zvol: c.zvol, Jobs: 4,
+			Warn: func(path string, err error) { t.Errorf("%s: %v", path, err) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := res.Counters
+		if k.ScannedBytes != k.LogicalBytes || k.LogicalBytes == 0 {
+			t.Errorf("%s: scanned %d bytes of %d", c.name, k.ScannedBytes, k.LogicalBytes)
+		}
+	}
+}
+
+// An interrupted scan covers only the records it processed: ScannedBytes
+// is the bytes of the records reported done, less than LogicalBytes. A
+// file that cannot be read is not covered either.
+func TestScannedBytesOfPartialScan(t *testing.T) {
+	dir := t.TempDir()
+	for i, n := range []int{3 << 20, 5<<20 + 3, 2 << 20} {
+		writeFile(t, filepath.Join(dir, string(rune('a'+i))), randBytes(int64(10+i), n))
+	}
+	p := testPolicy(t, zio.LZ4)
+	p.RecordSize = 16 << 10 // 16K records, chunks of 512 records
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var done uint64
+	res, err := Scan(ctx, []string{dir}, Options{Policy: p, Jobs: 1,
+		Done: func(f FileInfo, first, end uint64) {
+			mu.Lock()
+			defer mu.Unlock()
+			l, _ := Records(f.Size, p.RecordSize)
+			done += min(end*uint64(l), f.Size) - min(first*uint64(l), f.Size)
+			cancel()
+		}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("scan not interrupted: %v", err)
+	}
+	k := res.Counters
+	if k.ScannedBytes == 0 || k.ScannedBytes >= k.LogicalBytes || k.ScannedBytes != done {
+		t.Errorf("interrupted: scanned %d bytes of %d, %d reported done", k.ScannedBytes, k.LogicalBytes, done)
+	}
+
+	// An unreadable file is counted in LogicalBytes but not covered.
+	bad := filepath.Join(dir, "b")
+	testReadFault = func(path string, off uint64) error {
+		if path == bad {
+			return errors.New("injected EIO")
+		}
+		return nil
+	}
+	defer func() { testReadFault = nil }()
+	res, err = Scan(context.Background(), []string{dir}, Options{Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := res.Counters; k.Errors != 1 || k.ScannedBytes != 5<<20 {
+		t.Errorf("one unreadable file: errors %d, scanned %d bytes of %d", k.Errors, k.ScannedBytes, k.LogicalBytes)
+	}
+}

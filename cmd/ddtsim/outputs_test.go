@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ddtsim/ddtsim/scanfile"
+)
+
+// outputTree makes victim/ (a file data.txt in it), samplelink -> victim,
+// and an empty directory other/, in a fresh directory, and returns it.
+func outputTree(t *testing.T) string {
+	t.Helper()
+	top := t.TempDir()
+	for _, d := range []string{"victim", "other"} {
+		if err := os.Mkdir(filepath.Join(top, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(top, "victim", "data.txt"), bytes.Repeat([]byte("precious data\n"), 1000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("victim", filepath.Join(top, "samplelink")); err != nil {
+		t.Fatal(err)
+	}
+	return top
+}
+
+// Findings 1 and 3: --html and --save inside a scanned path are refused
+// before the scan, comparing resolved paths, so that a symlink in the
+// output's name or in the path scanned does not hide it; nothing is
+// written.
+func TestOutputInsideScannedPathRefused(t *testing.T) {
+	top := outputTree(t)
+	t.Chdir(top)
+	if err := os.Symlink(filepath.Join(top, "victim", "z.ddts"), filepath.Join(top, "other", "l.ddts")); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile("victim/data.txt")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--html", "victim/data.txt", "victim"}, "--html victim/data.txt lies inside victim, which is scanned: write it elsewhere"},
+		{[]string{"--html", "victim/new.html", "victim"}, "--html victim/new.html lies inside victim, which is scanned"},
+		{[]string{"--html", "victim", "victim"}, "lies inside victim, which is scanned"},
+		{[]string{"--html", "samplelink/r.html", "victim"}, "--html samplelink/r.html (" + filepath.Join(top, "victim", "r.html") + ") lies inside victim, which is scanned"},
+		{[]string{"--html", "victim/r.html", "samplelink"}, "lies inside samplelink, which is scanned"},
+		{[]string{"--save", "samplelink/x.ddts", "victim"}, "--save samplelink/x.ddts (" + filepath.Join(top, "victim", "x.ddts") + ") lies inside victim, which is scanned: save it elsewhere"},
+		{[]string{"--save", "victim/y.ddts", "samplelink"}, "--save victim/y.ddts lies inside samplelink, which is scanned: save it elsewhere"},
+		{[]string{"--save", "other/l.ddts", "victim"}, "lies inside victim, which is scanned: save it elsewhere"},
+		{[]string{"--save", "./victim/../victim/d/y.ddts", top + "/victim/"}, "lies inside " + top + "/victim/, which is scanned"},
+		{[]string{"--html", "victim/data.txt", "victim/data.txt"}, "lies inside victim/data.txt, which is scanned"},
+	} {
+		code, out, errs := runT(c.args...)
+		if code != exitUsage || out != "" || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, stdout %d bytes, stderr %q; want exit 2 saying %q", c.args, code, len(out), errs, c.want)
+		}
+	}
+	if now, _ := os.ReadFile("victim/data.txt"); !bytes.Equal(now, data) {
+		t.Errorf("victim/data.txt was changed")
+	}
+	if ents, _ := os.ReadDir("victim"); len(ents) != 1 {
+		t.Errorf("files were written into the scanned directory: %d entries", len(ents))
+	}
+	// Outside the paths scanned: written.
+	if code, _, errs := runT("--html", "other/r.html", "--save", "other/s.ddts", "samplelink"); code != 0 {
+		t.Errorf("outputs outside: exit %d, %s", code, errs)
+	}
+	if code, _, errs := runT("--html", "other/r.html", "--save", "other/r.html", "victim"); code != exitUsage || !strings.Contains(errs, "name the same file") {
+		t.Errorf("--html and --save the same file: exit %d, %s", code, errs)
+	}
+}
+
+// With -x, an output on another file system than the path scanned is not
+// reached by the scan, and is accepted.
+func TestCheckOutsideOtherFileSystem(t *testing.T) {
+	var root, shm syscall.Stat_t
+	if syscall.Stat("/", &root) != nil || syscall.Stat("/dev/shm", &shm) != nil || root.Dev == shm.Dev {
+		t.Skip("no /dev/shm on a file system of its own")
+	}
+	if err := checkOutside("--tmpdir", "/dev/shm", true, []string{"/"}, false); err == nil || !strings.Contains(err.Error(), "lies inside /, which is scanned") {
+		t.Errorf("without -x: %v", err)
+	}
+	if err := checkOutside("--tmpdir", "/dev/shm", true, []string{"/"}, true); err != nil {
+		t.Errorf("with -x: %v", err)
+	}
+	if err := checkOutside("--html", "/dev/shm/no/such/r.html", false, []string{"/"}, true); err != nil {
+		t.Errorf("with -x, a file not created yet: %v", err)
+	}
+}
+
+// Finding 2: --tmpdir (or $TMPDIR) inside a path scanned is refused, so
+// that the scan does not read its own spill runs.
+func TestTmpdirInsideScannedPathRefused(t *testing.T) {
+	top := outputTree(t)
+	spill := filepath.Join(top, "victim", "spill")
+	if err := os.Mkdir(spill, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{[]string{"--mem", "1G", "--tmpdir", spill, filepath.Join(top, "victim")}, "",
+			"--tmpdir " + spill + " lies inside " + filepath.Join(top, "victim") + ", which is scanned: the scan would read its own spill runs; choose a directory elsewhere"},
+		{[]string{"--mem", "1G", "--tmpdir", filepath.Join(top, "samplelink", "spill"), filepath.Join(top, "victim")}, "", "which is scanned: the scan would read its own spill runs"},
+		{[]string{"--mem", "1G", "--tmpdir", spill, filepath.Join(top, "samplelink")}, "", "which is scanned: the scan would read its own spill runs"},
+		{[]string{"--mem", "1G", filepath.Join(top, "victim")}, spill, "--mem: $TMPDIR " + spill + " lies inside"},
+		{[]string{"--mem", "1G", filepath.Join(top, "victim")}, spill, "(name one with --tmpdir DIR)"},
+	} {
+		if c.env != "" {
+			t.Setenv("TMPDIR", c.env)
+		}
+		code, out, errs := runT(c.args...)
+		if code != exitUsage || out != "" || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 saying %q", c.args, code, errs, c.want)
+		}
+		if ents, _ := os.ReadDir(spill); len(ents) != 0 {
+			t.Errorf("%q: a spill directory was created in %s", c.args, spill)
+		}
+	}
+	t.Setenv("TMPDIR", filepath.Join(top, "other"))
+	if code, _, errs := runT("--mem", "1G", filepath.Join(top, "victim")); code != 0 {
+		t.Errorf("$TMPDIR outside: exit %d: %s", code, errs)
+	}
+}
+
+// Finding 9: an --html file that cannot be written is refused before the
+// scan (exit 2, nothing on standard output), and the check leaves nothing
+// behind.
+func TestHTMLUnwritableRefusedBeforeScan(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	for _, c := range []struct {
+		html, want string
+	}{
+		{filepath.Join(dir, "no", "such", "r.html"), "cannot write there: no such file or directory"},
+		{filepath.Join(file, "r.html"), "cannot write there: not a directory"},
+		{dir, "cannot write there: it is a directory"},
+	} {
+		code, out, errs := runT("--html", c.html, sampleDir)
+		if code != exitUsage || out != "" || errs != "ddtsim: --html "+c.html+": "+c.want+"\n" {
+			t.Errorf("--html %s: exit %d, stdout %d bytes, stderr %q; want exit 2 saying %q", c.html, code, len(out), errs, c.want)
+		}
+	}
+	out := filepath.Join(dir, "r.html")
+	if code, _, errs := runT("--html", out, sampleDir); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("%d entries in %s, want file and r.html", len(ents), dir)
+	}
+	// An existing file is checked without being changed, then replaced.
+	if code, _, errs := runT("--html", out, sampleDir); code != 0 {
+		t.Errorf("existing --html file: exit %d: %s", code, errs)
+	}
+}
+
+// Finding 10: --mem has a minimum (1M), and the spill directory is removed
+// even when the scan fails (exit 1) because the runs cannot all be opened.
+func TestMemMinimumAndSpillDirRemovedOnFailure(t *testing.T) {
+	dir := sampleTree(t)
+	for _, v := range []string{"1", "1K", "1023K"} {
+		code, out, errs := runT("--mem", v, dir)
+		if code != exitUsage || out != "" || !strings.Contains(errs, "--mem "+v+": too small (accepted: at least 1M") {
+			t.Errorf("--mem %s: exit %d, stderr %q", v, code, errs)
+		}
+	}
+	if code, _, errs := runT("--mem", "1M", dir); code != 0 {
+		t.Errorf("--mem 1M: exit %d: %s", code, errs)
+	}
+
+	// Many runs and few file descriptors: the merge fails.
+	tinyMem(t)
+	tmp := t.TempDir()
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		t.Skip(err)
+	}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip(err)
+	}
+	low := lim
+	low.Cur = uint64(len(fds)) + 40
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &low); err != nil {
+		t.Skip(err)
+	}
+	var o, e bytes.Buffer
+	code := run([]string{"-j", "1", "-o", "recordsize=512", "--mem", "1", "--tmpdir", tmp, dir}, &o, &e)
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	if code != exitFailed || !strings.Contains(e.String(), "too many open files") {
+		t.Fatalf("exit %d, stderr %q; want exit 1 from running out of file descriptors", code, e.String())
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the spill directory was left behind: %d entries in --tmpdir", len(left))
+	}
+}
+
+// Finding 13: --save refuses to replace a file that is not a saved scan,
+// replaces a saved scan (or an empty file), and writes through a symlink
+// to its target instead of replacing the link.
+func TestSaveRefusesForeignFileAndWritesThroughSymlink(t *testing.T) {
+	dir := sampleTree(t)
+	out := t.TempDir()
+	foreign := filepath.Join(out, "notes.txt")
+	os.WriteFile(foreign, []byte("my notes\n"), 0o644)
+	code, stdout, errs := runT("--save", foreign, dir)
+	if code != exitUsage || stdout != "" || !strings.Contains(errs, "--save "+foreign+": it exists and is not a ddtsim saved scan: refusing to overwrite it") {
+		t.Errorf("--save over a text file: exit %d, stderr %q", code, errs)
+	}
+	if b, _ := os.ReadFile(foreign); string(b) != "my notes\n" {
+		t.Errorf("the file was changed: %q", b)
+	}
+	toForeign := filepath.Join(out, "to-notes")
+	os.Symlink(foreign, toForeign)
+	if code, _, errs := runT("--save", toForeign, dir); code != exitUsage || !strings.Contains(errs, "not a ddtsim saved scan") {
+		t.Errorf("--save through a symlink to a text file: exit %d, stderr %q", code, errs)
+	}
+	fifo := filepath.Join(out, "fifo")
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runT("--save", fifo, dir); code != exitUsage || !strings.Contains(errs, "it exists and is not a regular file") {
+		t.Errorf("--save over a FIFO: exit %d, stderr %q", code, errs)
+	}
+
+	isScan := func(path string) bool {
+		b, _ := os.ReadFile(path)
+		return bytes.HasPrefix(b, []byte(scanfile.Magic))
+	}
+	// A saved scan is replaced, and so is an empty file.
+	saved := filepath.Join(out, "a.ddts")
+	empty := filepath.Join(out, "empty.ddts")
+	os.WriteFile(empty, nil, 0o644)
+	for _, f := range []string{saved, saved, empty} {
+		if code, _, errs := runT("--save", f, dir); code != 0 || !isScan(f) {
+			t.Errorf("--save %s: exit %d, %s", f, code, errs)
+		}
+	}
+	// A symlink stays a symlink; its target gets the scan, also when it
+	// does not exist yet.
+	for _, target := range []string{saved, filepath.Join(out, "new.ddts")} {
+		link := filepath.Join(out, "link-"+filepath.Base(target))
+		if err := os.Symlink(filepath.Base(target), link); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, errs := runT("--save", link, dir); code != 0 {
+			t.Errorf("--save %s: exit %d, %s", link, code, errs)
+		}
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s is no longer a symlink", link)
+		}
+		if !isScan(target) {
+			t.Errorf("%s does not hold the saved scan", target)
+		}
+		if code, _, errs := runT("resume", link); code != 0 || !strings.Contains(errs, "complete") {
+			t.Errorf("resume %s: exit %d, %s", link, code, errs)
+		}
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 8 {
+		t.Errorf("%d entries in %s, want 8 (no temporary files left)", len(ents), out)
+	}
+}

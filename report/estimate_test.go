@@ -1,0 +1,280 @@
+package report
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+// outputs renders s as text, JSON (decoded), CSV summary fields and HTML.
+type outputs struct {
+	text, html string
+	json       map[string]any
+	csv        map[string]string
+}
+
+func render(t *testing.T, s *Scan) outputs {
+	t.Helper()
+	var o outputs
+	var b strings.Builder
+	if err := s.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	o.text = b.String()
+	b.Reset()
+	if err := s.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	o.html = b.String()
+	b.Reset()
+	if err := s.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(b.String()), &o.json); err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	if err := s.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	tables := strings.Split(b.String(), "\n\n")
+	rows, err := csv.NewReader(strings.NewReader(tables[1])).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.csv = map[string]string{}
+	for _, r := range rows[1:] {
+		o.csv[r[0]] = r[1]
+	}
+	return o
+}
+
+// sampledScan scans paths at 1/n and turns the report into estimates, as
+// the command does.
+func sampledScan(t *testing.T, p *zio.Policy, n uint64, paths ...string) *Scan {
+	t.Helper()
+	res, err := analyzer.Scan(context.Background(), paths, analyzer.Options{Policy: p, Sample: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewScan(p, 12, analyzer.SparseAuto, paths, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	est := ddt.EstimateSample(func(f func(ddt.Entry) bool) {
+		res.Table.Range(func(_ ddt.Key, e ddt.Entry) bool { return f(e) })
+	}, n)
+	if err := s.ApplySample(est, true); err != nil {
+		t.Fatal(err)
+	}
+	s.EstimateDDT(p, 1<<30)
+	return s
+}
+
+// An interrupted scan's savings are figured over the bytes it covered
+// (scanned_bytes), not over every file's size: text, CSV and HTML. A
+// complete scan covers every byte, and says "file data" as before.
+func TestSavedOverScannedBytes(t *testing.T) {
+	dir := t.TempDir()
+	for i, name := range []string{"a", "b", "c", "d"} {
+		writeT(t, filepath.Join(dir, name), randT(int64(i), 4<<20))
+	}
+	p := policyT(t, zio.LZ4)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once sync.Once
+	res, err := analyzer.Scan(ctx, []string{dir}, analyzer.Options{Policy: p, Jobs: 1,
+		Done: func(analyzer.FileInfo, uint64, uint64) { once.Do(cancel) }})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("not interrupted: %v", err)
+	}
+	c := res.Counters
+	if c.LogicalBytes != 16<<20 || c.ScannedBytes == 0 || c.ScannedBytes >= c.LogicalBytes {
+		t.Fatalf("counters %+v", c)
+	}
+	s, err := NewScan(p, 12, analyzer.SparseAuto, []string{dir}, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Partial = true
+	saved, of, ok := s.Saved()
+	if !ok || of != c.ScannedBytes || saved != int64(c.ScannedBytes)-int64(s.Total.Allocated.DSize) {
+		t.Errorf("Saved() = %d, %d, %v", saved, of, ok)
+	}
+	o := render(t, s)
+	want := "of " + Nicenum(c.ScannedBytes, true) + " file data covered ("
+	if !strings.Contains(o.text, want) || strings.Contains(o.text, "of 16M file data") ||
+		!strings.Contains(o.text, "  covered      "+Nicenum(c.ScannedBytes, true)) {
+		t.Errorf("text does not figure the savings over the %d bytes covered (%q):\n%s", c.ScannedBytes, want, o.text)
+	}
+	if o.csv["scanned_bytes"] != jsonNumber(c.ScannedBytes) {
+		t.Errorf("CSV scanned_bytes %q, want %d", o.csv["scanned_bytes"], c.ScannedBytes)
+	}
+	if o.csv["saved_bytes"] != jsonNumber(uint64(saved)) {
+		t.Errorf("CSV saved_bytes %q, want %d", o.csv["saved_bytes"], saved)
+	}
+	if counters := o.json["counters"].(map[string]any); counters["scanned_bytes"] != float64(c.ScannedBytes) || counters["logical_bytes"] != float64(16<<20) {
+		t.Errorf("JSON counters %v", counters)
+	}
+	if !strings.Contains(o.html, "<span>file data covered</span><b>"+Nicenum(c.ScannedBytes, true)+"</b><small>of 16M</small>") {
+		t.Errorf("HTML file data card:\n%s", cards(o.html))
+	}
+
+	// Complete: the same bytes, the usual wording.
+	res, err = analyzer.Scan(context.Background(), []string{dir}, analyzer.Options{Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = NewScan(p, 12, analyzer.SparseAuto, []string{dir}, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o = render(t, s)
+	if res.Counters.ScannedBytes != res.Counters.LogicalBytes || !strings.Contains(o.text, "of 16M file data (") ||
+		strings.Contains(o.text, "covered") || !strings.Contains(o.html, "<span>file data</span><b>16M</b>") {
+		t.Errorf("complete scan: counters %+v\n%s", res.Counters, o.text)
+	}
+}
+
+func jsonNumber(v uint64) string { b, _ := json.Marshal(v); return string(b) }
+
+// cards is the HTML's headline cards, for messages.
+func cards(html string) string {
+	_, after, _ := strings.Cut(html, `<div class="cards">`)
+	before, _, _ := strings.Cut(after, "</div>\n\n")
+	return before
+}
+
+// A sample that kept no content says so and estimates nothing: no ratios,
+// intervals, sizes or "saved" in the text, null ratios and intervals in
+// JSON, none in CSV, dashes in the HTML cards.
+func TestNothingSampled(t *testing.T) {
+	dir := t.TempDir()
+	writeT(t, filepath.Join(dir, "f"), randT(5, 3<<20))
+	s := sampledScan(t, policyT(t, zio.LZ4), 1<<20, dir)
+	if s.Sample.Sampled != 0 || s.Counters.Unsampled == 0 {
+		t.Fatalf("sample %+v, counters %+v: the test needs a sample that kept nothing", s.Sample, s.Counters)
+	}
+	o := render(t, s)
+	if !strings.Contains(o.text, "no content fell in the 1/1048576 sample: nothing can be estimated; use a smaller N") {
+		t.Errorf("text does not say nothing was sampled:\n%s", o.text)
+	}
+	for _, bad := range []string{"saved", "dedup        ", "compress     ", "95%", "on disk", "raw capacity", "DDT   ", "100.0%"} {
+		if strings.Contains(o.text, bad) {
+			t.Errorf("text shows %q although nothing can be estimated:\n%s", bad, o.text)
+		}
+	}
+	sample := o.json["sample"].(map[string]any)
+	if o.json["ratios"] != nil || sample["sampled"] != 0.0 || sample["dedup"] != nil || sample["compress"] != nil || sample["reliable"] != false {
+		t.Errorf("JSON ratios %v, sample %v", o.json["ratios"], sample)
+	}
+	if _, ok := o.json["ddt_size"]; ok {
+		t.Errorf("JSON ddt_size %v: nothing to estimate it from", o.json["ddt_size"])
+	}
+	for _, k := range []string{"dedup_ratio", "sample_dedup", "saved_bytes", "raw_allocated"} {
+		if v, ok := o.csv[k]; ok {
+			t.Errorf("CSV %s = %s although nothing can be estimated", k, v)
+		}
+	}
+	if o.csv["sample_sampled"] != "0" || o.csv["sample_n"] != "1048576" || o.csv["unique_blocks_sampled"] != "0" {
+		t.Errorf("CSV %v", o.csv)
+	}
+	if strings.Contains(o.html, "card good") || strings.Contains(o.html, "100.0%") || !strings.Contains(o.html, "No content fell in the 1/1048576 sample") {
+		t.Errorf("HTML cards:\n%s", cards(o.html))
+	}
+	if n := s.EstimateNote(); !strings.Contains(n, "no content fell in the 1/1048576 sample") {
+		t.Errorf("EstimateNote %q", n)
+	}
+}
+
+// A sample with few contents gives intervals that may be 0 wide; it is
+// never shown without the warning that they are not reliable, and
+// every output marks the figures as estimates: JSON reliable false, CSV
+// sample fields and sampled counters, HTML cards, the --zdb note.
+func TestFewSampledMarkedEstimate(t *testing.T) {
+	dir := t.TempDir()
+	writeT(t, filepath.Join(dir, "f"), randT(6, 8<<20))
+	p := policyT(t, zio.LZ4)
+	p.RecordSize = 4096
+	s := sampledScan(t, p, 64, dir)
+	e := s.Sample
+	if e.Sampled == 0 || e.Reliable {
+		t.Fatalf("sample %+v: the test needs a few contents", e)
+	}
+	o := render(t, s)
+	if !strings.Contains(o.text, "WARNING      only ") || !strings.Contains(o.text, "not reliable") {
+		t.Errorf("text has no warning:\n%s", o.text)
+	}
+	if sample := o.json["sample"].(map[string]any); sample["reliable"] != false || sample["sampled"] != float64(e.Sampled) {
+		t.Errorf("JSON sample %v", sample)
+	}
+	for k, want := range map[string]string{"sample_n": "64", "sample_reliable": "false", "unique_blocks_sampled": jsonNumber(e.Sampled),
+		"sample_dedup": "1", "sample_dedup_low": "1", "sample_dedup_high": "1"} {
+		if o.csv[k] != want {
+			t.Errorf("CSV %s = %q, want %q", k, o.csv[k], want)
+		}
+	}
+	for _, k := range []string{"sample_compress", "sample_compress_low", "sample_compress_high", "sample_entries_low", "sample_allocated_dsize_high"} {
+		if o.csv[k] == "" {
+			t.Errorf("CSV has no %s", k)
+		}
+	}
+	if _, ok := o.csv["unique_blocks"]; ok {
+		t.Errorf("CSV labels the sampled count unique_blocks")
+	}
+	if !strings.Contains(o.html, "<small>estimated, 1/64 sample</small>") || !strings.Contains(o.html, "<small>95%: 1.00 to 1.00</small>") ||
+		!strings.Contains(o.html, "not reliable") {
+		t.Errorf("HTML does not mark the estimates:\n%s", cards(o.html))
+	}
+	if n := s.EstimateNote(); !strings.Contains(n, "estimate from a 1/64 sample") || !strings.Contains(n, "not reliable") || strings.Contains(n, "\n") {
+		t.Errorf("EstimateNote %q", n)
+	}
+	// An exact scan has no note.
+	res, err := analyzer.Scan(context.Background(), []string{dir}, analyzer.Options{Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, _ := NewScan(p, 12, analyzer.SparseAuto, []string{dir}, res)
+	if n := exact.EstimateNote(); n != "" {
+		t.Errorf("exact scan: EstimateNote %q", n)
+	}
+	if o := render(t, exact); strings.Contains(o.html, "estimated") || o.csv["unique_blocks"] == "" {
+		t.Errorf("exact scan marked as an estimate")
+	}
+}
+
+// The HTML "saved" card is green only for a real saving: a tiny file with
+// copies=3 takes more on disk than its bytes.
+func TestHTMLSavedCardClass(t *testing.T) {
+	dir := t.TempDir()
+	writeT(t, filepath.Join(dir, "tiny"), randT(7, 1000))
+	writeT(t, filepath.Join(dir, "big"), make([]byte, 1<<20))
+	for _, c := range []struct {
+		copies int
+		path   string
+		class  string
+	}{
+		{3, filepath.Join(dir, "tiny"), `<div class="card warn"><span>saved</span><b>-1128.8%</b>`},
+		{1, filepath.Join(dir, "big"), `<div class="card good"><span>saved</span><b>100.0%</b>`},
+	} {
+		p := policyT(t, zio.LZ4)
+		p.Copies = c.copies
+		res, err := analyzer.Scan(context.Background(), []string{c.path}, analyzer.Options{Policy: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := NewScan(p, 12, analyzer.SparseAuto, []string{c.path}, res)
+		if o := render(t, s); !strings.Contains(o.html, c.class) {
+			t.Errorf("copies=%d: want %s in\n%s", c.copies, c.class, cards(o.html))
+		}
+	}
+}
