@@ -115,6 +115,9 @@ type Options struct {
 	// OneFileSystem stays on the file system of each path named, as
 	// `find -xdev` does.
 	OneFileSystem bool
+	// SkipDirs are directories never walked into (ddtsim's own spill
+	// directory, when it lies below a path scanned).
+	SkipDirs []string
 	// Zvol cuts each file (or block device) into blocks as a volume
 	// (zfs create -V) of volblocksize Policy.RecordSize stores it: every
 	// block exactly that size (ZvolRecords).

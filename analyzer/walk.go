@@ -33,6 +33,7 @@ type scan struct {
 	zeros    []byte              // recordsize zero bytes, read-only
 	seen     map[devIno]struct{} // inodes of files scanned
 	dirs     map[devIno]struct{} // directories walked
+	skip     map[devIno]struct{} // Options.SkipDirs
 
 	changedFiles atomic.Int64
 	arg          int // index of the path being walked (walker only)
@@ -89,6 +90,13 @@ func (s *scan) changed(path string, err error) {
 func (s *scan) walk(ctx context.Context, paths []string, out chan<- chunk) {
 	s.seen = make(map[devIno]struct{})
 	s.dirs = make(map[devIno]struct{})
+	s.skip = make(map[devIno]struct{})
+	for _, d := range s.opts.SkipDirs {
+		if fi, err := os.Stat(d); err == nil {
+			st := statOf(fi)
+			s.skip[devIno{uint64(st.Dev), st.Ino}] = struct{}{}
+		}
+	}
 	for i, p := range paths {
 		if ctx.Err() != nil {
 			return
@@ -127,6 +135,9 @@ func (s *scan) enterDir(ctx context.Context, path string, fi fs.FileInfo, rootDe
 		return
 	}
 	id := devIno{uint64(st.Dev), st.Ino}
+	if _, skip := s.skip[id]; skip {
+		return // ddtsim's own (Options.SkipDirs)
+	}
 	if _, dup := s.dirs[id]; dup {
 		s.counters.RepeatedDirs++
 		return

@@ -369,6 +369,9 @@ func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdo
 	switch {
 	case s.Zdb:
 		_, err = io.WriteString(stdout, pr.report.Zdb)
+		if note := pr.report.EstimateNote(); note != "" {
+			fmt.Fprintln(stderr, "ddtsim: note:", note)
+		}
 	case s.JSON:
 		err = pr.report.WriteJSON(stdout)
 	case s.CSV:

@@ -256,3 +256,16 @@ func TestNonUTF8Argument(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, out:\n%s", code, errs, out)
 	}
 }
+
+// --zdb with --sample keeps zdb's format on stdout and says on stderr that
+// the table is an estimate.
+func TestZdbSampleNote(t *testing.T) {
+	code, out, errs := runT("--zdb", "--sample", "1/4", "../../testdata/sample")
+	if code != 0 || !strings.HasPrefix(out, "Simulated DDT histogram:\n") || strings.Contains(out, "SAMPLED") ||
+		!strings.Contains(errs, "ddtsim: note:") || !strings.Contains(errs, "estimate") {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, errs, out)
+	}
+	if _, _, errs := runT("--zdb", "../../testdata/sample"); errs != "" {
+		t.Errorf("exact scan printed a note: %q", errs)
+	}
+}

@@ -59,12 +59,14 @@ func (s *scanCmd) startSpill(stderr io.Writer) (mem int64, dir string, code int)
 	if s.TmpDir == "" {
 		flag = "--mem: $TMPDIR"
 	}
-	if err := checkOutside(flag, parent, true, s.Paths, s.OneFileSystem); err != nil {
-		if s.TmpDir == "" {
-			err = fmt.Errorf("%w (name one with --tmpdir DIR)", err)
+	// An explicit --tmpdir among the paths scanned is refused; the default
+	// one ($TMPDIR, e.g. /tmp under a scanned /) is used and left out of
+	// the walk (predict passes the spill directory as a SkipDir).
+	if s.TmpDir != "" {
+		if err := checkOutside(flag, parent, true, s.Paths, s.OneFileSystem); err != nil {
+			fmt.Fprintln(stderr, "ddtsim:", err)
+			return 0, "", exitUsage
 		}
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return 0, "", exitUsage
 	}
 	dir, err = os.MkdirTemp(parent, "ddtsim-spill-")
 	if err != nil {

@@ -101,6 +101,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 		Zvol:          s.zvol,
 		Mem:           mem,
 		SpillDir:      spillDir,
+		SkipDirs:      skipDirs(spillDir),
 		SpillWarn:     func(err error) { bar.println("ddtsim: --mem: " + err.Error()) },
 		Warn: func(path string, err error) {
 			kind := "error"
@@ -167,4 +168,12 @@ func parseSample(v string) (uint64, error) {
 		return 0, fmt.Errorf("--sample %s: invalid (accepted: 1/N with N from 1 to 1048576, e.g. 1/64)", v)
 	}
 	return n, nil
+}
+
+// skipDirs lists ddtsim's own directories that the walk must not enter.
+func skipDirs(spillDir string) []string {
+	if spillDir == "" {
+		return nil
+	}
+	return []string{spillDir}
 }

@@ -303,6 +303,9 @@ func printSaved(sc *scanfile.Scan, zdb, json bool, stdout, stderr io.Writer) int
 	switch {
 	case zdb:
 		_, err = io.WriteString(stdout, rep.Zdb)
+		if note := rep.EstimateNote(); note != "" {
+			fmt.Fprintln(stderr, "ddtsim: note:", note)
+		}
 	case json:
 		err = rep.WriteJSON(stdout)
 	default:
