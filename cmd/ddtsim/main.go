@@ -35,6 +35,7 @@ type cli struct {
 	Compare compareCmd `cmd:"" help:"Predict for the files and compare with what zdb -S printed for their pool (--zdb-output FILE, or --pool POOL to run zdb -S)."`
 	Merge   mergeCmd   `cmd:"" help:"Add up scans saved with --save (e.g. on several hosts) and print one report. The scans must have the same properties."`
 	Resume  resumeCmd  `cmd:"" help:"Continue a scan saved with --save that was interrupted: scan what it had not done, with its flags, update FILE and print the report."`
+	Sweep   sweepCmd   `cmd:"" help:"Read the files once and predict every combination of -o recordsize=LIST and -o compression=LIST: one row each (ratios, allocated DSIZE, DDT entries and RAM), best first."`
 }
 
 type scanCmd struct {
@@ -59,7 +60,7 @@ type scanCmd struct {
 	CountLinks    bool     `help:"Count every name of a hard-linked file as a separate copy (default: once, as cp -a stores it)."`
 	OneFileSystem bool     `name:"one-file-system" short:"x" help:"Do not descend into directories on other file systems."`
 	Save          string   `name:"save" placeholder:"FILE" help:"Save the scan in FILE (the table, the properties, the paths and how far each file got), at the end or when interrupted: ddtsim merge adds saved scans up, ddtsim resume continues an interrupted one. FILE must not lie inside the paths scanned; an existing FILE is replaced only if it is a saved scan (or empty); a symlink is written through to its target."`
-	Paths         []string `arg:"" optional:"" name:"path" help:"Files and directories to scan (directories recursively; symlinks inside them are not followed). A path named like a command (scan, parse, compare, merge, resume) needs ./ before it."`
+	Paths         []string `arg:"" optional:"" name:"path" help:"Files and directories to scan (directories recursively; symlinks inside them are not followed). A path named like a command (scan, parse, compare, merge, resume, sweep) needs ./ before it."`
 
 	ashift int     // parsed Ashift
 	zvol   bool    // --zvol, --volblocksize or -o volblocksize: files are volumes (zvol.go)
@@ -125,6 +126,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return c.Merge.run(stdout, stderr)
 	case strings.HasPrefix(cmd, "resume "):
 		return c.Resume.run(stdout, stderr)
+	case strings.HasPrefix(cmd, "sweep "):
+		return c.Sweep.run(stdout, stderr)
 	}
 	fmt.Fprintln(stderr, "ddtsim: unknown command", kctx.Command())
 	return exitUsage

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/sweep"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+type sweepCmd struct {
+	Property  []string `short:"o" name:"property" sep:"none" placeholder:"NAME=VALUE[,VALUE...]" help:"Dataset property as for scan; recordsize and compression take a comma-separated list of values (e.g. -o recordsize=16K,128K,1M -o compression=off,lz4,zstd), and every combination is a row. copies and dedup take one value. Repeatable."`
+	Vdev      []string `name:"vdev" sep:"none" placeholder:"LAYOUT" help:"A top-level vdev, as for scan. Repeatable."`
+	Ashift    string   `default:"12" help:"Pool sector size as a power of two (9..16)."`
+	Release   string   `default:"latest" help:"OpenZFS release modelled (${releases}; default: the newest)."`
+	Sparse    string   `default:"auto" enum:"auto,always,never" help:"How the files would be copied, as cp --sparse=WHEN (see scan)."`
+	Sort      string   `default:"space" enum:"space,ram" help:"Order of the rows, best first: space = allocated DSIZE ascending, ram = in-core DDT size ascending (ties: by recordsize, then compression)."`
+	Histogram int      `name:"histogram" placeholder:"N" help:"After the table, print the zdb -S text of row N (1 = first row)."`
+	JSON      bool     `name:"json" help:"Print the rows as JSON (with each row's zdb -S text)."`
+	Jobs      int      `short:"j" default:"0" help:"Files read at once (0: one per CPU)."`
+	Paths     []string `arg:"" name:"path" help:"Files and directories to scan (each byte is read once for all combinations)."`
+}
+
+// sweepRow is one combination's result.
+type sweepRow struct {
+	Row         int        `json:"row"`
+	RecordSize  uint32     `json:"recordsize"`
+	Compression string     `json:"compression"`
+	Ratios      ddt.Ratios `json:"ratios"`
+	DSize       uint64     `json:"allocated_dsize"`
+	Entries     uint64     `json:"ddt_entries"`
+	InCore      uint64     `json:"ddt_in_core"`
+	Zdb         string     `json:"zdb_S"`
+
+	order int // position in the lanes (recordsize list × compression list)
+}
+
+type sweepJSON struct {
+	Release  string         `json:"release"`
+	Sort     string         `json:"sort"`
+	Counters sweep.Counters `json:"counters"`
+	Rows     []sweepRow     `json:"rows"`
+}
+
+// splitList splits a comma-separated property list, refusing empty and
+// repeated values.
+func splitList(name, v string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, x := range strings.Split(v, ",") {
+		x = strings.TrimSpace(x)
+		if x == "" {
+			return nil, fmt.Errorf("-o %s=%s: empty value in the list", name, v)
+		}
+		if seen[strings.ToLower(x)] {
+			return nil, fmt.Errorf("-o %s=%s: %s is listed twice", name, v, x)
+		}
+		seen[strings.ToLower(x)] = true
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// lanes builds one policy per (recordsize, compression) combination with
+// the scan command's own parsing (scanCmd.policy).
+func (s *sweepCmd) lanes() ([]*zio.Policy, error) {
+	var rs, comp, other []string
+	for _, kv := range s.Property {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("-o %s: expected NAME=VALUE", kv)
+		}
+		var err error
+		switch strings.ToLower(name) {
+		case "recordsize", "recsize":
+			if rs != nil {
+				return nil, fmt.Errorf("-o %s: recordsize given twice (give one comma-separated list)", kv)
+			}
+			rs, err = splitList(name, value)
+		case "compression", "compress":
+			if comp != nil {
+				return nil, fmt.Errorf("-o %s: compression given twice (give one comma-separated list)", kv)
+			}
+			comp, err = splitList(name, value)
+		case "volblocksize", "volblock":
+			err = fmt.Errorf("-o %s: sweep does not model volumes", kv)
+		default:
+			other = append(other, kv)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if rs == nil {
+		rs = []string{""}
+	}
+	if comp == nil {
+		comp = []string{""}
+	}
+	var lanes []*zio.Policy
+	var pool zio.Vdev
+	for _, r := range rs {
+		for _, c := range comp {
+			props := append([]string(nil), other...)
+			if r != "" {
+				props = append(props, "recordsize="+r)
+			}
+			if c != "" {
+				props = append(props, "compression="+c)
+			}
+			sc := scanCmd{Property: props, Vdev: s.Vdev, Ashift: s.Ashift, Release: s.Release, Sparse: s.Sparse}
+			p, err := sc.policy()
+			if err != nil {
+				return nil, err
+			}
+			// One pool object for all lanes (sweep.Run checks they share it).
+			if pool == nil {
+				pool = p.Vdev
+			}
+			p.Vdev = pool
+			for _, q := range lanes {
+				if q.RecordSize == p.RecordSize && q.Compression == p.Compression && q.Level == p.Level {
+					return nil, fmt.Errorf("-o compression=%s: the values %s and %s are the same compression", strings.Join(comp, ","),
+						zio.CompressionName(q.Compression, q.Level), c)
+				}
+			}
+			lanes = append(lanes, p)
+		}
+	}
+	return lanes, nil
+}
+
+func (s *sweepCmd) run(stdout, stderr io.Writer) int {
+	if s.Release == "list" {
+		fmt.Fprintln(stderr, "ddtsim: sweep --release list: use ddtsim --release list")
+		return exitUsage
+	}
+	lanes, err := s.lanes()
+	if err != nil {
+		fmt.Fprintln(stderr, "ddtsim:", err)
+		return exitUsage
+	}
+	if s.Jobs < 0 || s.Jobs > analyzer.MaxJobs {
+		fmt.Fprintf(stderr, "ddtsim: --jobs %d: invalid (accepted: 0 for one per CPU, or 1 to %d)\n", s.Jobs, analyzer.MaxJobs)
+		return exitUsage
+	}
+	if s.Histogram < 0 || s.Histogram > len(lanes) {
+		fmt.Fprintf(stderr, "ddtsim: --histogram %d: invalid (accepted: 1 to %d, a row of the table)\n", s.Histogram, len(lanes))
+		return exitUsage
+	}
+	sparse, err := analyzer.ParseSparse(s.Sparse)
+	if err != nil {
+		fmt.Fprintln(stderr, "ddtsim:", err)
+		return exitUsage
+	}
+	ctx, interruptCode, stop := interruptContext(context.Background())
+	defer stop()
+	var mu sync.Mutex
+	res, err := sweep.Run(ctx, s.Paths, sweep.Options{Lanes: lanes, Sparse: sparse, Jobs: s.Jobs,
+		Warn: func(path string, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(stderr, "ddtsim: %s: %s\n", path, reason(path, err))
+		}})
+	if res == nil {
+		fmt.Fprintln(stderr, "ddtsim:", err)
+		return exitFailed
+	}
+	rows := sweepRows(res)
+	sortRows(rows, s.Sort)
+	if s.JSON {
+		out := sweepJSON{Release: lanes[0].Version, Sort: s.Sort, Counters: res.Counters, Rows: rows}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(out)
+	} else {
+		err = writeSweep(stdout, lanes[0], res.Counters, rows, s.Sort)
+		if err == nil && s.Histogram > 0 {
+			r := rows[s.Histogram-1]
+			_, err = fmt.Fprintf(stdout, "\nrow %d: recordsize=%s compression=%s\n%s", r.Row,
+				report.Nicenum(uint64(r.RecordSize), false), r.Compression, r.Zdb)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "ddtsim: writing the report:", err)
+		return exitFailed
+	}
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "ddtsim: interrupted: the result above is partial")
+		if code := interruptCode(); code != 0 {
+			return code
+		}
+		return exitInterrupt
+	case res.Counters.Errors > 0:
+		fmt.Fprintf(stderr, "ddtsim: completed with %s (see above); the result leaves out what could not be read\n", plural(res.Counters.Errors, "error"))
+		return exitWithErrors
+	}
+	return exitOK
+}
+
+// sweepRows turns each lane into a row (unsorted; Row unset).
+func sweepRows(res *sweep.Result) []sweepRow {
+	rows := make([]sweepRow, len(res.Lanes))
+	for i, l := range res.Lanes {
+		p := l.Policy
+		total := l.Histogram.Total()
+		r, _ := ddt.RatiosOf(total)
+		unique := l.Histogram[0].Allocated.Blocks
+		size := ddt.EstimateSize(unique, total.Allocated.Blocks-unique,
+			ddt.SizeParams{Release: p.Release, Vdev: p.Vdev, Copies: p.Copies, DataBytes: total.Allocated.DSize})
+		var zb bytes.Buffer
+		report.WriteZdbS(&zb, l.Histogram, p.Release.BytesSuffix)
+		rows[i] = sweepRow{RecordSize: p.RecordSize, Compression: zio.CompressionName(p.Compression, p.Level),
+			Ratios: r, DSize: total.Allocated.DSize, Entries: l.Summary.Entries, InCore: size.InCore,
+			Zdb: zb.String(), order: i}
+	}
+	return rows
+}
+
+// sortRows orders rows best first by the criterion (space or ram), ties
+// by recordsize then compression as given, and numbers them.
+func sortRows(rows []sweepRow, by string) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		ka, kb := a.DSize, b.DSize
+		if by == "ram" {
+			ka, kb = a.InCore, b.InCore
+		}
+		if ka != kb {
+			return ka < kb
+		}
+		if a.RecordSize != b.RecordSize {
+			return a.RecordSize < b.RecordSize
+		}
+		return a.order < b.order
+	})
+	for i := range rows {
+		rows[i].Row = i + 1
+	}
+}
+
+func writeSweep(w io.Writer, p *zio.Policy, c sweep.Counters, rows []sweepRow, by string) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "OpenZFS %s, %s, %s (%d bytes) read once for %s; best first by %s\n\n",
+		p.Version, plural(c.Files, "file"), report.Nicenum(c.LogicalBytes, true), c.ReadBytes, plural(uint64(len(rows)), "combination"), by)
+	fmt.Fprintf(&b, "%3s  %10s  %-11s  %6s  %8s  %8s  %22s  %11s  %14s\n",
+		"row", "recordsize", "compression", "dedup", "compress", "combined", "allocated (DSIZE)", "DDT entries", "DDT in core")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%3d  %10s  %-11s  %6.2f  %8.2f  %8.2f  %22s  %11d  %14s\n",
+			r.Row, report.Nicenum(uint64(r.RecordSize), false), r.Compression,
+			r.Ratios.Dedup, r.Ratios.Compress, r.Ratios.Combined,
+			fmt.Sprintf("%s (%d)", report.Nicenum(r.DSize, true), r.DSize), r.Entries, report.Nicenum(r.InCore, true))
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ddtsim/ddtsim/internal/golden"
+)
+
+type sweepOut struct {
+	Counters struct {
+		LogicalBytes uint64 `json:"logical_bytes"`
+		ReadBytes    uint64 `json:"read_bytes"`
+	} `json:"counters"`
+	Rows []struct {
+		Row         int    `json:"row"`
+		RecordSize  uint32 `json:"recordsize"`
+		Compression string `json:"compression"`
+		DSize       uint64 `json:"allocated_dsize"`
+		InCore      uint64 `json:"ddt_in_core"`
+		Zdb         string `json:"zdb_S"`
+	} `json:"rows"`
+}
+
+func runSweepJSON(t *testing.T, args ...string) sweepOut {
+	t.Helper()
+	code, out, errs := runT(append([]string{"sweep", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("sweep %v: exit %d: %s", args, code, errs)
+	}
+	var o sweepOut
+	if err := json.Unmarshal([]byte(out), &o); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// Every row of a sweep is, byte for byte, the zdb -S text of the single
+// run with the same properties; every byte is read once.
+func TestSweepEqualsSingleRuns(t *testing.T) {
+	paths, err := golden.Inputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--release", "2.3.2", "--sparse", "always", "-o", "recordsize=4K,128K,1M", "-o", "compression=off,lz4"}, paths...)
+	o := runSweepJSON(t, args...)
+	if len(o.Rows) != 6 {
+		t.Fatalf("%d rows, want 6", len(o.Rows))
+	}
+	if o.Counters.ReadBytes != o.Counters.LogicalBytes || o.Counters.ReadBytes == 0 {
+		t.Errorf("read %d bytes of %d", o.Counters.ReadBytes, o.Counters.LogicalBytes)
+	}
+	seen := map[string]bool{}
+	for _, r := range o.Rows {
+		rs := map[uint32]string{4 << 10: "4K", 128 << 10: "128K", 1 << 20: "1M"}[r.RecordSize]
+		seen[rs+"/"+r.Compression] = true
+		code, want, errs := runT(append([]string{"--zdb", "--release", "2.3.2", "--sparse", "always", "-o", "recordsize=" + rs, "-o", "compression=" + r.Compression}, paths...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		if r.Zdb != want {
+			t.Errorf("recordsize=%s compression=%s: sweep row\n%s\nsingle run\n%s", rs, r.Compression, r.Zdb, want)
+		}
+	}
+	if len(seen) != 6 {
+		t.Errorf("combinations %v", seen)
+	}
+	// The text table and --histogram.
+	code, out, errs := runT(append([]string{"sweep", "--histogram", "2"}, args...)...)
+	if code != 0 || !strings.Contains(out, "row 2: recordsize=") || !strings.Contains(out, o.Rows[1].Zdb) {
+		t.Errorf("--histogram 2: exit %d, %s\n%s", code, errs, out)
+	}
+}
+
+func TestSweepSort(t *testing.T) {
+	for _, by := range []string{"space", "ram"} {
+		o := runSweepJSON(t, "--sort", by, "-o", "recordsize=4K,16K,128K,1M", "-o", "compression=off,lz4,zle", "../../testdata/sample")
+		if len(o.Rows) != 12 {
+			t.Fatalf("%d rows", len(o.Rows))
+		}
+		for i := 1; i < len(o.Rows); i++ {
+			a, b := o.Rows[i-1], o.Rows[i]
+			ka, kb := a.DSize, b.DSize
+			if by == "ram" {
+				ka, kb = a.InCore, b.InCore
+			}
+			if ka > kb || ka == kb && a.RecordSize > b.RecordSize || b.Row != i+1 {
+				t.Errorf("--sort %s: row %d (%d) before row %d (%d)", by, a.Row, ka, b.Row, kb)
+			}
+		}
+	}
+}
+
+func TestSweepBadLists(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-o", "recordsize=4K,,8K"}, "empty value"},
+		{[]string{"-o", "recordsize=4K,4k"}, "listed twice"},
+		{[]string{"-o", "recordsize=4K,100K"}, "recordsize=100K: invalid"},
+		{[]string{"-o", "compression=lz4,nope"}, "nope"},
+		{[]string{"-o", "compression=zstd,zstd-3"}, "same compression"},
+		{[]string{"-o", "recordsize=4K", "-o", "recordsize=8K"}, "given twice"},
+		{[]string{"-o", "copies=1,2"}, "copies=1,2: invalid"},
+		{[]string{"-o", "volblocksize=8K"}, "volumes"},
+		{[]string{"--sort", "speed"}, "--sort"},
+		{[]string{"--histogram", "3", "-o", "recordsize=4K,8K"}, "--histogram 3"},
+	} {
+		code, _, errs := runT(append(append([]string{"sweep"}, c.args...), dir)...)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+}

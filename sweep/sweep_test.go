@@ -1,0 +1,119 @@
+package sweep
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := golden.Cleanup(); err != nil {
+		os.Stderr.WriteString("cleanup: " + err.Error() + "\n")
+	}
+	os.Exit(code)
+}
+
+func lanes(t *testing.T, sizes []uint32, comps []zio.Compression) []*zio.Policy {
+	t.Helper()
+	rel, version, err := zio.ResolveRelease("2.3.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := zio.NewPool(nil, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*zio.Policy
+	for _, rs := range sizes {
+		for _, c := range comps {
+			out = append(out, &zio.Policy{Release: rel, Version: version, RecordSize: rs, Compression: c, Copies: 1, Vdev: pool})
+		}
+	}
+	return out
+}
+
+// sumSizes adds up the sizes of the regular files below paths, an inode
+// once, symlinks inside directories not followed.
+func sumSizes(t *testing.T, paths []string) (n uint64) {
+	seen := map[[2]uint64]bool{}
+	for _, root := range paths {
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			st := fi.Sys().(*syscall.Stat_t)
+			id := [2]uint64{uint64(st.Dev), st.Ino}
+			if !seen[id] {
+				seen[id] = true
+				n += uint64(fi.Size())
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
+}
+
+// Every lane equals the analyzer's scan of the same policy, and every byte
+// is read once.
+func TestSweepEqualsScans(t *testing.T) {
+	paths, err := golden.Inputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sparse := range []analyzer.Sparse{analyzer.SparseAlways, analyzer.SparseNever, analyzer.SparseAuto} {
+		ls := lanes(t, []uint32{4 << 10, 128 << 10, 1 << 20}, []zio.Compression{zio.Off, zio.LZ4})
+		res, err := Run(context.Background(), paths, Options{Lanes: ls, Sparse: sparse,
+			Warn: func(p string, err error) { t.Errorf("%s: %v", p, err) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := res.Counters
+		if want := sumSizes(t, paths); c.ReadBytes != want || c.LogicalBytes != want {
+			t.Errorf("sparse=%v: read %d bytes, logical %d; the files hold %d", sparse, c.ReadBytes, c.LogicalBytes, want)
+		}
+		for i, l := range res.Lanes {
+			one, err := analyzer.Scan(context.Background(), paths, analyzer.Options{Policy: ls[i], Sparse: sparse})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *one.Histogram != *l.Histogram {
+				t.Errorf("sparse=%v recordsize=%d compression=%v: histogram differs from the scan's", sparse, ls[i].RecordSize, ls[i].Compression)
+			}
+			if one.Counters.Records != l.Records || one.Counters.Holes != l.Holes {
+				t.Errorf("sparse=%v lane %d: records/holes %d/%d, scan %d/%d", sparse, i, l.Records, l.Holes, one.Counters.Records, one.Counters.Holes)
+			}
+			if one.Counters.Files != c.Files || one.Counters.LogicalBytes != c.LogicalBytes {
+				t.Errorf("files %d/%d bytes %d/%d", c.Files, one.Counters.Files, c.LogicalBytes, one.Counters.LogicalBytes)
+			}
+		}
+	}
+}
+
+func TestSweepRejectsMixedLanes(t *testing.T) {
+	ls := lanes(t, []uint32{4 << 10, 8 << 10}, []zio.Compression{zio.Off})
+	ls[1].Copies = 2
+	if _, err := Run(context.Background(), []string{t.TempDir()}, Options{Lanes: ls}); err == nil {
+		t.Error("lanes with different copies accepted")
+	}
+	if _, err := Run(context.Background(), nil, Options{}); err == nil {
+		t.Error("no lanes accepted")
+	}
+}
