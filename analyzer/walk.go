@@ -296,7 +296,7 @@ func (s *scan) holeRun(fl *file, a, b uint64) {
 		c.Holes += n
 	} else {
 		c.ZeroBlocks += n
-		k = s.zero.get(fl.lsize, hashBlock)
+		k = s.zero.get(fl.lsize, HashBlock)
 		if !s.sampled(k) {
 			c.Unsampled += n
 		} else if s.table.RefN(k, fl.lsize, n) {

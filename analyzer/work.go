@@ -13,7 +13,26 @@ import (
 	"github.com/ddtsim/ddtsim/zio"
 )
 
-func hashBlock(b []byte) ddt.Key { return ddt.Key(blake3.Sum256(b)) }
+// HashBlock is the table key of a block: the BLAKE3-256 of its LSIZE bytes.
+func HashBlock(b []byte) ddt.Key { return ddt.Key(blake3.Sum256(b)) }
+
+// StoreFirst settles the entry of a content whose first reference t.Ref just
+// reported: it runs the compression step on data (LSIZE bytes) with w and
+// records the resulting PSIZE in t, 0 for an embedded block. An all-zero
+// block reaching the table is stored uncompressed (ZFS turns it into a hole
+// whenever it compresses). It reports whether the compression step ran.
+func StoreFirst(t *ddt.Table, w *zio.Writer, k ddt.Key, data []byte, zero bool) (compressed bool) {
+	b := zio.Block{Kind: zio.Stored, PSize: uint64(len(data)), Compression: zio.Off}
+	if !zero {
+		b = w.Write(data)
+	}
+	if b.Kind == zio.Embedded {
+		t.Set(k, 0)
+	} else {
+		t.Set(k, uint32(b.PSize))
+	}
+	return !zero
+}
 
 // work processes chunks until the channel closes: read each record, decide
 // hole or block, and account the block in the table. Only the first
@@ -96,30 +115,16 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *
 	var k ddt.Key
 	if zero {
 		c.ZeroBlocks++
-		k = s.zero.get(fl.lsize, hashBlock)
+		k = s.zero.get(fl.lsize, HashBlock)
 	} else {
-		k = hashBlock(data)
+		k = HashBlock(data)
 	}
 	if !s.sampled(k) {
 		c.Unsampled++
 		return true
 	}
-	if s.table.Ref(k, fl.lsize) {
-		var b zio.Block
-		if zero {
-			b = zio.Block{Kind: zio.Stored, PSize: lsize, Compression: zio.Off}
-		} else {
-			b = w.Write(data)
-			if p.Compression != zio.Off {
-				c.Compressed++
-			}
-		}
-		switch b.Kind {
-		case zio.Embedded:
-			s.table.Set(k, 0)
-		default:
-			s.table.Set(k, uint32(b.PSize))
-		}
+	if s.table.Ref(k, fl.lsize) && StoreFirst(s.table, w, k, data, zero) && p.Compression != zio.Off {
+		c.Compressed++
 	}
 	if s.opts.OnBlock != nil {
 		s.opts.OnBlock(BlockEvent{Path: fl.path, BlkID: i, LSize: fl.lsize, Key: k, Zero: zero, Tag: fl.tag, Count: 1})

@@ -83,7 +83,7 @@ func TestZvolScanBlocks(t *testing.T) {
 	}
 	padded := make([]byte, 16<<10)
 	copy(padded, small)
-	if k := blocks["f5000"][0].Key; k != hashBlock(padded) {
+	if k := blocks["f5000"][0].Key; k != HashBlock(padded) {
 		t.Error("f5000: the block is not the file zero-padded to 16K")
 	}
 	tot := res.Histogram.Total()
@@ -156,7 +156,7 @@ func TestZvolEqualsRecordsizeWhenAligned(t *testing.T) {
 	if res.Counters.ZeroBlocks != 2 {
 		t.Errorf("zero blocks %d, want 2", res.Counters.ZeroBlocks)
 	}
-	var zeroKey ddt.Key = hashBlock(make([]byte, 16<<10))
+	var zeroKey ddt.Key = HashBlock(make([]byte, 16<<10))
 	if e, ok := res.Table.Lookup(zeroKey); !ok || e.Refcnt != 2 {
 		t.Errorf("zero block entry %+v, %v", e, ok)
 	}

@@ -71,6 +71,13 @@ func (e SampleEstimate) MarshalJSON() ([]byte, error) {
 // a sample's intervals are not to be trusted.
 const MinReliableSample = 300
 
+// EstimateTable is EstimateSample over every entry of t.
+func EstimateTable(t *Table, n uint64) *SampleEstimate {
+	return EstimateSample(func(f func(Entry) bool) {
+		t.Range(func(_ Key, e Entry) bool { return f(e) })
+	}, n)
+}
+
 // z95 is the normal quantile of a two-sided 95% interval.
 const z95 = 1.959964
 

@@ -32,7 +32,6 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/analyzer"
@@ -296,20 +295,9 @@ func (s *sweep) lane(l *lane, w *zio.Writer, size, off uint64, buf, zeros []byte
 			l.holes.Add(1)
 			continue
 		}
-		k := ddt.Key(blake3.Sum256(data))
-		if !l.table.Ref(k, lsize) {
-			continue
-		}
-		var b zio.Block
-		if zero {
-			b = zio.Block{Kind: zio.Stored, PSize: ls, Compression: zio.Off}
-		} else {
-			b = w.Write(data)
-		}
-		if b.Kind == zio.Embedded {
-			l.table.Set(k, 0)
-		} else {
-			l.table.Set(k, uint32(b.PSize))
+		k := analyzer.HashBlock(data)
+		if l.table.Ref(k, lsize) {
+			analyzer.StoreFirst(l.table, w, k, data, zero)
 		}
 	}
 }

@@ -135,10 +135,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 	pr.report.Partial = pr.interrupted
 	pr.report.Counters.PeakRSS = analyzer.PeakRSS()
 	if s.sample > 1 {
-		est := ddt.EstimateSample(func(f func(ddt.Entry) bool) {
-			res.Table.Range(func(_ ddt.Key, e ddt.Entry) bool { return f(e) })
-		}, s.sample)
-		if err := pr.report.ApplySample(est, p.Release.BytesSuffix); err != nil {
+		if err := pr.report.ApplySample(ddt.EstimateTable(res.Table, s.sample), p.Release.BytesSuffix); err != nil {
 			fmt.Fprintln(stderr, "ddtsim:", err)
 			return nil, exitFailed
 		}

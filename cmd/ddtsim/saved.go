@@ -288,10 +288,7 @@ func printSaved(sc *scanfile.Scan, zdb, json bool, stdout, stderr io.Writer) int
 		rep.Problems = append(rep.Problems, report.Problem(pb))
 	}
 	if sc.Model.Sample > 1 {
-		est := ddt.EstimateSample(func(f func(ddt.Entry) bool) {
-			res.Table.Range(func(_ ddt.Key, e ddt.Entry) bool { return f(e) })
-		}, sc.Model.Sample)
-		if err := rep.ApplySample(est, p.Release.BytesSuffix); err != nil {
+		if err := rep.ApplySample(ddt.EstimateTable(res.Table, sc.Model.Sample), p.Release.BytesSuffix); err != nil {
 			fmt.Fprintln(stderr, "ddtsim:", err)
 			return exitFailed
 		}
