@@ -44,18 +44,31 @@ package ddt
 // live in the MOS: dmu.c: dmu_write_policy(), copies + 1, at most 3),
 // indirect blocks included. The model builds each block as ZFS lays it out
 // (header, hash table, entry, key and value chunks, free chunks) with
-// random keys and plausible block pointers, and runs the real compressor
+// random keys and entries like the real ones, and runs the real compressor
 // on it (package zio): how well a leaf compresses depends on its fill, so
-// the expectation is taken per fill. FDT leaves are then scaled by a factor
-// not calibrated (fdtLeafCalibration is 1: a factor fitted on the golden
-// cases did not hold on independent ones).
+// the expectation is taken per fill. What the entries hold matters to LZ4
+// as much as the fill: real leaves of a pool written by one copy have the
+// same birth txg and nearly the same creation time in every entry, and
+// block sizes in whole sectors; the model draws them so (SizeParams,
+// BlockShape). Real leaves read back from real pools compress with the
+// model's LZ4 to the PSIZE zdb lists, byte for byte
+// (TestRealLeafCompression).
+//
+// On 2.3 pools some blocks are stored uncompressed: the dedup log's flush
+// spreads over 8 sync passes, and a block rewritten in pass 8 of a txg is
+// not compressed (flush.go). The model replays the flush on random keys
+// and counts them (SizeBasis.WholeLeaves): a fifth of the leaves of a
+// table of a few thousand entries, a few dozen leaves of any big one.
 //
 // What it cannot know: the real checksums (ddtsim keys blocks by BLAKE3 of
 // their logical bytes, not by the SHA-256 of their physical bytes that
 // ZFS uses), so the leaf count is an expectation, exact only on average;
-// the real DVA offsets, txgs and times that land in the entries (assumed:
-// a pool filled from empty by one copy; see SizeParams.DataBytes); and data
-// written before the table existed.
+// the real DVA offsets, txgs and times that land in the entries, nor the
+// spread of block sizes (assumed: a pool filled from empty by one copy, a
+// txg per 256 MiB; see SizeParams); data written before the table existed;
+// and entries that changed class after they were flushed (a block first
+// unique, referenced again in a later txg: its entry leaves a hole in the
+// unique ZAP, whose leaves never merge).
 // A 2.3 pool also keeps entries changed in the last txgs in the dedup log
 // (ddt_log.c) before flushing them into the ZAPs: 144 bytes in memory per
 // entry (DDT_LOG_ENTRY_FLAT_SIZE), bounded by zfs_dedup_log_mem_max (1% of
@@ -170,6 +183,10 @@ type SizeBasis struct {
 	Copies       int     `json:"copies"`        // copies of every DDT block (MOS)
 	// LeafOnDisk is the mean allocated size of a leaf, all copies, bytes.
 	LeafOnDisk float64 `json:"leaf_on_disk"`
+	// WholeLeaves (FDT) is the expected number of leaves stored
+	// uncompressed because the dedup log's flush rewrote them in sync pass
+	// 8 or later (flush.go); they are counted in LeafOnDisk.
+	WholeLeaves float64 `json:"whole_leaves,omitempty"`
 	// PerEntryOnDisk and PerEntryInCore are OnDisk and InCore per entry.
 	PerEntryOnDisk float64 `json:"per_entry_on_disk"`
 	PerEntryInCore float64 `json:"per_entry_in_core"`
@@ -188,8 +205,82 @@ type SizeParams struct {
 	// DSIZE). It bounds what the entries hold, and so how well the leaves
 	// compress: block offsets lie within about that much space (a pool
 	// filled from empty), and the births and creation times of the entries
-	// span the copy (assumed: a txg per 256 MiB, 100 MB/s). 0 means 1 TiB.
+	// span the copy (assumed: a txg per 256 MiB, 100 MB/s); on a 2.3 pool
+	// it also sets how the dedup log is flushed (flush.go). 0 means 1 TiB.
 	DataBytes uint64
+	// Unique and Duplicate are the mean sizes of the data blocks each class
+	// of entries points to; zero means 128K blocks compressed to half.
+	Unique, Duplicate BlockShape
+}
+
+// BlockShape is the mean size of the data blocks a class of DDT entries
+// points to, in bytes per entry: a histogram's allocated LSIZE and PSIZE
+// over its blocks. The sizes land in the entries (key and DVAs), and how
+// much they vary from entry to entry is part of what the leaves' LZ4 has
+// to store: the model draws each entry's PSIZE in whole allocation units
+// around the mean (shapeModel).
+type BlockShape struct {
+	LSize uint64 `json:"lsize"`
+	PSize uint64 `json:"psize"`
+}
+
+// ShapeOf is the block shape of the keys counted in s (allocated side of
+// one or more histogram rows): LSIZE and PSIZE per block. No blocks gives
+// the zero shape (the model's default).
+func ShapeOf(s Stat) BlockShape {
+	if s.Blocks == 0 {
+		return BlockShape{}
+	}
+	return BlockShape{LSize: s.LSize / s.Blocks, PSize: s.PSize / s.Blocks}
+}
+
+// shapeModel draws the LSIZE and PSIZE of an entry's block: LSIZE the
+// class's mean; PSIZE either LSIZE (stored whole) with probability q, or
+// 1…k allocation units, uniformly, q and k set so that the mean is the
+// class's. (An assumption: the histogram gives means, not the spread.)
+type shapeModel struct {
+	lsize, unit uint64
+	q           float64
+	k           uint64
+}
+
+func newShapeModel(b BlockShape, unit uint64) shapeModel {
+	if b.LSize == 0 {
+		b = BlockShape{LSize: 128 << 10, PSize: 64 << 10}
+	}
+	lsize := max(512, (b.LSize+256)>>9<<9)
+	sm := shapeModel{lsize: lsize, unit: unit, q: 1}
+	n := lsize / unit // whole units in a block
+	if n < 2 {
+		return sm
+	}
+	r := min(1, float64(b.PSize)/float64(lsize))
+	c := float64(n) / 2 * float64(unit) / float64(lsize) // mean of 1…n−1 units
+	if r >= c {
+		sm.k = n - 1
+		sm.q = (r - c) / (1 - c)
+		return sm
+	}
+	sm.q = 0
+	sm.k = min(n-1, max(1, uint64(math.Round(2*r*float64(lsize)/float64(unit)-1))))
+	return sm
+}
+
+// draw returns an entry's LSIZE and PSIZE, bytes.
+func (sm shapeModel) draw(rng *rand.Rand) (lsize, psize uint64) {
+	if sm.q >= 1 || rng.Float64() < sm.q {
+		return sm.lsize, sm.lsize
+	}
+	return sm.lsize, sm.unit * (1 + rng.Uint64N(sm.k))
+}
+
+// shapeKey quantizes a shape for the model cache: LSIZE in sectors, the
+// PSIZE/LSIZE ratio in 64ths.
+func shapeKey(b BlockShape) [2]uint64 {
+	if b.LSize == 0 {
+		return [2]uint64{}
+	}
+	return [2]uint64{(b.LSize + 256) >> 9, uint64(math.Round(64 * float64(b.PSize) / float64(b.LSize)))}
 }
 
 // EstimateSize models the DDT of a pool holding unique entries referenced
@@ -200,16 +291,26 @@ func EstimateSize(unique, duplicate uint64, sp SizeParams) Size {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := Size{Format: m.format, Entries: unique + duplicate, RuleOfThumb: (unique + duplicate) * RuleOfThumbBytes, Objects: []ObjectSize{}}
-	var leaves, entries float64
+	var leaves, entries, whole float64
 	var leafDisk float64
+	var fe flushEffect
+	if m.format == FormatFDT {
+		data := sp.DataBytes
+		if data == 0 {
+			data = 1 << 40
+		}
+		fe = cachedFlush(unique, duplicate, data, m.capacity)
+	}
 	for _, c := range []struct {
-		name string
-		n    uint64
-	}{{"duplicate", duplicate}, {"unique", unique}} {
+		name  string
+		n     uint64
+		class int
+	}{{"duplicate", duplicate, 1}, {"unique", unique, 0}} {
 		if c.n == 0 {
 			continue
 		}
-		o, ld := m.object(c.n, c.name == "duplicate")
+		o, ld := m.object(c.n, c.class, fe.leaves[c.class], fe.header[c.class])
+		whole += min(fe.leaves[c.class], o.Leaves)
 		o.Name = "DDT-sha256-zap-" + c.name
 		s.Objects = append(s.Objects, o)
 		s.OnDisk += o.OnDisk
@@ -230,6 +331,7 @@ func EstimateSize(unique, duplicate uint64, sp SizeParams) Size {
 		s.Basis.LeafOnDisk = leafDisk / leaves
 		s.Basis.PerEntryOnDisk = float64(s.OnDisk) / entries
 		s.Basis.PerEntryInCore = float64(s.InCore) / entries
+		s.Basis.WholeLeaves = whole
 	}
 	return s
 }
@@ -246,7 +348,10 @@ type sizeModel struct {
 	// The ranges entries' values are drawn from: block offsets (sectors),
 	// birth txgs, creation times (seconds); see SizeParams.DataBytes.
 	sectors, txgs, seconds uint64
-	valueBytes             int // typical stored value
+	shapes                 [2]shapeModel // unique, duplicate
+	vdev                   zio.Vdev
+	align                  uint64 // block offsets are multiples of this many sectors
+	valueBytes             int    // typical stored value
 	entryChunks            int
 	capacity               int // entries per leaf
 	meta                   *metaWriter
@@ -257,26 +362,6 @@ type sizeModel struct {
 	rng *rand.Rand
 	mu  sync.Mutex // guards the model while EstimateSize uses it
 }
-
-// fdtLeafCalibration scales the compressed size of the synthetic FDT
-// leaves. Real 2.3.2 leaves compress better than the synthetic ones: in
-// both golden dedup cases on 2.3.2 (lz4-128k-a12-dedup and
-// off-128k-a12-never-dedup, independent checksums), DDT-sha256-zap-unique
-// holds about 400 entries in 4 leaves of 88–114 entries, and its 15
-// sectors a copy (header, L1 and leaves) leave 13 for the 4 leaves, so at
-// least three leaves of about 100 entries compress to 12 KiB or less, where
-// the synthetic leaf gives 12.9–13.1 KiB; and the duplicate object's one
-// leaf of about 117 entries takes 16 KiB (more than 12 KiB), where the
-// synthetic gives 14 KiB. A factor of 0.91 brought those two cases within
-// 1%, but on independent oracle runs (testdata/ddt-validation, 4296
-// entries) the model was already 14% low without it, so no factor is
-// applied: the on-disk size of FDT tables is within about ±15%. The cause
-// was not found (the layout, checked by simulating splits
-// chunk by chunk, is not it; the entries' DVAs, txgs and times move it by
-// at most 3%). Legacy leaves need no such factor: 32 KiB legacy tables of
-// millions of entries (published zdb -D output of 2.2 pools) come out
-// within 5% as they are, and 4 KiB leaves on 4K sectors never compress.
-const fdtLeafCalibration = 1.0
 
 // leafSamples is how many fills the compressed leaf size is measured at;
 // it is linear in the fill between them (interpolated before rounding).
@@ -293,6 +378,7 @@ type modelKey struct {
 	alloc  [3]uint64 // min alloc, gcd alloc, deflate ratio
 	copies int
 	data   uint64 // DataBytes, rounded to a power of two
+	shapes [2][2]uint64
 }
 
 // modelFor returns the (cached) model for sp.
@@ -303,14 +389,18 @@ func modelFor(sp SizeParams) *sizeModel {
 		data = 1 << 40
 	}
 	data = 1 << bits.Len64(max(data, 16<<20)-1) // a few models cover every size
-	key := modelKey{sp.Release, sp.Vdev.String(), [3]uint64{sp.Vdev.MinAlloc(), zio.GCDAlloc(sp.Vdev), sp.Vdev.DeflateRatio()}, copies, data}
+	key := modelKey{sp.Release, sp.Vdev.String(), [3]uint64{sp.Vdev.MinAlloc(), zio.GCDAlloc(sp.Vdev), sp.Vdev.DeflateRatio()}, copies, data,
+		[2][2]uint64{shapeKey(sp.Unique), shapeKey(sp.Duplicate)}}
 	modelsMu.Lock()
 	defer modelsMu.Unlock()
 	if m, ok := models[key]; ok {
 		return m
 	}
-	m := &sizeModel{format: FormatLegacy, shift: 12, copies: copies,
-		sectors: data >> 9, txgs: max(16, data>>28), seconds: max(60, data/100_000_000)}
+	unit := sp.Vdev.MinAlloc()
+	m := &sizeModel{format: FormatLegacy, shift: 12, copies: copies, vdev: sp.Vdev,
+		align:   max(1, (unit&-unit)>>9),
+		shapes:  [2]shapeModel{newShapeModel(sp.Unique, unit), newShapeModel(sp.Duplicate, unit)},
+		sectors: data >> 9, txgs: max(1, data>>28), seconds: max(2, data/100_000_000)}
 	if sp.Release.FastDedup {
 		m.format = FormatFDT
 	}
@@ -322,7 +412,7 @@ func modelFor(sp SizeParams) *sizeModel {
 	m.nchunks = (m.bs-2*m.hashN)/zapChunk - 2            // ZAP_LEAF_NUMCHUNKS
 	m.meta = newMetaWriter(sp.Release, sp.Vdev, m.bs)    // MOS metadata policy
 	m.rng = rand.New(rand.NewPCG(0xdd7, uint64(copies))) // fixed: the model is deterministic
-	m.valueBytes = len(m.value(m.rng, 1))
+	m.valueBytes = len(m.value(m.rng, 1, 256))
 	m.entryChunks = 1 + arrayChunks(8*ddtKeyWords) + arrayChunks(m.valueBytes)
 	m.capacity = m.nchunks / m.entryChunks
 	models[key] = m
@@ -339,11 +429,8 @@ func (m *sizeModel) leafTable(class int) *leafDP {
 		var prevK int
 		var prevC float64
 		for k := 0; ; k = min(k+step, m.capacity) {
-			c, _ := m.meta.compress(m.leaf(m.rng, k, class == 1))
+			c, _ := m.meta.compress(m.leaf(m.rng, k, class))
 			cf := float64(c)
-			if m.format == FormatFDT {
-				cf *= fdtLeafCalibration
-			}
 			comp[k] = cf
 			for j := prevK + 1; j < k; j++ {
 				comp[j] = prevC + (cf-prevC)*float64(j-prevK)/float64(k-prevK)
@@ -367,12 +454,16 @@ func arrayChunks(n int) int { return (n + zapArrayBytes - 1) / zapArrayBytes }
 
 // object models one ZAP object of n entries; it also returns the expected
 // allocated bytes of its leaves.
-func (m *sizeModel) object(n uint64, dup bool) (ObjectSize, float64) {
-	d := 0
-	if dup {
-		d = 1
+//
+// whole is the expected number of its leaves, and hdrWhole the chance
+// that its header and indirect blocks, stored uncompressed by the flush
+// of the dedup log (FDT; flush.go).
+func (m *sizeModel) object(n uint64, class int, whole, hdrWhole float64) (ObjectSize, float64) {
+	leaves, leafDisk := m.leafTable(class).expect(n)
+	full := float64(m.meta.level0Size(uint64(m.bs), uint64(m.bs))) // a block stored whole, all copies
+	if whole = min(whole, leaves); whole > 0 {
+		leafDisk += whole * (full - leafDisk/leaves)
 	}
-	leaves, leafDisk := m.leafTable(d).expect(n)
 	rng := rand.New(rand.NewPCG(n, 0x2ab))
 	o := ObjectSize{Entries: n, Leaves: leaves}
 	// The pointer table needs 2^depth entries, depth being the deepest
@@ -387,20 +478,23 @@ func (m *sizeModel) object(n uint64, dup bool) (ObjectSize, float64) {
 		ptrDisk = m.meta.level0(m.ptrtblBlock(rng, leaves, depth))
 	}
 	L := max(1, int(math.Round(leaves)))
-	hdrDisk := m.meta.level0(m.header(rng, L, n, min(depth, embedded)))
+	hdrDisk := float64(m.meta.level0(m.header(rng, L, n, min(depth, embedded))))
+	hdrDisk += hdrWhole * (full - hdrDisk)
 	o.Blocks = 1 + leaves + ptrBlocks
 	o.InCore = uint64(math.Round(o.Blocks * float64(m.bs)))
-	disk := float64(hdrDisk) + leafDisk + ptrBlocks*float64(ptrDisk)
+	disk := hdrDisk + leafDisk + ptrBlocks*float64(ptrDisk)
 	// Indirect blocks: one block pointer per level-0 block, bs/128 per
 	// indirect block, levels until the top fits in the dnode's 3.
 	per := m.bs / blkptrBytes
 	for count := int(math.Round(o.Blocks)); count > dnodeBlkptrs; {
 		next := (count + per - 1) / per
-		full := count / per
+		nfull := count / per
 		o.Indirect += next
-		disk += float64(full) * float64(m.meta.indirect(m.indirectBlock(rng, per)))
-		if rest := count - full*per; rest > 0 {
-			disk += float64(m.meta.indirect(m.indirectBlock(rng, rest)))
+		ind := float64(m.meta.indirect(m.indirectBlock(rng, per)))
+		disk += float64(nfull) * (ind + hdrWhole*(full-ind))
+		if rest := count - nfull*per; rest > 0 {
+			ind := float64(m.meta.indirect(m.indirectBlock(rng, rest)))
+			disk += ind + hdrWhole*(full-ind)
 		}
 		count = next
 	}
@@ -411,10 +505,11 @@ func (m *sizeModel) object(n uint64, dup bool) (ObjectSize, float64) {
 }
 
 // value returns a stored ZAP value: the version byte and the phys of an
-// entry referenced refcnt times, ZLE-compressed when that fits
+// entry referenced refcnt times whose block takes asec sectors on its vdev
+// (the DVA's ASIZE), ZLE-compressed when that fits
 // (ddt_zap_compress(): ZLE with the phys size as capacity; on failure the
 // phys is stored as is).
-func (m *sizeModel) value(rng *rand.Rand, refcnt uint64) []byte {
+func (m *sizeModel) value(rng *rand.Rand, refcnt, asec uint64) []byte {
 	le := binary.LittleEndian
 	var phys []byte
 	var at int // offset of the variant
@@ -427,10 +522,9 @@ func (m *sizeModel) value(rng *rand.Rand, refcnt uint64) []byte {
 	for i := 0; i < m.copies; i++ {
 		dva := phys[at+16*i:]
 		// DVA word 0: ASIZE in sectors (bits 0–23), grid, vdev (32–63);
-		// word 1: offset in sectors (past the labels). A data block of
-		// up to 128K.
-		le.PutUint64(dva, 1+rng.Uint64N(256))
-		le.PutUint64(dva[8:], 8192+rng.Uint64N(m.sectors))
+		// word 1: offset in sectors (past the labels, aligned).
+		le.PutUint64(dva, asec)
+		le.PutUint64(dva[8:], (8192+rng.Uint64N(m.sectors))/m.align*m.align)
 	}
 	le.PutUint64(phys[at+48:], refcnt)
 	le.PutUint64(phys[at+56:], 4+rng.Uint64N(m.txgs)) // birth txg
@@ -452,7 +546,7 @@ func (m *sizeModel) value(rng *rand.Rand, refcnt uint64) []byte {
 // (zap_leaf_init(), zap_entry_create(): entry chunk, key array, value
 // array, taken in order from the free list; the rest free chunks chained in
 // order) with random keys, and returns its bytes.
-func (m *sizeModel) leaf(rng *rand.Rand, k int, dup bool) []byte {
+func (m *sizeModel) leaf(rng *rand.Rand, k int, class int) []byte {
 	le, be := binary.LittleEndian, binary.BigEndian
 	b := make([]byte, m.bs)
 	hash := b[zapLeafHeader : zapLeafHeader+2*m.hashN]
@@ -466,10 +560,15 @@ func (m *sizeModel) leaf(rng *rand.Rand, k int, dup bool) []byte {
 	used := 0
 	for e := 0; e < k; e++ {
 		refcnt := uint64(1)
-		if dup {
+		if class == 1 {
 			refcnt = 2 + rng.Uint64N(3)
 		}
-		val := m.value(rng, refcnt)
+		lsize, psize := m.shapes[class].draw(rng)
+		comp := uint64(compressLZ4)
+		if psize == lsize {
+			comp = compressOff
+		}
+		val := m.value(rng, refcnt, m.vdev.ASize(psize)>>9)
 		need := 1 + arrayChunks(8*ddtKeyWords) + arrayChunks(len(val))
 		if next+need > m.nchunks {
 			break
@@ -481,7 +580,7 @@ func (m *sizeModel) leaf(rng *rand.Rand, k int, dup bool) []byte {
 		be.PutUint64(key[16:], rng.Uint64())
 		be.PutUint64(key[24:], rng.Uint64())
 		// ddk_prop: LSIZE and PSIZE in sectors − 1, compression.
-		be.PutUint64(key[32:], 255|rng.Uint64N(256)<<16|compressLZ4<<32)
+		be.PutUint64(key[32:], (lsize>>9-1)|(psize>>9-1)<<16|comp<<32)
 		h := w0 &^ (1<<zapHashLowBits - 1)
 		ent := next
 		next++
@@ -767,6 +866,16 @@ func (mw *metaWriter) compress(data []byte) (uint64, bool) {
 	}
 	c, err := mw.comp.Compress(mw.out[:d], data)
 	return uint64(c), err == nil && uint64(c) <= d
+}
+
+// MetadataPSize returns the PSIZE in bytes that a release gives a MOS
+// metadata block (a DDT ZAP block, for one) on the pool: compressed with
+// what compression=on means there, rounded as any block (zio.c:
+// zio_write_compress(); dmu.c: dmu_write_policy()).
+func MetadataPSize(rel *zio.Release, v zio.Vdev, block []byte) uint64 {
+	mw := newMetaWriter(rel, v, len(block))
+	c, fits := mw.compress(block)
+	return mw.p.Outcome(uint64(len(block)), c, fits).PSize
 }
 
 // level0Size returns the allocated bytes (DSIZE, all copies) of a level-0

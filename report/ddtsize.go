@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/zio"
@@ -33,16 +34,16 @@ func (s *Scan) EstimateDDT(p *zio.Policy, ram uint64) {
 		s.DDT = nil
 		return
 	}
-	var unique, dup uint64
+	var h ddt.Histogram
 	for _, r := range s.Histogram {
-		if r.RefcntMin == 1 {
-			unique += r.Allocated.Blocks
-		} else {
-			dup += r.Allocated.Blocks
+		if b := bits.Len64(r.RefcntMin) - 1; b >= 0 && b < len(h) {
+			h[b] = r.Bucket
 		}
 	}
-	size := ddt.EstimateSize(unique, dup, ddt.SizeParams{Release: p.Release, Vdev: p.Vdev, Copies: p.Copies, DataBytes: s.Total.Allocated.DSize})
-	e := &DDTEstimate{Release: s.Release, Unique: unique, Duplicate: dup, Size: size, show: p.Dedup || ram > 0}
+	unique, dup := h.Classes()
+	size := ddt.EstimateSize(unique.Blocks, dup.Blocks, ddt.SizeParams{Release: p.Release, Vdev: p.Vdev, Copies: p.Copies,
+		DataBytes: s.Total.Allocated.DSize, Unique: ddt.ShapeOf(unique), Duplicate: ddt.ShapeOf(dup)})
+	e := &DDTEstimate{Release: s.Release, Unique: unique.Blocks, Duplicate: dup.Blocks, Size: size, show: p.Dedup || ram > 0}
 	if ram > 0 {
 		a := ddt.ARCFor(s.Release, ram, size.InCore, size.Format == ddt.FormatFDT)
 		e.ARC = &a
@@ -66,6 +67,15 @@ func (s *Scan) BlockSizeProperty() string {
 		return "volblocksize=" + v
 	}
 	return "recordsize=" + s.Properties["recordsize"]
+}
+
+// leaves is the expected number of leaf blocks over all objects.
+func (e *DDTEstimate) leaves() float64 {
+	var n float64
+	for _, o := range e.Objects {
+		n += o.Leaves
+	}
+	return n
 }
 
 // writeText prints the DDT block of the summary.
@@ -95,6 +105,10 @@ func (e *DDTEstimate) writeText(pr func(string, ...any)) {
 	pr("    thumb      %s at the classic %d B/entry rule of thumb\n", size(e.RuleOfThumb), ddt.RuleOfThumbBytes)
 	pr("    basis      an entry is %d chunks of 24 B (%d B: entry, key, %d-byte value) in %s leaves of at most %d; leaves %.0f%% full (expected over random hashes); on disk a leaf takes %s over all copies; + a header block per ZAP, indirect blocks\n",
 		b.EntryChunks, b.EntryBytes, b.ValueBytes, Nicenum(b.BlockSize, true), b.LeafCapacity, 100*b.Fill, Nicenum(uint64(b.LeafOnDisk+0.5), true))
+	if b.WholeLeaves >= 0.05 {
+		pr("    flush      about %.1f of %.0f leaves end up stored uncompressed: the dedup log's flush rewrites them in sync pass 8, where ZFS stops compressing (counted above)\n",
+			b.WholeLeaves, e.leaves())
+	}
 	if a := e.ARC; a != nil {
 		limit := "metadata: " + a.MetaIs
 		if a.MetaLimit > 0 {

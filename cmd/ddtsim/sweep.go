@@ -215,9 +215,9 @@ func sweepRows(res *sweep.Result) []sweepRow {
 		p := l.Policy
 		total := l.Histogram.Total()
 		r, _ := ddt.RatiosOf(total)
-		unique := l.Histogram[0].Allocated.Blocks
-		size := ddt.EstimateSize(unique, total.Allocated.Blocks-unique,
-			ddt.SizeParams{Release: p.Release, Vdev: p.Vdev, Copies: p.Copies, DataBytes: total.Allocated.DSize})
+		unique, dup := l.Histogram.Classes()
+		size := ddt.EstimateSize(unique.Blocks, dup.Blocks, ddt.SizeParams{Release: p.Release, Vdev: p.Vdev, Copies: p.Copies,
+			DataBytes: total.Allocated.DSize, Unique: ddt.ShapeOf(unique), Duplicate: ddt.ShapeOf(dup)})
 		var zb bytes.Buffer
 		report.WriteZdbS(&zb, l.Histogram, p.Release.BytesSuffix)
 		rows[i] = sweepRow{RecordSize: p.RecordSize, Compression: zio.CompressionName(p.Compression, p.Level),
