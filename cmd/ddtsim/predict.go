@@ -124,7 +124,8 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 		}
 		pr.interrupted = true
 	}
-	pr.report, err = report.NewScan(p, s.ashift, sparse, s.Paths, res)
+	pr.report, err = newReport(reportInput{policy: p, ashift: s.ashift, sparse: sparse, paths: s.Paths, res: res,
+		sample: s.sample, zvol: s.zvol, ram: s.ram, partial: pr.interrupted, problems: problems})
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return nil, exitFailed
@@ -132,26 +133,49 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 	if s.dedup != "" {
 		pr.report.Properties["dedup"] = s.dedup // as given: verify, sha256,verify, ...
 	}
-	pr.report.Partial = pr.interrupted
-	pr.report.Counters.PeakRSS = analyzer.PeakRSS()
-	if s.sample > 1 {
-		if err := pr.report.ApplySample(ddt.EstimateTable(res.Table, s.sample), p.Release.BytesSuffix); err != nil {
-			fmt.Fprintln(stderr, "ddtsim:", err)
-			return nil, exitFailed
-		}
-	}
-	if s.zvol {
-		pr.report.SetVolume(p.RecordSize)
-	}
-	pr.report.EstimateDDT(p, s.ram)
 	if acc != nil {
 		pr.report.Breakdown = acc.Breakdown(res.Table)
 	}
-	if problems != nil {
-		pr.report.Problems = problems
-	}
 	pr.spillDir, kept = spillDir, true
 	return pr, exitOK
+}
+
+// reportInput is what a report is made of: the scan's model and result.
+type reportInput struct {
+	policy   *zio.Policy
+	ashift   int
+	sparse   analyzer.Sparse
+	paths    []string
+	res      *analyzer.Result
+	sample   uint64 // --sample's N (1: none)
+	zvol     bool
+	ram      uint64 // --ram, bytes (0: none)
+	partial  bool   // the scan was interrupted
+	problems []report.Problem
+}
+
+// newReport assembles the report of a scan as every command shows it (a
+// scan, and merge and resume from saved scans): the histogram and summary,
+// the sample's estimate, the volume mode, the DDT size.
+func newReport(in reportInput) (*report.Scan, error) {
+	p := in.policy
+	rep, err := report.NewScan(p, in.ashift, in.sparse, in.paths, in.res)
+	if err != nil {
+		return nil, err
+	}
+	rep.Partial = in.partial
+	rep.Counters.PeakRSS = analyzer.PeakRSS()
+	rep.Problems = append(rep.Problems, in.problems...)
+	if in.sample > 1 {
+		if err := rep.ApplySample(ddt.EstimateTable(in.res.Table, in.sample), p.Release.BytesSuffix); err != nil {
+			return nil, err
+		}
+	}
+	if in.zvol {
+		rep.SetVolume(p.RecordSize)
+	}
+	rep.EstimateDDT(p, in.ram)
+	return rep, nil
 }
 
 // parseSample parses --sample: "1/N" or "N" (keep 1/N of the contents);

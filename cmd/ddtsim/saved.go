@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scanfile"
 )
@@ -266,8 +265,8 @@ func (m *mergeCmd) run(stdout, stderr io.Writer) int {
 
 // printSaved prints the report of a saved (or merged) scan in the format
 // asked for and returns the exit status: 0, 3 when paths could not be
-// read, 1 when printing failed. The report is assembled as predict does
-// for a scan with the saved flags.
+// read, 1 when printing failed. The report is assembled as for a scan
+// with the saved flags (newReport).
 func printSaved(sc *scanfile.Scan, zdb, json bool, stdout, stderr io.Writer) int {
 	s := scanFromSaved(&sc.Header)
 	p, err := s.policy()
@@ -277,26 +276,16 @@ func printSaved(sc *scanfile.Scan, zdb, json bool, stdout, stderr io.Writer) int
 	}
 	sparse, _ := analyzer.ParseSparse(sc.Model.Sparse)
 	res := sc.Result()
-	rep, err := report.NewScan(p, s.ashift, sparse, s.Paths, res)
+	var problems []report.Problem
+	for _, pb := range sc.Problems {
+		problems = append(problems, report.Problem(pb))
+	}
+	rep, err := newReport(reportInput{policy: p, ashift: s.ashift, sparse: sparse, paths: s.Paths, res: res,
+		sample: sc.Model.Sample, zvol: s.zvol, partial: !sc.Complete, problems: problems})
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitFailed
 	}
-	rep.Partial = !sc.Complete
-	rep.Counters.PeakRSS = analyzer.PeakRSS()
-	for _, pb := range sc.Problems {
-		rep.Problems = append(rep.Problems, report.Problem(pb))
-	}
-	if sc.Model.Sample > 1 {
-		if err := rep.ApplySample(ddt.EstimateTable(res.Table, sc.Model.Sample), p.Release.BytesSuffix); err != nil {
-			fmt.Fprintln(stderr, "ddtsim:", err)
-			return exitFailed
-		}
-	}
-	if s.zvol {
-		rep.SetVolume(p.RecordSize)
-	}
-	rep.EstimateDDT(p, 0)
 	switch {
 	case zdb:
 		_, err = io.WriteString(stdout, rep.Zdb)

@@ -2,7 +2,7 @@
 # ddtsim: the shared oracle's guest job (../shared/oracle/guest/guest-job.sh)
 # with two steps added, for checking the DDT size model against real DDT blocks:
 #   - after the copy, wait until the pool's dedup log is flushed (kstat
-#     ddt_stats_*: log_active_entries = log_flushing_entries = 0; at most 800 s),
+#     ddt_stats_sha256: log_active_entries = log_flushing_entries = 0; at most 800 s),
 #     so that zdb -DD sees every entry in the ZAPs;
 #   - after the usual zdb runs, `zdb -ddddd POOL` (mos-ddddd.txt) and every
 #     level-0 block of the DDT ZAP objects read back with `zdb -R` (decompressed)
@@ -110,7 +110,7 @@ main() {
 
     step "wait for the DDT log flush"
     for i in $(seq 400); do
-        f=$(ls /proc/spl/kstat/zfs/"$POOL"/ddt_stats_* 2>/dev/null | head -1)
+        f=$(ls /proc/spl/kstat/zfs/"$POOL"/ddt_stats_sha256 2>/dev/null)
         [ -n "$f" ] || { echo "no ddt kstat" >> "$OUT/flush-wait.txt"; break; }
         a=$(awk '$1=="log_active_entries"{print $3}' "$f"); b=$(awk '$1=="log_flushing_entries"{print $3}' "$f")
         echo "t=$((2*i)) active=$a flushing=$b" >> "$OUT/flush-wait.txt"
