@@ -27,13 +27,22 @@ type realBlock struct {
 // blocks of the DDT ZAP objects, by class and block id.
 func readRealDDT(t *testing.T, dir string) (keys []ddt.FlushKey, leafOf map[uint64]string, blocks map[string]map[int]realBlock) {
 	t.Helper()
+	var r io.Reader
 	f, err := os.Open(filepath.Join(dir, "keys.tsv"))
+	if os.IsNotExist(err) {
+		f, err = os.Open(filepath.Join(dir, "keys.tsv.gz"))
+		if err == nil {
+			r, err = gzip.NewReader(f)
+		}
+	} else {
+		r = f
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	leafOf = map[uint64]string{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		if strings.HasPrefix(sc.Text(), "#") {
 			continue
@@ -41,7 +50,7 @@ func readRealDDT(t *testing.T, dir string) (keys []ddt.FlushKey, leafOf map[uint
 		fs := strings.Fields(sc.Text())
 		h, err := strconv.ParseUint(fs[0], 16, 64)
 		if err != nil || len(fs) != 3 {
-			t.Fatalf("%s: bad line %q", f.Name(), sc.Text())
+			t.Fatalf("%s: bad line %q", dir, sc.Text())
 		}
 		class := 0
 		if fs[1] == "duplicate" {
@@ -81,18 +90,25 @@ func readRealDDT(t *testing.T, dir string) (keys []ddt.FlushKey, leafOf map[uint
 }
 
 // TestFlushReplayRealLeaves replays the dedup log flush with the real keys
-// of two real OpenZFS 2.3.2 pools (testdata/ddt-validation/leaves-*: every
-// DDT leaf read back with zdb -R after the copy) and checks every leaf: its
-// block id and entries, the txg of its last write (relative to the first
-// flush txg), and whether it was stored whole (PSIZE = LSIZE: rewritten in
-// sync pass 8 or later) — on the 48M pool 7 of 36 leaves were.
+// of three real OpenZFS 2.3.2 pools (testdata/ddt-validation/leaves-*:
+// every DDT leaf read back with zdb -R after the copy) and checks every
+// leaf: its block id and entries, the txg of its last write (relative to
+// the first flush txg), and whether it was stored whole (PSIZE = LSIZE:
+// rewritten in sync pass 8 or later) — on the 48M pool 7 of 36 leaves
+// were. On the 96M pool (16 flush txgs) the replay stores 9 leaves more
+// whole than the real pool and misses 2: that flush ran behind its time
+// budget in some passes, which then take twice their share
+// (ddt_sync_flush_log_incremental()) and move the pass boundaries; the
+// replay takes a flush to be fast. Its txgs all match.
 func TestFlushReplayRealLeaves(t *testing.T) {
 	for _, tc := range []struct {
 		dir          string
 		uncompressed int // leaves stored whole in the real pool
+		wrongWhole   int // leaves whose stored-whole state the replay gets wrong, at most
 	}{
-		{"leaves-48M-8k", 7},
-		{"leaves-golden-lz4-128k", 0},
+		{"leaves-48M-8k", 7, 0},
+		{"leaves-golden-lz4-128k", 0, 0},
+		{"leaves-96M-4k", 23, 11},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			dir := filepath.Join("..", "testdata", "ddt-validation", tc.dir)
@@ -107,7 +123,7 @@ func TestFlushReplayRealLeaves(t *testing.T) {
 					}
 				}
 			}
-			whole, checked := 0, 0
+			whole, checked, wrong := 0, 0, 0
 			for c, name := range []string{"unique", "duplicate"} {
 				real := blocks[name]
 				if len(res[c].Leaves)+1 != len(real) {
@@ -124,7 +140,11 @@ func TestFlushReplayRealLeaves(t *testing.T) {
 					if realWhole {
 						whole++
 					}
-					if got := rb.birth - firstBirth + 1; got != l.Txg || realWhole != l.Uncompressed {
+					got := rb.birth - firstBirth + 1
+					if realWhole != l.Uncompressed {
+						wrong++
+					}
+					if got != l.Txg || realWhole != l.Uncompressed && tc.wrongWhole == 0 {
 						t.Errorf("%s leaf %d (%d entries): replay last written in flush txg %d passes %b whole=%v; real txg %d whole=%v",
 							name, l.Blkid, l.Entries, l.Txg, l.Passes, l.Uncompressed, got, realWhole)
 					}
@@ -137,6 +157,10 @@ func TestFlushReplayRealLeaves(t *testing.T) {
 			if whole != tc.uncompressed || checked == 0 {
 				t.Errorf("%d real leaves stored whole of %d checked, want %d", whole, checked, tc.uncompressed)
 			}
+			if wrong > tc.wrongWhole {
+				t.Errorf("the replay gets %d leaves' stored-whole state wrong, more than %d", wrong, tc.wrongWhole)
+			}
+			t.Logf("%d leaves, %d stored whole; the replay gets %d of them wrong", checked, whole, wrong)
 			// Every key's leaf: the replay puts keys in leaves by prefix;
 			// map the real leaf offsets (hex, 32 KiB blocks) to block ids.
 			counts := map[string]int{}
