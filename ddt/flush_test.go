@@ -2,11 +2,13 @@ package ddt_test
 
 import (
 	"bufio"
+	"cmp"
 	"compress/gzip"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -220,6 +222,29 @@ func TestRealLeafCompression(t *testing.T) {
 		}
 		if got := ddt.MetadataPSize(rel, pool, block); got != tc.psize {
 			t.Errorf("%s: PSIZE %#x, zdb listed %#x", tc.file, got, tc.psize)
+		}
+	}
+}
+
+// TestMidFlushLeaves explains the pool exported in the middle of its log
+// flush (testdata/ddt-validation/benchdata-96M-4k, the same data and so
+// the same keys as leaves-96M-4k): its ZAPs held the 9000 lowest keys (the
+// flush goes in key order). Inserting just those gives zdb -DD's mspace
+// exactly: 76 and 10 blocks of 32 KiB (leaves and a header each).
+func TestMidFlushLeaves(t *testing.T) {
+	keys, _, _ := readRealDDT(t, filepath.Join("..", "testdata", "ddt-validation", "leaves-96M-4k"))
+	slices.SortFunc(keys, func(a, b ddt.FlushKey) int { return cmp.Compare(a.Hash, b.Hash) })
+	res := ddt.ReplayFlush(keys[:9000], 182)
+	for c, want := range []struct {
+		entries int
+		mspace  uint64
+	}{{7988, 2490368}, {1012, 327680}} { // zdb -DD: unique, duplicate
+		n := 0
+		for _, l := range res[c].Leaves {
+			n += l.Entries
+		}
+		if got := uint64(len(res[c].Leaves)+1) * 32768; n != want.entries || got != want.mspace {
+			t.Errorf("class %d: %d entries, mspace %d; zdb -DD: %d, %d", c, n, got, want.entries, want.mspace)
 		}
 	}
 }
