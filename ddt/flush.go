@@ -28,7 +28,11 @@ package ddt
 // leaf keeps its block and the prefix ending in 0, a new block takes the one
 // ending in 1).
 //
-// flushSim replays that on random keys: TestFlushSimRealLeaves checks it
+// That is 2.3.0–2.3.3 (zio.Release.DDTLogPasses); from 2.3.4 the whole
+// flush of a txg runs in its first sync pass (commit 661310ff5c), and no
+// DDT block is rewritten late.
+//
+// ReplayFlush replays that on random keys: TestFlushSimRealLeaves checks it
 // against every leaf of a real 2.3.2 pool (block ids, txgs and which are
 // stored whole all match). For big tables the effect is a few leaves per
 // txg at the end of the flush, a small share; for tables of a few thousand

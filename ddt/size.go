@@ -54,9 +54,10 @@ package ddt
 // model's LZ4 to the PSIZE zdb lists, byte for byte
 // (TestRealLeafCompression).
 //
-// On 2.3 pools some blocks are stored uncompressed: the dedup log's flush
-// spreads over 8 sync passes, and a block rewritten in pass 8 of a txg is
-// not compressed (flush.go). The model replays the flush on random keys
+// On 2.3.0–2.3.3 pools some blocks are stored uncompressed: the dedup
+// log's flush spreads over 8 sync passes, and a block rewritten in pass 8
+// of a txg is not compressed (flush.go; from 2.3.4 the flush runs in pass
+// 1 only). The model replays the flush on random keys
 // and counts them (SizeBasis.WholeLeaves): a fifth of the leaves of a
 // table of a few thousand entries, a few dozen leaves of any big one.
 //
@@ -183,7 +184,7 @@ type SizeBasis struct {
 	Copies       int     `json:"copies"`        // copies of every DDT block (MOS)
 	// LeafOnDisk is the mean allocated size of a leaf, all copies, bytes.
 	LeafOnDisk float64 `json:"leaf_on_disk"`
-	// WholeLeaves (FDT) is the expected number of leaves stored
+	// WholeLeaves (2.3.0–2.3.3) is the expected number of leaves stored
 	// uncompressed because the dedup log's flush rewrote them in sync pass
 	// 8 or later (flush.go); they are counted in LeafOnDisk.
 	WholeLeaves float64 `json:"whole_leaves,omitempty"`
@@ -294,7 +295,7 @@ func EstimateSize(unique, duplicate uint64, sp SizeParams) Size {
 	var leaves, entries, whole float64
 	var leafDisk float64
 	var fe flushEffect
-	if m.format == FormatFDT {
+	if sp.Release.DDTLogPasses {
 		data := sp.DataBytes
 		if data == 0 {
 			data = 1 << 40

@@ -324,3 +324,35 @@ func TestARCSmallRAM(t *testing.T) {
 		}
 	}
 }
+
+// TestWholeLeavesByRelease: the leaves stored whole by the dedup log's
+// flush exist on 2.3.0–2.3.3 (flush over 8 sync passes), not from 2.3.4
+// (flush in pass 1), and they make the on-disk size, not the in-core one,
+// larger.
+func TestWholeLeavesByRelease(t *testing.T) {
+	pool, err := zio.NewPool([]string{"stripe 1"}, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := func(release string) ddt.Size {
+		rel, err := zio.LookupRelease(release)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ddt.EstimateSize(3833, 463, ddt.SizeParams{Release: rel, Vdev: pool, Copies: 1, DataBytes: 25 << 20,
+			Unique: ddt.BlockShape{LSize: 8192, PSize: 5990}, Duplicate: ddt.BlockShape{LSize: 8192, PSize: 6910}})
+	}
+	old, late, newer := size("2.3.2"), size("2.3.3"), size("2.4.4")
+	// The replay of the 48M pool's real keys gives 7 of 36 leaves; random
+	// keys give about as many.
+	if old.Basis.WholeLeaves < 4 || old.Basis.WholeLeaves > 10 || late.Basis.WholeLeaves != old.Basis.WholeLeaves {
+		t.Errorf("2.3.2/2.3.3: %.1f/%.1f leaves stored whole, want about 7", old.Basis.WholeLeaves, late.Basis.WholeLeaves)
+	}
+	if newer.Basis.WholeLeaves != 0 {
+		t.Errorf("2.4.4: %.1f leaves stored whole, want none", newer.Basis.WholeLeaves)
+	}
+	if old.InCore != newer.InCore || old.OnDisk <= newer.OnDisk {
+		t.Errorf("in core %d vs %d (want equal), on disk %d vs %d (want 2.3.2 larger)", old.InCore, newer.InCore, old.OnDisk, newer.OnDisk)
+	}
+	t.Logf("on disk: 2.3.2 %d, 2.4.4 %d (%+.1f%%)", old.OnDisk, newer.OnDisk, 100*(float64(old.OnDisk)/float64(newer.OnDisk)-1))
+}

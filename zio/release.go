@@ -110,6 +110,12 @@ type Release struct {
 	// 72-byte entries and an in-memory log (2.3.0+, feature fast_dedup,
 	// module/zfs/ddt.c, ddt_log.c).
 	FastDedup bool
+	// DDTLogPasses: the dedup log is flushed into the ZAPs over up to 8
+	// sync passes of a txg, so that some DDT blocks are rewritten in pass 8
+	// and stored uncompressed (2.3.0–2.3.3: ddt.c:
+	// ddt_sync_flush_log_incremental(); from 2.3.4 the flush runs in pass 1
+	// only, commit 661310ff5c).
+	DDTLogPasses bool
 }
 
 // Contains reports whether release v (e.g. "2.1.11") falls in the row.
@@ -143,11 +149,14 @@ var Releases = []Release{
 		VolBlockSize: 16 << 10, VolBlockSizeByPool: true, DDTLeaf32K: true},
 	{Name: "2.3.0", First: version{2, 3, 0}, Last: version{2, 3, 1, 99}, Note: "P6: the 12.5% saving must hold after rounding; upstream 2.3.0-2.3.2",
 		Band: BandP6, Embed: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true,
-		VolBlockSize: 16 << 10, VolBlockSizeByPool: true, DDTLeaf32K: true, FastDedup: true},
+		VolBlockSize: 16 << 10, VolBlockSizeByPool: true, DDTLeaf32K: true, FastDedup: true, DDTLogPasses: true},
 	{Name: "2.3.2", First: version{2, 3, 2}, Last: version{2, 3, 2, 99}, Note: "as built by Debian (2.3.2-2~bpo12+2, the golden cases): embeds tiny blocks with dedup=on, stores zero blocks with compression=off",
 		Band: BandP6, Embed: true, EmbedWithDedup: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true,
-		VolBlockSize: 16 << 10, VolBlockSizeByPool: true, DDTLeaf32K: true, FastDedup: true},
-	{Name: "2.4", First: version{2, 3, 3}, Last: version{2, 4, 4, 99}, Note: "2.3.3-2.3.x and 2.4.x: embeds with dedup=on; zero blocks are holes with dedup=on even when compression=off",
+		VolBlockSize: 16 << 10, VolBlockSizeByPool: true, DDTLeaf32K: true, FastDedup: true, DDTLogPasses: true},
+	{Name: "2.3.3", First: version{2, 3, 3}, Last: version{2, 3, 3, 99}, Note: "embeds with dedup=on; zero blocks are holes with dedup=on even when compression=off",
+		Band: BandP6, Embed: true, EmbedWithDedup: true, ZeroHoleWithDedup: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true,
+		VolBlockSize: 16 << 10, VolBlockSizeByPool: true, DDTLeaf32K: true, FastDedup: true, DDTLogPasses: true},
+	{Name: "2.4", First: version{2, 3, 4}, Last: version{2, 4, 4, 99}, Note: "2.3.4-2.3.x and 2.4.x: as 2.3.3, the dedup log flushed in one sync pass",
 		Band: BandP6, Embed: true, EmbedWithDedup: true, ZeroHoleWithDedup: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true,
 		VolBlockSize: 16 << 10, VolBlockSizeByPool: true, DDTLeaf32K: true, FastDedup: true},
 }
