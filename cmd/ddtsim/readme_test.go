@@ -44,3 +44,34 @@ func withoutMemory(s string) string {
 	}
 	return strings.Join(out, "")
 }
+
+// TestReadmeSweep keeps the README's sweep table true: it reruns the
+// command the README shows (after "$ ddtsim ") and compares.
+func TestReadmeSweep(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "\n$ ddtsim sweep ")
+	if !ok {
+		t.Fatal("README shows no sweep example")
+	}
+	cmdLine, rest, _ := strings.Cut(after, "\n")
+	want, _, ok := strings.Cut(rest, "```\n")
+	if !ok {
+		t.Fatal("README sweep example has no end")
+	}
+	args := append([]string{"sweep"}, strings.Fields(cmdLine)...)
+	for i, a := range args {
+		if a == "testdata/sample" {
+			args[i] = "../../testdata/sample"
+		}
+	}
+	code, got, errs := runT(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if got != want {
+		t.Errorf("README sweep example is stale; ddtsim %s now prints:\n%s", strings.Join(args, " "), got)
+	}
+}
