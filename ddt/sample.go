@@ -45,6 +45,44 @@ type SampleEstimate struct {
 	// (measured: intervals missing the truth on the 518-content golden
 	// set at 1/16 and 1/64), and the estimates can be far off.
 	Reliable bool `json:"reliable"`
+	// Blocks is the sample's estimate of the data's blocks (stored and
+	// embedded, every reference), n × the sampled references.
+	Blocks Interval `json:"blocks"`
+	// Counted is the data's blocks as the scan counted them, every
+	// record hashed whether sampled or not (set by CheckCounted; 0 when
+	// not checked).
+	Counted uint64 `json:"counted_blocks,omitempty"`
+	// Skewed reports that Blocks and Counted disagree beyond sampling
+	// noise: a few contents referenced very often fell out of the sample
+	// (or into it), so the dedup estimate is far off, whatever its
+	// interval says. Reliable is then false too.
+	Skewed bool `json:"skewed,omitempty"`
+	// DedupByCount (when Skewed) is the dedup estimate scaled by Counted /
+	// Blocks: the references the sample missed (or over-counted) taken to
+	// be to blocks of the sample's mean size. A hint, not an estimate with
+	// an interval: its error is at least that of Entries.
+	DedupByCount float64 `json:"dedup_by_count,omitempty"`
+}
+
+// CheckCounted compares the sample's estimate of the data's blocks with
+// the count of every block the scan hashed (records that are not holes),
+// and sets Skewed (and clears Reliable) when they differ by more than a
+// quarter, or by more than a tenth and twice the 95% interval's half-width
+// (about 4 standard errors: on evenly duplicated data a false alarm is
+// rare, TestSampleEstimatesCoverTruth).
+func (e *SampleEstimate) CheckCounted(counted uint64) {
+	e.Counted = counted
+	if e.Sampled == 0 || counted == 0 {
+		return
+	}
+	c, b := float64(counted), e.Blocks.Value
+	d := math.Abs(b - c)
+	if d > 0.25*c || d > 0.1*c && d > 2*(e.Blocks.High-e.Blocks.Value) {
+		e.Skewed, e.Reliable = true, false
+		if b > 0 {
+			e.DedupByCount = e.Dedup.Value * c / b
+		}
+	}
 }
 
 // MarshalJSON writes the estimate as its fields; when no content was
@@ -84,6 +122,7 @@ const z95 = 1.959964
 // sampleAcc accumulates the per-key sums the estimators need.
 type sampleAcc struct {
 	n              float64 // sampled keys
+	refs, refs2    float64 // Σ refcnt and Σ refcnt² over every sampled key, embedded ones included
 	rL, rP, rD, aD float64 // sums of referenced LSIZE/PSIZE/DSIZE and allocated DSIZE
 	keys           [][4]float64
 	histogram      Histogram
@@ -101,6 +140,8 @@ func EstimateSample(entries func(func(Entry) bool), n uint64) *SampleEstimate {
 	p := 1 / float64(n)
 	var a sampleAcc
 	entries(func(e Entry) bool {
+		a.refs += float64(e.Refcnt)
+		a.refs2 += float64(e.Refcnt) * float64(e.Refcnt)
 		if e.PSize == 0 {
 			return true // embedded
 		}
@@ -122,6 +163,8 @@ func EstimateSample(entries func(func(Entry) bool), n uint64) *SampleEstimate {
 	// Entries: x = 1 per key.
 	ev := math.Sqrt(a.n * f)
 	est.Entries = Interval{a.n * nf, math.Max(0, a.n*nf-z95*ev), a.n*nf + z95*ev}
+	bv := z95 * math.Sqrt(a.refs2*f)
+	est.Blocks = Interval{a.refs * nf, math.Max(0, a.refs*nf-bv), a.refs*nf + bv}
 	ratio := func(ai, bi int, A, B float64) Interval {
 		if B == 0 {
 			return Interval{}

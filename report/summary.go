@@ -225,12 +225,27 @@ func (s *Scan) WriteText(w io.Writer) error {
 		if of != c.LogicalBytes {
 			what = "file data covered"
 		}
-		pr("  saved        %s of %s %s (%.1f%%) by holes, compression and dedup together; dedup alone saves %s\n",
-			signedNice(saved), Nicenum(of, true), what, 100*float64(saved)/float64(of),
-			signedNice(int64(t.Referenced.DSize)-int64(t.Allocated.DSize)))
+		dedupSaves := signedNice(int64(t.Referenced.DSize) - int64(t.Allocated.DSize))
+		if saved < 0 {
+			pr("  saved        nothing: the pool would take %s more than the %s %s (%.1f%%): copies, parity and\n"+
+				"               padding cost more than holes, compression and dedup save; dedup alone saves %s\n",
+				Nicenum(uint64(-saved), true), Nicenum(of, true), what, -100*float64(saved)/float64(of), dedupSaves)
+		} else {
+			pr("  saved        %s of %s %s (%.1f%%) by holes, compression and dedup together; dedup alone saves %s\n",
+				signedNice(saved), Nicenum(of, true), what, 100*float64(saved)/float64(of), dedupSaves)
+		}
 	}
 	if s.DDT != nil && !nothing {
 		s.DDT.writeText(pr)
+		if s.DDT.show {
+			switch {
+			case s.Partial:
+				pr("    caution    the scan is partial: the whole data's table is larger than these figures, and the\n" +
+					"               verdict may change\n")
+			case s.Sample != nil && !s.Sample.Reliable:
+				pr("    caution    from a sample flagged above as unreliable: the table's size may be far off\n")
+			}
+		}
 	}
 	if line := memoryLine(c); line != "" {
 		pr("%s\n", line)
@@ -384,7 +399,15 @@ func (s *Scan) writeSample(pr func(string, ...any)) {
 		return
 	}
 	pr("  SAMPLED      1/%d of the contents by hash (%d unique contents kept): the table above and these are estimates\n", e.N, e.Sampled)
-	if !e.Reliable {
+	if e.Skewed {
+		way := "out of"
+		if e.Blocks.Value > float64(e.Counted) {
+			way = "into"
+		}
+		pr("  WARNING      the sampled contents stand for %.0f blocks, but the data has %d: a few contents referenced\n"+
+			"               very often fell %s the sample, so dedup is far off whatever its interval says (counting\n"+
+			"               every block suggests about %.2f); scan without --sample, or with a smaller N\n", e.Blocks.Value, e.Counted, way, e.DedupByCount)
+	} else if !e.Reliable {
 		pr("  WARNING      only %d contents sampled (fewer than %d): the intervals below are not reliable and the\n"+
 			"               estimates may be far off; sample less (a smaller N) or scan without --sample\n", e.Sampled, ddt.MinReliableSample)
 	}

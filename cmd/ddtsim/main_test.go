@@ -269,3 +269,22 @@ func TestZdbSampleNote(t *testing.T) {
 		t.Errorf("exact scan printed a note: %q", errs)
 	}
 }
+
+// The summary's wording when nothing is saved, and the caution under the
+// DDT estimate of an unreliable sample (found by a new user: "saved
+// -2.05M ... by holes, compression and dedup"; a "fits" verdict resting
+// on a sample flagged as unreliable).
+func TestSummaryWording(t *testing.T) {
+	code, out, _ := runT("-o", "copies=3", "-o", "compression=off", "../../testdata/sample")
+	if code != 0 || !strings.Contains(out, "  saved        nothing: the pool would take 2.62M more than the 2.48M file data (105.4%): copies, parity and") {
+		t.Errorf("copies=3: exit %d\n%s", code, out)
+	}
+	code, out, _ = runT("--sample", "1/2", "-o", "dedup=on", "--ram", "4G", "../../testdata/sample")
+	if code != 0 || !strings.Contains(out, "    caution    from a sample flagged above as unreliable") {
+		t.Errorf("--sample 1/2: exit %d\n%s", code, out)
+	}
+	code, out, _ = runT("-o", "dedup=on", "--ram", "4G", "../../testdata/sample")
+	if code != 0 || strings.Contains(out, "caution") || !strings.Contains(out, "  saved        1.27M of 2.48M file data") {
+		t.Errorf("full scan: exit %d\n%s", code, out)
+	}
+}

@@ -167,7 +167,10 @@ func newReport(in reportInput) (*report.Scan, error) {
 	rep.Counters.PeakRSS = analyzer.PeakRSS()
 	rep.Problems = append(rep.Problems, in.problems...)
 	if in.sample > 1 {
-		if err := rep.ApplySample(ddt.EstimateTable(in.res.Table, in.sample), p.Release.BytesSuffix); err != nil {
+		est := ddt.EstimateTable(in.res.Table, in.sample)
+		c := in.res.Counters
+		est.CheckCounted(c.Records - c.Holes)
+		if err := rep.ApplySample(est, p.Release.BytesSuffix); err != nil {
 			return nil, err
 		}
 	}
