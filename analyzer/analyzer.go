@@ -163,7 +163,7 @@ type Progress struct {
 // LogicalBytes; an interrupted one, or one with unreadable files, less.
 // Savings are figured over it.
 type Counters struct {
-	Files          uint64 `json:"files"`           // regular files scanned
+	Files          uint64 `json:"files"`           // regular files scanned, and those that could not be opened (not those gone)
 	Dirs           uint64 `json:"dirs"`            // directories walked
 	Symlinks       uint64 `json:"symlinks"`        // symlinks skipped (not followed)
 	Special        uint64 `json:"special"`         // devices, sockets, FIFOs skipped
@@ -174,7 +174,7 @@ type Counters struct {
 	RepeatedFiles  uint64 `json:"repeated_files"`  // files reached again (a path named twice), skipped
 	Changed        uint64 `json:"changed"`         // files that changed while they were read (figures approximate)
 	Errors         uint64 `json:"errors"`          // paths that could not be read (fully)
-	LogicalBytes   uint64 `json:"logical_bytes"`   // sum of file sizes
+	LogicalBytes   uint64 `json:"logical_bytes"`   // sum of file sizes (of Files)
 	ScannedBytes   uint64 `json:"scanned_bytes"`   // file bytes the result covers (see above)
 	ReadBytes      uint64 `json:"read_bytes"`      // bytes actually read from the files
 	Records        uint64 `json:"records"`         // level-0 records of all files, holes included

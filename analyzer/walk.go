@@ -198,6 +198,13 @@ func (s *scan) visit(ctx context.Context, path string, fi fs.FileInfo, explicit 
 	f, err := s.open(path, explicit || s.opts.Follow)
 	if err != nil {
 		s.warn(path, err)
+		if mode.IsRegular() && !errors.Is(err, fs.ErrNotExist) {
+			// Unreadable (permissions, I/O): its bytes, as listed, are
+			// file data the result does not cover. A file gone since
+			// it was listed is not data any more.
+			s.counters.Files++
+			s.counters.LogicalBytes += uint64(fi.Size())
+		}
 		return
 	}
 	fl, err := s.prepare(path, f)
