@@ -108,6 +108,7 @@ func (s *sweepCmd) lanes() ([]*zio.Policy, error) {
 	}
 	var lanes []*zio.Policy
 	var pool zio.Vdev
+	var given [][2]string // each lane's (recordsize, compression) as the user wrote them
 	for _, r := range rs {
 		for _, c := range comp {
 			props := append([]string(nil), other...)
@@ -127,13 +128,17 @@ func (s *sweepCmd) lanes() ([]*zio.Policy, error) {
 				pool = p.Vdev
 			}
 			p.Vdev = pool
-			for _, q := range lanes {
+			for i, q := range lanes {
 				if q.RecordSize == p.RecordSize && q.Compression == p.Compression && q.Level == p.Level {
-					return nil, fmt.Errorf("-o compression=%s: the values %s and %s are the same compression", strings.Join(comp, ","),
-						zio.CompressionName(q.Compression, q.Level), c)
+					if given[i][1] != c {
+						return nil, fmt.Errorf("-o compression=%s: the values %s and %s are the same compression (%s)", strings.Join(comp, ","),
+							given[i][1], c, zio.CompressionName(p.Compression, p.Level))
+					}
+					return nil, fmt.Errorf("-o recordsize=%s: the values %s and %s are the same recordsize", strings.Join(rs, ","), given[i][0], r)
 				}
 			}
 			lanes = append(lanes, p)
+			given = append(given, [2]string{r, c})
 		}
 	}
 	return lanes, nil
