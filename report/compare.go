@@ -413,9 +413,13 @@ func likelyCauses(c *Comparison, pred ddt.Bucket, t *Table) []string {
 	// uncompressed waste part of a larger sector). Another compression
 	// alone leaves both sides alike.
 	sectors := false
-	for _, r := range c.Ratios {
+	var compress *RatioCompare
+	for i, r := range c.Ratios {
 		if r.Name == "copies" && !r.Equal {
 			sectors = (r.Actual.Lo <= 1 && 1 <= r.Actual.Hi) != (r.Predicted < 1.005)
+		}
+		if r.Name == "compress" && !r.Equal {
+			compress = &c.Ratios[i]
 		}
 	}
 	switch {
@@ -431,7 +435,7 @@ func likelyCauses(c *Comparison, pred ddt.Bucket, t *Table) []string {
 	case refBlocks > 0 && real:
 		causes = append(causes, "more blocks predicted than the real DDT holds: a real DDT holds only blocks written while dedup was on (data written before dedup was enabled, or in datasets without dedup, is not in it); compare with zdb -S instead")
 	case refBlocks < 0:
-		causes = append(causes, "the pool holds more data blocks than the scanned files: other datasets or zvols, snapshots and clones keeping deleted or overwritten blocks, or extended attributes stored as files (xattr=dir); scan everything the pool holds, or compare a pool holding only these files")
+		causes = append(causes, "the pool holds more data blocks than the scanned files: all-zero records stored as blocks there (compression=off and a copy that wrote the zeros: check -o compression and --sparse never), other datasets or zvols, snapshots and clones keeping deleted or overwritten blocks, or extended attributes stored as files (xattr=dir); scan everything the pool holds, or compare a pool holding only these files")
 	case refBlocks > 0:
 		causes = append(causes, "fewer blocks on the pool than predicted: some scanned files are not on the pool (or not yet written out), or zero-filled records became holes there (compression on, or a sparse copy: check --sparse), or the files were written with a larger recordsize")
 	}
@@ -442,7 +446,19 @@ func likelyCauses(c *Comparison, pred ddt.Bucket, t *Table) []string {
 		causes = append(causes, "same logical size but different PSIZE and DSIZE, and DSIZE equals PSIZE on one side only (copies ratio 1.00): the pool's sector size (ashift) differs from the model — PSIZE is rounded to whole sectors (0.6.5+), and a larger sector leaves part of it unused under blocks stored uncompressed; check --ashift (and --vdev) before the compression")
 	}
 	if refL == 0 && refP != 0 {
-		causes = append(causes, "same logical size but a different compressed size: different compression on disk — the compression property (default off before 2.2, lz4 from 2.2), blocks written before a compression change (existing blocks keep theirs), or a compressor whose output differs from the model (gzip, zstd versions); check -o compression and --release")
+		cause := "same logical size but a different compressed size: different compression on disk — the compression property (default off before 2.2, lz4 from 2.2), blocks written before a compression change (existing blocks keep theirs), or a compressor whose output differs from the model (gzip, zstd versions)"
+		// Sectors of another size move PSIZE by less than a 4K sector a
+		// block (rounding up to whole sectors); another compressor
+		// usually by more.
+		if pred.Referenced.Blocks > 0 && math.Abs(a.Referenced.PSize.Mid()-float64(pred.Referenced.PSize))/float64(pred.Referenced.Blocks) < 4096 {
+			cause += " — or a different sector size: PSIZE is rounded up to whole sectors of 2^ashift bytes (0.6.5+), so a model of 512-byte sectors predicts less than a 4K pool holds (less than a sector a block, as here); check -o compression, --ashift and --release"
+		} else {
+			cause += "; check -o compression and --release"
+		}
+		causes = append(causes, cause)
+	} else if compress != nil && refBlocks != 0 {
+		causes = append(causes, fmt.Sprintf("the compression ratio differs too (%.2f predicted, %s actual): the pool's compression differs from the model, and with compression=off all-zero records are stored as blocks (one content, a high refcnt) instead of holes; check -o compression and --sparse",
+			compress.Predicted, compress.Actual.Text))
 	}
 	if refP == 0 && refD != 0 {
 		causes = append(causes, "same compressed size but different allocated size (DSIZE): the pool's ashift, its vdev layout (raidz/dRAID parity and padding) or the copies property differ from the model; check --ashift, --vdev and -o copies")

@@ -456,3 +456,37 @@ func TestCompareCausesOnRealPools(t *testing.T) {
 		}
 	}
 }
+
+// Found by a new user, on the bundled sample against real zdb -S of it
+// (testdata/sample-zfs): a pool with compression=off (zero blocks stored)
+// compared with an lz4 model was blamed on other datasets only; an ashift
+// 9 model against the ashift-12 pool was blamed on compression only.
+func TestCompareCausesOnSample(t *testing.T) {
+	for _, tc := range []struct {
+		file  string
+		flags []string
+		want  []string // each in some cause
+	}{
+		{"off-128k-a12-never.zdb-S.txt", []string{"--release", "2.3.2", "--sparse", "never"},
+			[]string{"all-zero records stored as blocks", "the compression ratio differs too (1.21 predicted, 1.00 actual)"}},
+		{"off-128k-a12-never.zdb-S.txt", []string{"--release", "2.3.2", "-o", "compression=off", "--sparse", "always"},
+			[]string{"check -o compression and --sparse never"}},
+		{"lz4-128k-a12.zdb-S.txt", []string{"--release", "2.3.2", "--sparse", "always", "--ashift", "9"},
+			[]string{"a different sector size", "--ashift"}},
+	} {
+		a := append(append([]string{"compare", "--json", "--zdb-output", "../../testdata/sample-zfs/" + tc.file}, tc.flags...), "../../testdata/sample")
+		code, out, errs := runT(a...)
+		var doc struct {
+			Causes []string `json:"likely_causes"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 1 {
+			t.Fatalf("%v: exit %d, %v\n%s", a, code, err, errs)
+		}
+		all := strings.Join(doc.Causes, "\n")
+		for _, w := range tc.want {
+			if !strings.Contains(all, w) {
+				t.Errorf("%s %v: no cause says %q:\n%s", tc.file, tc.flags, w, all)
+			}
+		}
+	}
+}
