@@ -156,6 +156,9 @@ func emptyValues(kctx *kong.Context) error {
 }
 
 // policy builds the write policy from the flags.
+// propertyAliases maps the short names of properties to their names.
+var propertyAliases = map[string]string{"recsize": "recordsize", "compress": "compression", "volblock": "volblocksize"}
+
 func (s *scanCmd) policy() (*zio.Policy, error) {
 	rel, version, err := zio.ResolveRelease(s.Release)
 	if err != nil {
@@ -179,11 +182,20 @@ func (s *scanCmd) policy() (*zio.Policy, error) {
 		Copies:      1,
 		Vdev:        pool,
 	}
+	given := map[string]string{}
 	for _, kv := range s.Property {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok {
 			return nil, fmt.Errorf("-o %s: expected NAME=VALUE", kv)
 		}
+		canon := strings.ToLower(name)
+		if full, ok := propertyAliases[canon]; ok {
+			canon = full
+		}
+		if prev, ok := given[canon]; ok {
+			return nil, fmt.Errorf("-o %s: %s given twice (also -o %s), as zfs create would refuse", kv, canon, prev)
+		}
+		given[canon] = kv
 		switch strings.ToLower(name) {
 		case "recordsize", "recsize":
 			n, err := parseSize(value)

@@ -35,6 +35,8 @@ func TestBadValuesAreClearErrors(t *testing.T) {
 		{[]string{"-o", "dedup=maybe", dir}, "accepted: on, off"},
 		{[]string{"-o", "atime=off", dir}, "not modelled (accepted: recordsize, volblocksize, compression, copies, dedup)"},
 		{[]string{"-o", "recordsize", dir}, "expected NAME=VALUE"},
+		{[]string{"-o", "compression=lz4", "-o", "compress=off", dir}, "compression given twice (also -o compression=lz4)"},
+		{[]string{"-o", "recsize=4K", "-o", "recordsize=8K", dir}, "recordsize given twice"},
 		{[]string{"--ashift", "8", dir}, "accepted: 9 to 16"},
 		{[]string{"--release", "0.5.11", dir}, "releases 0.6.0 to 2.4.4"},
 		{[]string{"--release", "2.3.2", "-o", "recordsize=32M", dir}, "power of two from 512 to 16M"},
