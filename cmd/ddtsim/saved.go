@@ -31,6 +31,7 @@ type saving struct {
 type mergeCmd struct {
 	Zdb   bool     `help:"Print only the zdb -S text, byte for byte." xor:"format"`
 	JSON  bool     `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
+	RAM   string   `name:"ram" placeholder:"SIZE" help:"The memory of the machine that would hold the merged data's pool: say whether its dedup table would stay in the ARC, as for scan."`
 	Files []string `arg:"" name:"file" help:"Scans saved with ddtsim --save FILE, made with the same properties (release rules, recordsize, compression, copies, dedup, vdevs, ashift, sparse, sample)."`
 }
 
@@ -242,6 +243,11 @@ func ddtsimVersion() string {
 // properties (listed); 3 merged, but some paths could not be read when the
 // scans were made.
 func (m *mergeCmd) run(stdout, stderr io.Writer) int {
+	ramFlag := scanCmd{RAM: m.RAM}
+	if err := ramFlag.parseRAM(); err != nil {
+		fmt.Fprintln(stderr, "ddtsim:", err)
+		return exitUsage
+	}
 	mg, err := scanfile.Merge(m.Files)
 	var me *scanfile.ModelError
 	switch {
@@ -255,7 +261,7 @@ func (m *mergeCmd) run(stdout, stderr io.Writer) int {
 	for _, n := range mg.Notes {
 		fmt.Fprintln(stderr, "ddtsim: note:", n)
 	}
-	code := printSaved(&mg.Scan, m.Zdb, m.JSON, stdout, stderr)
+	code := printSaved(&mg.Scan, m.Zdb, m.JSON, ramFlag.ram, stdout, stderr)
 	if len(mg.Partial) > 0 && code != exitFailed {
 		fmt.Fprintf(stderr, "ddtsim: the result is partial: interrupted scans: %s (ddtsim resume FILE completes one)\n",
 			strings.Join(mg.Partial, ", "))
@@ -264,10 +270,10 @@ func (m *mergeCmd) run(stdout, stderr io.Writer) int {
 }
 
 // printSaved prints the report of a saved (or merged) scan in the format
-// asked for and returns the exit status: 0, 3 when paths could not be
+// asked for (ram > 0, bytes: with the ARC verdict) and returns the exit status: 0, 3 when paths could not be
 // read, 1 when printing failed. The report is assembled as for a scan
 // with the saved flags (newReport).
-func printSaved(sc *scanfile.Scan, zdb, json bool, stdout, stderr io.Writer) int {
+func printSaved(sc *scanfile.Scan, zdb, json bool, ram uint64, stdout, stderr io.Writer) int {
 	s := scanFromSaved(&sc.Header)
 	p, err := s.policy()
 	if err != nil {
@@ -281,7 +287,7 @@ func printSaved(sc *scanfile.Scan, zdb, json bool, stdout, stderr io.Writer) int
 		problems = append(problems, report.Problem(pb))
 	}
 	rep, err := newReport(reportInput{policy: p, ashift: s.ashift, sparse: sparse, paths: s.Paths, res: res,
-		sample: sc.Model.Sample, zvol: s.zvol, partial: !sc.Complete, problems: problems})
+		sample: sc.Model.Sample, zvol: s.zvol, ram: ram, partial: !sc.Complete, problems: problems})
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitFailed
@@ -326,7 +332,7 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 	name := report.EscapePath(r.File)
 	if saved.Complete {
 		fmt.Fprintf(stderr, "ddtsim: %s: the scan is complete; nothing to resume\n", name)
-		return printSaved(saved, r.Zdb, r.JSON, stdout, stderr)
+		return printSaved(saved, r.Zdb, r.JSON, 0, stdout, stderr)
 	}
 	if v := ddtsimVersion(); saved.Ddtsim != v {
 		fmt.Fprintf(stderr, "ddtsim: note: %s was saved by %s; this is %s\n", name, saved.Ddtsim, v)

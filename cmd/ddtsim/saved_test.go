@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -361,5 +362,29 @@ func TestSavedScanErrors(t *testing.T) {
 	t.Chdir(big)
 	if code, out, errs := runT("resume", rel); code != 0 || !strings.Contains(out, "2 regular files") {
 		t.Errorf("resume: exit %d, stderr %q", code, errs)
+	}
+}
+
+// merge --ram: the merged data's DDT with the ARC verdict, as a scan of
+// all of it prints them (a multi-host dedup pool is what merge plans).
+func TestMergeRAM(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.ddts"), filepath.Join(dir, "b.ddts")
+	for f, p := range map[string]string{a: "../../testdata/sample/images", b: "../../testdata/sample/docs"} {
+		if code, _, errs := runT("-o", "dedup=on", "--save", f, p); code != 0 {
+			t.Fatalf("%s: exit %d: %s", p, code, errs)
+		}
+	}
+	_, full, _ := runT("-o", "dedup=on", "--ram", "8G", "--json", "../../testdata/sample/images", "../../testdata/sample/docs")
+	code, merged, errs := runT("merge", "--ram", "8G", "--json", a, b)
+	if code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, errs)
+	}
+	fd, md := jsonDoc(t, full)["ddt_size"].(map[string]any), jsonDoc(t, merged)["ddt_size"].(map[string]any)
+	if fd == nil || md == nil || md["arc"] == nil || fmt.Sprint(fd["arc"]) != fmt.Sprint(md["arc"]) || fd["in_core"] != md["in_core"] {
+		t.Errorf("DDT of the merge %v, of a full scan %v", md, fd)
+	}
+	if code, _, errs := runT("merge", "--ram", "1K", a, b); code != 2 || !strings.Contains(errs, "--ram 1K: invalid") {
+		t.Errorf("--ram 1K: exit %d, %q", code, errs)
 	}
 }
