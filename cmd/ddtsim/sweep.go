@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -45,10 +46,26 @@ type sweepRow struct {
 }
 
 type sweepJSON struct {
-	Release  string         `json:"release"`
-	Sort     string         `json:"sort"`
-	Counters sweep.Counters `json:"counters"`
-	Rows     []sweepRow     `json:"rows"`
+	Release string `json:"release"`
+	// Properties are what every row shares: copies, dedup, the pool
+	// (vdev, ashift) and the sparse mode.
+	Properties sweepProps     `json:"properties"`
+	Sort       string         `json:"sort"`
+	Counters   sweep.Counters `json:"counters"`
+	Rows       []sweepRow     `json:"rows"`
+}
+
+// sweepProps is what the rows of a sweep share.
+type sweepProps struct {
+	Copies int    `json:"copies"`
+	Dedup  string `json:"dedup"`
+	Vdev   string `json:"vdev"`
+	Ashift int    `json:"ashift"`
+	Sparse string `json:"sparse"`
+}
+
+func (sp sweepProps) String() string {
+	return fmt.Sprintf("copies=%d, dedup=%s, %s (ashift %d), sparse=%s", sp.Copies, sp.Dedup, sp.Vdev, sp.Ashift, sp.Sparse)
 }
 
 // splitList splits a comma-separated property list, refusing empty and
@@ -182,13 +199,18 @@ func (s *sweepCmd) run(stdout, stderr io.Writer) int {
 	}
 	rows := sweepRows(res)
 	sortRows(rows, s.Sort)
+	props := sweepProps{Copies: lanes[0].Copies, Dedup: "off", Vdev: lanes[0].Vdev.String(), Sparse: sparse.String()}
+	if lanes[0].Dedup {
+		props.Dedup = "on"
+	}
+	props.Ashift, _ = strconv.Atoi(strings.TrimSpace(s.Ashift))
 	if s.JSON {
-		out := sweepJSON{Release: lanes[0].Version, Sort: s.Sort, Counters: res.Counters, Rows: rows}
+		out := sweepJSON{Release: lanes[0].Version, Properties: props, Sort: s.Sort, Counters: res.Counters, Rows: rows}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(out)
 	} else {
-		err = writeSweep(stdout, lanes[0], res.Counters, rows, s.Sort)
+		err = writeSweep(stdout, lanes[0], props, res.Counters, rows, s.Sort)
 		if err == nil && s.Histogram > 0 {
 			r := rows[s.Histogram-1]
 			_, err = fmt.Fprintf(stdout, "\nrow %d: recordsize=%s compression=%s\n%s", r.Row,
@@ -254,10 +276,10 @@ func sortRows(rows []sweepRow, by string) {
 	}
 }
 
-func writeSweep(w io.Writer, p *zio.Policy, c sweep.Counters, rows []sweepRow, by string) error {
+func writeSweep(w io.Writer, p *zio.Policy, props sweepProps, c sweep.Counters, rows []sweepRow, by string) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "OpenZFS %s, %s, %s (%d bytes) read once for %s; best first by %s\n\n",
-		p.Version, plural(c.Files, "file"), report.Nicenum(c.LogicalBytes, true), c.ReadBytes, plural(uint64(len(rows)), "combination"), by)
+	fmt.Fprintf(&b, "OpenZFS %s, %s, %s (%d bytes) read once for %s; best first by %s\nevery row: %s\n\n",
+		p.Version, plural(c.Files, "file"), report.Nicenum(c.LogicalBytes, true), c.ReadBytes, plural(uint64(len(rows)), "combination"), by, props)
 	fmt.Fprintf(&b, "%3s  %10s  %-11s  %6s  %8s  %8s  %22s  %11s  %14s\n",
 		"row", "recordsize", "compression", "dedup", "compress", "combined", "allocated (DSIZE)", "DDT entries", "DDT in core")
 	for _, r := range rows {

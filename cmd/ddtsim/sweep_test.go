@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -115,5 +116,25 @@ func TestSweepBadLists(t *testing.T) {
 		if code != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errs, c.want)
 		}
+	}
+}
+
+// A sweep's JSON says what every row shares (found by a new user: the
+// rows could not be traced back to copies, dedup, pool or sparse mode).
+func TestSweepJSONProperties(t *testing.T) {
+	code, out, errs := runT("sweep", "--json", "-o", "copies=2", "-o", "dedup=on", "--vdev", "raidz1 4", "--ashift", "9",
+		"--sparse", "always", "-o", "compression=off,lz4", "../../testdata/sample/docs")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Properties map[string]any `json:"properties"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"copies": 2.0, "dedup": "on", "vdev": "raidz1 4", "ashift": 9.0, "sparse": "always"}
+	if fmt.Sprint(doc.Properties) != fmt.Sprint(want) {
+		t.Errorf("properties %v, want %v", doc.Properties, want)
 	}
 }
