@@ -173,6 +173,11 @@ func (s *sweep) walk(ctx context.Context, paths []string, out chan<- string) {
 			s.warn(p, err)
 			continue
 		}
+		if !fi.IsDir() && !fi.Mode().IsRegular() {
+			s.c.Skipped++
+			s.warn(p, errors.New("skipped: not a regular file or a directory (a sweep reads regular files only)"))
+			continue
+		}
 		s.visit(ctx, p, fi, out)
 	}
 }

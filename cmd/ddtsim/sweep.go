@@ -33,14 +33,14 @@ type sweepCmd struct {
 
 // sweepRow is one combination's result.
 type sweepRow struct {
-	Row         int        `json:"row"`
-	RecordSize  uint32     `json:"recordsize"`
-	Compression string     `json:"compression"`
-	Ratios      ddt.Ratios `json:"ratios"`
-	DSize       uint64     `json:"allocated_dsize"`
-	Entries     uint64     `json:"ddt_entries"`
-	InCore      uint64     `json:"ddt_in_core"`
-	Zdb         string     `json:"zdb_S"`
+	Row         int         `json:"row"`
+	RecordSize  uint32      `json:"recordsize"`
+	Compression string      `json:"compression"`
+	Ratios      *ddt.Ratios `json:"ratios"` // nil when nothing would be stored
+	DSize       uint64      `json:"allocated_dsize"`
+	Entries     uint64      `json:"ddt_entries"`
+	InCore      uint64      `json:"ddt_in_core"`
+	Zdb         string      `json:"zdb_S"`
 
 	order int // position in the lanes (recordsize list × compression list)
 }
@@ -241,7 +241,10 @@ func sweepRows(res *sweep.Result) []sweepRow {
 	for i, l := range res.Lanes {
 		p := l.Policy
 		total := l.Histogram.Total()
-		r, _ := ddt.RatiosOf(total)
+		var r *ddt.Ratios
+		if rr, ok := ddt.RatiosOf(total); ok {
+			r = &rr
+		}
 		unique, dup := l.Histogram.Classes()
 		size := ddt.EstimateSize(unique.Blocks, dup.Blocks, ddt.SizeParams{Release: p.Release, Vdev: p.Vdev, Copies: p.Copies,
 			DataBytes: total.Allocated.DSize, Unique: ddt.ShapeOf(unique), Duplicate: ddt.ShapeOf(dup)})
@@ -283,9 +286,13 @@ func writeSweep(w io.Writer, p *zio.Policy, props sweepProps, c sweep.Counters, 
 	fmt.Fprintf(&b, "%3s  %10s  %-11s  %6s  %8s  %8s  %22s  %11s  %14s\n",
 		"row", "recordsize", "compression", "dedup", "compress", "combined", "allocated (DSIZE)", "DDT entries", "DDT in core")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%3d  %10s  %-11s  %6.2f  %8.2f  %8.2f  %22s  %11d  %14s\n",
+		dedup, compress, combined := "-", "-", "-" // nothing stored: no ratio
+		if q := r.Ratios; q != nil {
+			dedup, compress, combined = fmt.Sprintf("%.2f", q.Dedup), fmt.Sprintf("%.2f", q.Compress), fmt.Sprintf("%.2f", q.Combined)
+		}
+		fmt.Fprintf(&b, "%3d  %10s  %-11s  %6s  %8s  %8s  %22s  %11d  %14s\n",
 			r.Row, report.Nicenum(uint64(r.RecordSize), false), r.Compression,
-			r.Ratios.Dedup, r.Ratios.Compress, r.Ratios.Combined,
+			dedup, compress, combined,
 			fmt.Sprintf("%s (%d)", report.Nicenum(r.DSize, true), r.DSize), r.Entries, report.Nicenum(r.InCore, true))
 	}
 	_, err := w.Write(b.Bytes())

@@ -3,7 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/golden"
@@ -136,5 +139,31 @@ func TestSweepJSONProperties(t *testing.T) {
 	want := map[string]any{"copies": 2.0, "dedup": "on", "vdev": "raidz1 4", "ashift": 9.0, "sparse": "always"}
 	if fmt.Sprint(doc.Properties) != fmt.Sprint(want) {
 		t.Errorf("properties %v, want %v", doc.Properties, want)
+	}
+}
+
+// A sweep of nothing prints no ratios ("-", JSON null) rather than 0.00,
+// and a special file named is warned about (exit 3), as a scan does.
+func TestSweepEmptyAndSpecial(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runT("sweep", empty)
+	if code != 0 || !strings.Contains(out, "  1        128K  lz4               -         -         -") {
+		t.Errorf("empty: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runT("sweep", "--json", empty)
+	if code != 0 || !strings.Contains(out, `"ratios": null`) {
+		t.Errorf("empty, JSON: exit %d\n%s", code, out)
+	}
+	code, _, errs = runT("sweep", fifo)
+	if code != 3 || !strings.Contains(errs, "fifo: skipped: not a regular file") {
+		t.Errorf("FIFO: exit %d, %q", code, errs)
 	}
 }
