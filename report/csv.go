@@ -21,7 +21,11 @@ import (
 //     sample_sampled, sample_reliable, unsampled and each estimate with
 //     its 95% interval (sample_dedup, sample_dedup_low,
 //     sample_dedup_high, ...), and names the counters of the sample
-//     stored_sampled, embedded_sampled and unique_blocks_sampled;
+//     stored_sampled, embedded_sampled and unique_blocks_sampled; the DDT
+//     size (ddt_format, ddt_entries, ddt_unique, ddt_duplicate,
+//     ddt_on_disk, ddt_in_core, ddt_log_in_core, ddt_rule_of_thumb) and
+//     with --ram the ARC verdict (arc_ram, arc_max, arc_meta_limit,
+//     arc_limit, arc_share, arc_verdict);
 //  3. with a breakdown: header group,files,…; one row per group, then the
 //     row "(total)", the column sums.
 //
@@ -110,6 +114,24 @@ func (s *Scan) WriteCSV(w io.Writer) error {
 		kv("compress_ratio", ff(r.Compress))
 		kv("copies_ratio", ff(r.Copies))
 		kv("combined_ratio", ff(r.Combined))
+	}
+	if d := s.DDT; d != nil {
+		kv("ddt_format", d.Format)
+		kv("ddt_entries", u(d.Entries))
+		kv("ddt_unique", u(d.Unique))
+		kv("ddt_duplicate", u(d.Duplicate))
+		kv("ddt_on_disk", u(d.OnDisk))
+		kv("ddt_in_core", u(d.InCore))
+		kv("ddt_log_in_core", u(d.LogInCore))
+		kv("ddt_rule_of_thumb", u(d.RuleOfThumb))
+		if a := d.ARC; a != nil {
+			kv("arc_ram", u(a.RAM))
+			kv("arc_max", u(a.ARCMax))
+			kv("arc_meta_limit", u(a.MetaLimit))
+			kv("arc_limit", u(a.Limit))
+			kv("arc_share", ff(a.Share))
+			kv("arc_verdict", a.Verdict)
+		}
 	}
 
 	// 3. breakdown

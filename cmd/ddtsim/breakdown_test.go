@@ -290,3 +290,32 @@ func TestHTMLRendersInChromium(t *testing.T) {
 }
 
 func near(v, want uint32) bool { return v+6 >= want && v <= want+6 }
+
+// The CSV summary carries the DDT size and the ARC verdict, as the JSON
+// (found by a new user: --csv left them out).
+func TestCSVHasDDT(t *testing.T) {
+	args := []string{"-o", "dedup=on", "--ram", "4G", sampleDir}
+	_, js, _ := runT(append([]string{"--json"}, args...)...)
+	var doc report.Scan
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || doc.DDT == nil || doc.DDT.ARC == nil {
+		t.Fatalf("JSON: %v %+v", err, doc.DDT)
+	}
+	code, out, errs := runT(append([]string{"--csv"}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	fields := map[string]string{}
+	for _, r := range csvSections(t, out)[1][1:] {
+		fields[r[0]] = r[1]
+	}
+	d := doc.DDT
+	for k, want := range map[string]uint64{"ddt_entries": d.Entries, "ddt_unique": d.Unique, "ddt_duplicate": d.Duplicate,
+		"ddt_on_disk": d.OnDisk, "ddt_in_core": d.InCore, "ddt_log_in_core": d.LogInCore, "arc_ram": d.ARC.RAM, "arc_limit": d.ARC.Limit} {
+		if u64(t, fields[k]) != want {
+			t.Errorf("%s = %q, JSON %d", k, fields[k], want)
+		}
+	}
+	if fields["ddt_format"] != d.Format || fields["arc_verdict"] != d.ARC.Verdict {
+		t.Errorf("format %q verdict %q, JSON %q %q", fields["ddt_format"], fields["arc_verdict"], d.Format, d.ARC.Verdict)
+	}
+}
