@@ -76,8 +76,9 @@ func (s *scanCmd) startSave(stderr io.Writer) int {
 		err = scanfile.CheckWritable(target)
 	}
 	if err != nil {
+		// A path that cannot be written is a bad value, as for --html.
 		fmt.Fprintf(stderr, "ddtsim: --save %s: cannot write there: %s\n", name, reason(target, err))
-		return exitFailed
+		return exitUsage
 	}
 	if s.save == nil {
 		s.save = &saving{}

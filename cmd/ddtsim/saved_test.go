@@ -337,8 +337,11 @@ func TestSavedScanErrors(t *testing.T) {
 		t.Errorf("--save inside the paths: exit %d, stderr %q", code, errs)
 	}
 	// Nowhere to save: refused before scanning.
-	if code, out, errs := runT("--save", filepath.Join(tmp, "no", "such", "dir", "x.ddts"), dir); code != exitFailed || out != "" || !strings.Contains(errs, "cannot write there") {
+	if code, out, errs := runT("--save", filepath.Join(tmp, "no", "such", "dir", "x.ddts"), dir); code != exitUsage || out != "" || !strings.Contains(errs, "cannot write there") {
 		t.Errorf("unwritable --save: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runT("--save", tmp, dir); code != exitUsage || !strings.Contains(errs, "is a directory") {
+		t.Errorf("--save DIR: exit %d, %q (as --html DIR: exit 2)", code, errs)
 	}
 	if code, _, errs := runT("compare", "--zdb-output", a, "--save", b, dir); code != 2 || !strings.Contains(errs, "--save belongs to the scan command") {
 		t.Errorf("compare --save: exit %d, stderr %q", code, errs)
