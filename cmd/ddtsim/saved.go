@@ -249,6 +249,17 @@ func (m *mergeCmd) run(stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitUsage
 	}
+	for i, a := range m.Files {
+		for _, b := range m.Files[:i] {
+			fa, ea := os.Stat(a)
+			fb, eb := os.Stat(b)
+			if ea == nil && eb == nil && os.SameFile(fa, fb) {
+				fmt.Fprintf(stderr, "ddtsim: %s and %s are the same saved scan: merging it with itself would count its files twice\n",
+					report.EscapePath(b), report.EscapePath(a))
+				return exitUsage
+			}
+		}
+	}
 	mg, err := scanfile.Merge(m.Files)
 	var me *scanfile.ModelError
 	switch {

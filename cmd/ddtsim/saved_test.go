@@ -390,4 +390,7 @@ func TestMergeRAM(t *testing.T) {
 	if code, _, errs := runT("merge", "--ram", "1K", a, b); code != 2 || !strings.Contains(errs, "--ram 1K: invalid") {
 		t.Errorf("--ram 1K: exit %d, %q", code, errs)
 	}
+	if code, out, errs := runT("merge", a, b, filepath.Join(dir, ".", "a.ddts")); code != 2 || out != "" || !strings.Contains(errs, "are the same saved scan") {
+		t.Errorf("a file given twice: exit %d, %q", code, errs)
+	}
 }
