@@ -47,6 +47,8 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 		return fail("--by, --csv and --html belong to the scan command")
 	case s.Save != "":
 		return fail("--save belongs to the scan command")
+	case s.RAM != "":
+		return fail("--ram belongs to the scan command: a comparison of histograms has no DDT size (ddtsim --ram SIZE PATH prints it)")
 	case s.Sample != "" && !noSampling(s.Sample):
 		return fail("--sample %s: compare needs the exact prediction: a sampled one is an estimate, and setting it beside zdb's exact table would blame the pool for the sampling error; run compare without --sample (ddtsim --sample prints the estimate with its intervals)", s.Sample)
 	case c.Exported && c.Pool == "":

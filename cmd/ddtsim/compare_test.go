@@ -236,6 +236,7 @@ func TestCompareUsage(t *testing.T) {
 		{[]string{"compare", "--zdb-output", garbage}, "expected <path>"},
 		{[]string{"compare", "--zdb-output", garbage, "--pool", "tank", dir}, "can't be used together"},
 		{[]string{"compare", "--zdb-output", garbage, "--zdb", dir}, "--zdb belongs to the scan command"},
+		{[]string{"compare", "--zdb-output", garbage, "--ram", "8G", dir}, "--ram belongs to the scan command"},
 		{[]string{"compare", "--zdb-output", garbage, "--exported", dir}, "--exported goes with --pool"},
 		{[]string{"compare", "--pool", "tank", "--dir", dir, dir}, "--dir goes with --exported"},
 		{[]string{"compare", "--zdb-output", garbage, "--tolerance", "-1", dir}, "--tolerance"},

@@ -175,6 +175,10 @@ func (s *sweepCmd) run(stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ddtsim: --jobs %d: invalid (accepted: 0 for one per CPU, or 1 to %d)\n", s.Jobs, analyzer.MaxJobs)
 		return exitUsage
 	}
+	if s.Histogram != 0 && s.JSON {
+		fmt.Fprintln(stderr, "ddtsim: --histogram with --json: the JSON has every row's zdb -S text already (zdb_S); drop --histogram")
+		return exitUsage
+	}
 	if s.Histogram < 0 || s.Histogram > len(lanes) {
 		fmt.Fprintf(stderr, "ddtsim: --histogram %d: invalid (accepted: 1 to %d, a row of the table)\n", s.Histogram, len(lanes))
 		return exitUsage
