@@ -62,6 +62,10 @@ type Counters struct {
 	Errors       uint64 `json:"errors"`        // paths that could not be read (fully)
 	LogicalBytes uint64 `json:"logical_bytes"` // sum of the file sizes
 	ReadBytes    uint64 `json:"read_bytes"`    // bytes read from the files, all lanes together
+	// HoleBytes are file bytes inside holes of the source files (found
+	// with SEEK_DATA, whole chunks only): zeros, not read. ReadBytes +
+	// HoleBytes = LogicalBytes for files read whole.
+	HoleBytes uint64 `json:"hole_bytes"`
 }
 
 // Lane is the result of one policy.
@@ -121,6 +125,7 @@ func Run(ctx context.Context, paths []string, opts Options) (*Result, error) {
 
 	res := &Result{Counters: s.c}
 	res.Counters.ReadBytes = uint64(s.read.Load())
+	res.Counters.HoleBytes = uint64(s.holeBytes.Load())
 	res.Counters.LogicalBytes = uint64(s.logical.Load())
 	res.Counters.Files = uint64(s.files.Load())
 	res.Counters.Errors = uint64(s.errors.Load())
@@ -151,7 +156,7 @@ type sweep struct {
 	seen map[devIno]bool
 	dirs map[devIno]bool
 
-	read, logical, files, errors atomic.Int64
+	read, logical, files, errors, holeBytes atomic.Int64
 }
 
 func (s *sweep) warn(path string, err error) {
@@ -269,12 +274,41 @@ func (s *sweep) file(path string, buf, zeros []byte, writers []*zio.Writer) erro
 		copyHoles = uint64(st.Blocks)*512 < size
 	}
 	C := uint64(s.chunk)
-	for off := uint64(0); off < size; off += C {
+	nextData := uint64(0) // the first data at or after the offsets up to it (SEEK_DATA)
+	seek := true
+	for off := uint64(0); off < size; {
 		want := min(C, size-off)
-		got, err := io.ReadFull(f, buf[:want])
+		if seek && off >= nextData {
+			// Where the next data is: a chunk wholly before it is a hole
+			// of the source, zeros that need no reading.
+			nd, err := unix.Seek(int(f.Fd()), int64(off), unix.SEEK_DATA)
+			switch {
+			case errors.Is(err, unix.ENXIO):
+				nextData = size // only a hole from here on
+			case err != nil:
+				seek = false // no SEEK_DATA here: read everything
+			default:
+				nextData = uint64(nd)
+			}
+		}
+		if seek && nextData >= off+want {
+			// The whole chunks up to the next data (or the end) at once:
+			// a terabyte hole costs no more than a small one.
+			end := size
+			if nextData < size {
+				end = off + (nextData-off)/C*C
+			}
+			s.holeBytes.Add(int64(end - off))
+			for i, l := range s.lanes {
+				s.zeroRun(l, writers[i], size, end-off, zeros, copyHoles)
+			}
+			off = end
+			continue
+		}
+		got, err := f.ReadAt(buf[:want], int64(off))
 		s.read.Add(int64(got))
 		clear(buf[got:])
-		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		if err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("read at offset %d: %w", off+uint64(got), err)
 		}
 		for i, l := range s.lanes {
@@ -283,8 +317,28 @@ func (s *sweep) file(path string, buf, zeros []byte, writers []*zio.Writer) erro
 		if uint64(got) < want {
 			return fmt.Errorf("file shrank while read (%d bytes at offset %d)", got, off)
 		}
+		off += want
 	}
 	return nil
+}
+
+// zeroRun accounts, in lane l, the records of a file of size bytes in n
+// bytes of whole chunks, all zeros (a hole of the source): holes when the
+// lane makes zero records holes, else one zero block referenced once per
+// record, as lane would for the zeros read.
+func (s *sweep) zeroRun(l *lane, w *zio.Writer, size, n uint64, zeros []byte, copyHoles bool) {
+	lsize, _ := analyzer.Records(size, l.p.RecordSize)
+	ls := uint64(lsize)
+	recs := (n + ls - 1) / ls
+	l.records.Add(int64(recs))
+	if l.p.ZeroIsHole() || copyHoles {
+		l.holes.Add(int64(recs))
+		return
+	}
+	k := analyzer.HashBlock(zeros[:ls])
+	if l.table.RefN(k, lsize, recs) {
+		analyzer.StoreFirst(l.table, w, k, zeros[:ls], true)
+	}
 }
 
 // lane accounts, in lane l, the records of a file of size bytes that lie

@@ -86,8 +86,10 @@ func TestSweepEqualsScans(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := res.Counters
-		if want := sumSizes(t, paths); c.ReadBytes != want || c.LogicalBytes != want {
-			t.Errorf("sparse=%v: read %d bytes, logical %d; the files hold %d", sparse, c.ReadBytes, c.LogicalBytes, want)
+		// Every byte read once, but for the source holes (the golden
+		// inputs' sparse files), which are not read at all.
+		if want := sumSizes(t, paths); c.ReadBytes+c.HoleBytes != want || c.LogicalBytes != want || c.HoleBytes == 0 || c.HoleBytes > 4<<20 {
+			t.Errorf("sparse=%v: read %d bytes + %d in holes, logical %d; the files hold %d", sparse, c.ReadBytes, c.HoleBytes, c.LogicalBytes, want)
 		}
 		for i, l := range res.Lanes {
 			one, err := analyzer.Scan(context.Background(), paths, analyzer.Options{Policy: ls[i], Sparse: sparse})
