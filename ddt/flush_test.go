@@ -17,6 +17,21 @@ import (
 	"github.com/ddtsim/ddtsim/zio"
 )
 
+// oraclePool is the release and pool of the oracle runs in
+// testdata/ddt-validation: Debian's OpenZFS 2.3.2, one disk, ashift 12.
+func oraclePool(t *testing.T) (*zio.Release, *zio.Pool) {
+	t.Helper()
+	rel, err := zio.LookupRelease("2.3.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := zio.NewPool([]string{"stripe 1"}, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rel, pool
+}
+
 // realBlock is one block of a real DDT ZAP object as zdb -ddddd listed it.
 type realBlock struct {
 	level        int
@@ -188,14 +203,7 @@ func TestFlushReplayRealLeaves(t *testing.T) {
 // leaf-136-48000 was stored whole (rewritten in sync pass 8): compressed
 // it takes 3 sectors.
 func TestRealLeafCompression(t *testing.T) {
-	rel, err := zio.LookupRelease("2.3.2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := zio.NewPool([]string{"stripe 1"}, 12)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, pool := oraclePool(t)
 	for _, tc := range []struct {
 		file  string
 		psize uint64

@@ -10,7 +10,6 @@ import (
 
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/report"
-	"github.com/ddtsim/ddtsim/zio"
 )
 
 // TestDDTSizeValidation checks the model on real tables it was not fitted
@@ -24,14 +23,7 @@ func TestDDTSizeValidation(t *testing.T) {
 	if err != nil || len(dirs) < 3 {
 		t.Fatalf("validation cases: %v, %v", dirs, err)
 	}
-	rel, err := zio.LookupRelease("2.3.2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := zio.NewPool([]string{"stripe 1"}, 12)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rel, pool := oraclePool(t)
 	for _, f := range dirs {
 		name := filepath.Base(filepath.Dir(f))
 		text, err := os.ReadFile(f)
