@@ -6,17 +6,24 @@ import (
 	"testing"
 )
 
-// TestReadmeExample keeps the README's example output true: it reruns the
-// command the README shows on the bundled sample and compares.
-func TestReadmeExample(t *testing.T) {
+// readmeAfter returns the README's text after the first mark.
+func readmeAfter(t *testing.T, mark string) string {
+	t.Helper()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(readme), "### Example")
+	_, after, ok := strings.Cut(string(readme), mark)
 	if !ok {
-		t.Fatal("README has no Example section")
+		t.Fatalf("README has no %q", mark)
 	}
+	return after
+}
+
+// TestReadmeExample keeps the README's example output true: it reruns the
+// command the README shows on the bundled sample and compares.
+func TestReadmeExample(t *testing.T) {
+	after := readmeAfter(t, "### Example")
 	parts := strings.SplitN(after, "```\n", 3)
 	if len(parts) < 3 {
 		t.Fatal("README Example section has no code block")
@@ -48,14 +55,7 @@ func withoutMemory(s string) string {
 // TestReadmeSweep keeps the README's sweep table true: it reruns the
 // command the README shows (after "$ ddtsim ") and compares.
 func TestReadmeSweep(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, after, ok := strings.Cut(string(readme), "\n$ ddtsim sweep ")
-	if !ok {
-		t.Fatal("README shows no sweep example")
-	}
+	after := readmeAfter(t, "\n$ ddtsim sweep ")
 	cmdLine, rest, _ := strings.Cut(after, "\n")
 	want, _, ok := strings.Cut(rest, "```\n")
 	if !ok {
