@@ -277,7 +277,7 @@ func TestZdbSampleNote(t *testing.T) {
 // -2.05M ... by holes, compression and dedup"; a "fits" verdict resting
 // on a sample flagged as unreliable).
 func TestSummaryWording(t *testing.T) {
-	code, out, _ := runT("-o", "copies=3", "-o", "compression=off", "../../testdata/sample")
+	code, out, _ := runT("-o", "copies=3", "-o", "compression=off", "--sparse", "never", "../../testdata/sample")
 	if code != 0 || !strings.Contains(out, "  saved        nothing: the pool would take 2.62M more than the 2.48M file data (105.4%): copies, parity and") {
 		t.Errorf("copies=3: exit %d\n%s", code, out)
 	}
