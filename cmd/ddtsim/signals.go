@@ -11,35 +11,43 @@ import (
 )
 
 // interruptContext returns a context that the first SIGINT or SIGTERM
-// cancels. A second one ends the process at once, by the signal's default
+// cancels. A second one (more than signalEcho later) ends the process at once, by the signal's default
 // action, after removing --mem's spill directories. code reports the exit
 // status for the signal received: 130 for SIGINT, 143 for SIGTERM (128 +
 // its number), or 0.
 func interruptContext(parent context.Context) (ctx context.Context, code func() int, stop func()) {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	ctx, code, stopOn := interruptOn(parent, ch, endBySignal)
+	return ctx, code, func() { signal.Stop(ch); stopOn() }
+}
+
+// interruptOn is interruptContext on the signals that arrive on ch; a
+// second interrupt calls end (which does not return in ddtsim).
+func interruptOn(parent context.Context, ch <-chan os.Signal, end func(os.Signal)) (ctx context.Context, code func() int, stop func()) {
 	ctx, cancel := context.WithCancel(parent)
 	var got atomic.Int32
-	ch := make(chan os.Signal, 1)
 	done := make(chan struct{})
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	go func() {
+		var first time.Time
 		select {
 		case sig := <-ch:
 			got.Store(int32(128 + sig.(syscall.Signal)))
+			first = time.Now()
 			cancel()
 		case <-ctx.Done():
 			return
 		}
+	second:
 		select {
 		case sig := <-ch:
-			exiting.Lock() // for good: main waits for the signal
-			removeSpillDirs()
-			signal.Reset(os.Interrupt, syscall.SIGTERM)
-			syscall.Kill(os.Getpid(), sig.(syscall.Signal))
-			// Still here: the signal was ignored when ddtsim started
-			// (a background job of a script), and Reset ignores it
-			// again.
-			time.Sleep(100 * time.Millisecond)
-			os.Exit(128 + int(sig.(syscall.Signal)))
+			if time.Since(first) < signalEcho {
+				// The same signal sent to the process and its group
+				// (timeout(1), a shell's kill 0) is not a second
+				// Ctrl-C: the partial result is still printed and saved.
+				goto second
+			}
+			end(sig)
 		case <-done:
 		}
 	}()
@@ -53,8 +61,27 @@ func interruptContext(parent context.Context) (ctx context.Context, code func() 
 		return 0
 	}
 	var once sync.Once
-	return ctx, code, func() { once.Do(func() { signal.Stop(ch); close(done) }); cancel() }
+	return ctx, code, func() { once.Do(func() { close(done) }); cancel() }
 }
+
+// endBySignal ends the process on a second interrupt: by the signal's
+// default action, after removing --mem's spill directories.
+func endBySignal(sig os.Signal) {
+	exiting.Lock() // for good: main waits for the signal
+	os.Stderr.WriteString("ddtsim: second interrupt: ending now, without the partial result or its --save\n")
+	removeSpillDirs()
+	signal.Reset(os.Interrupt, syscall.SIGTERM)
+	syscall.Kill(os.Getpid(), sig.(syscall.Signal))
+	// Still here: the signal was ignored when ddtsim started (a
+	// background job of a script), and Reset ignores it again.
+	time.Sleep(100 * time.Millisecond)
+	os.Exit(128 + int(sig.(syscall.Signal)))
+}
+
+// signalEcho is how soon after the first signal another one is taken for
+// the same event (a signal to the process group reaches the process twice
+// within microseconds), not for a second Ctrl-C.
+const signalEcho = 500 * time.Millisecond
 
 // exiting is taken by a second signal while it removes the spill
 // directories and ends the process, and by main before it exits: the
