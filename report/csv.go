@@ -106,8 +106,12 @@ func (s *Scan) WriteCSV(w io.Writer) error {
 		kv("raw_referenced", u(s.Raw.Referenced))
 		kv("raw_allocated", u(s.Raw.Allocated))
 	}
-	if saved, _, ok := s.Saved(); ok {
+	if saved, of, ok := s.Saved(); ok {
 		kv("saved_bytes", strconv.FormatInt(saved, 10)) // over scanned_bytes
+		if e := s.Sample; e != nil && e.Sampled > 0 {
+			kv("saved_bytes_low", strconv.FormatFloat(float64(of)-e.Allocated.High, 'f', 0, 64))
+			kv("saved_bytes_high", strconv.FormatFloat(float64(of)-e.Allocated.Low, 'f', 0, 64))
+		}
 	}
 	if r := s.Ratios; r != nil {
 		kv("dedup_ratio", ff(r.Dedup))

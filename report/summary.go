@@ -226,7 +226,14 @@ func (s *Scan) WriteText(w io.Writer) error {
 			what = "file data covered"
 		}
 		dedupSaves := signedNice(int64(t.Referenced.DSize) - int64(t.Allocated.DSize))
-		if saved < 0 {
+		if e := s.Sample; e != nil && e.Sampled > 0 {
+			// An estimate: the allocated DSIZE has the sample's interval,
+			// and no cause can be told from sampling noise.
+			pct := func(v float64) float64 { return 100 * v / float64(of) }
+			lo, hi := float64(of)-e.Allocated.High, float64(of)-e.Allocated.Low
+			pr("  saved        about %s of %s %s (%.1f%%; 95%%: %.1f%% to %.1f%%), estimated from the sample; dedup alone about %s\n",
+				signedNice(saved), Nicenum(of, true), what, pct(float64(saved)), pct(lo), pct(hi), dedupSaves)
+		} else if saved < 0 {
 			pr("  saved        nothing: the pool would take %s more than the %s %s (%.1f%%): copies, parity and\n"+
 				"               padding cost more than holes, compression and dedup save; dedup alone saves %s\n",
 				Nicenum(uint64(-saved), true), Nicenum(of, true), what, -100*float64(saved)/float64(of), dedupSaves)
