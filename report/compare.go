@@ -24,6 +24,11 @@ type CompareOptions struct {
 	// the printed ratio's display precision and still count as equal. 0:
 	// the predicted ratio must print exactly as the actual one.
 	Tolerance float64
+	// CellTolerance is how far (relative: 0.01 = 1%) each predicted cell
+	// may lie from the nearest value its printed actual cell stands for
+	// and still count as equal; 0: it must print alike. For compressors
+	// ddtsim approximates (gzip, zstd: README).
+	CellTolerance float64
 	// BytesSuffix formats predicted byte values as 0.7.0+ does ("512B");
 	// false prints them as 0.6.x ("512"). Display only.
 	BytesSuffix bool
@@ -46,7 +51,9 @@ type Cell struct {
 	// RelPct is (predicted − the middle of the actual interval) / that
 	// middle, in percent; nil when equal or when there is no actual value.
 	RelPct *float64 `json:"relative_pct,omitempty"`
-	bytes  bool
+	// WithinTolerance: equal only by CompareOptions.CellTolerance.
+	WithinTolerance bool `json:"within_tolerance,omitempty"`
+	bytes           bool
 }
 
 // CompareRow is one bucket (or the Total row) side by side.
@@ -83,16 +90,17 @@ type RatioCompare struct {
 
 // Comparison is a prediction set beside what OpenZFS printed.
 type Comparison struct {
-	Model     string         `json:"model"`
-	Source    string         `json:"source"`
-	Table     *Table         `json:"-"`
-	TableKind TableKind      `json:"actual_kind"`
-	TableLine int            `json:"actual_line"`
-	Era       Era            `json:"actual_era"`
-	Rows      []CompareRow   `json:"rows"`
-	Total     *CompareRow    `json:"total"` // nil when the actual table has no Total row
-	Ratios    []RatioCompare `json:"ratios"`
-	Tolerance float64        `json:"tolerance"`
+	Model         string         `json:"model"`
+	Source        string         `json:"source"`
+	Table         *Table         `json:"-"`
+	TableKind     TableKind      `json:"actual_kind"`
+	TableLine     int            `json:"actual_line"`
+	Era           Era            `json:"actual_era"`
+	Rows          []CompareRow   `json:"rows"`
+	Total         *CompareRow    `json:"total"` // nil when the actual table has no Total row
+	Ratios        []RatioCompare `json:"ratios"`
+	Tolerance     float64        `json:"tolerance"`
+	CellTolerance float64        `json:"cell_tolerance"`
 	// Equal: every cell and ratio is equal and the actual table is complete.
 	Equal bool `json:"equal"`
 	// Differences says where and by how much, one sentence each.
@@ -128,7 +136,7 @@ func Compare(pred *ddt.Histogram, actual *Parsed, opts CompareOptions) (*Compari
 	}
 	c := &Comparison{
 		Model: opts.Model, Source: opts.Source, Table: t, TableKind: t.Kind, TableLine: t.Line,
-		Era: actual.Era, Tolerance: opts.Tolerance,
+		Era: actual.Era, Tolerance: opts.Tolerance, CellTolerance: opts.CellTolerance,
 		Rows: []CompareRow{}, Differences: []string{}, Causes: []string{}, Notes: []string{},
 	}
 	actualRows := map[int]*ParsedRow{}
@@ -140,12 +148,12 @@ func Compare(pred *ddt.Histogram, actual *Parsed, opts CompareOptions) (*Compari
 		if pred[h].Allocated.Blocks == 0 && ar == nil {
 			continue
 		}
-		row := compareRow(Nicenum(uint64(1)<<h, false), h, pred[h], pred[h].Allocated.Blocks != 0, ar, opts.BytesSuffix)
+		row := compareRow(Nicenum(uint64(1)<<h, false), h, pred[h], pred[h].Allocated.Blocks != 0, ar, opts.BytesSuffix, opts.CellTolerance)
 		c.Rows = append(c.Rows, row)
 	}
 	total := pred.Total()
 	if t.Total != nil {
-		row := compareRow("Total", -1, total, true, t.Total, opts.BytesSuffix)
+		row := compareRow("Total", -1, total, true, t.Total, opts.BytesSuffix, opts.CellTolerance)
 		c.Total = &row
 	}
 	c.compareRatios(total, t, opts.Tolerance)
@@ -204,6 +212,9 @@ func Compare(pred *ddt.Histogram, actual *Parsed, opts CompareOptions) (*Compari
 		if opts.Tolerance > 0 {
 			c.Verdict += fmt.Sprintf(" (ratios within %g)", opts.Tolerance)
 		}
+		if opts.CellTolerance > 0 {
+			c.Verdict += fmt.Sprintf(" (cells within %g%%)", 100*opts.CellTolerance)
+		}
 	case diffCells == 0 && diffRatios == 0:
 		c.Exit = CompareUnusable
 		c.Verdict = fmt.Sprintf("CANNOT TELL: the %d cells that are there agree, but the actual text is incomplete (cut short, or no Total row), so rows may be missing", cells)
@@ -235,7 +246,7 @@ func (c *Comparison) allRows() []*CompareRow {
 	return rows
 }
 
-func compareRow(label string, h int, p ddt.Bucket, inPred bool, a *ParsedRow, bytes bool) CompareRow {
+func compareRow(label string, h int, p ddt.Bucket, inPred bool, a *ParsedRow, bytes bool, celltol float64) CompareRow {
 	row := CompareRow{Label: label, Bucket: h, Predicted: inPred, Actual: a != nil}
 	pv := [8]uint64{p.Allocated.Blocks, p.Allocated.LSize, p.Allocated.PSize, p.Allocated.DSize,
 		p.Referenced.Blocks, p.Referenced.LSize, p.Referenced.PSize, p.Referenced.DSize}
@@ -251,6 +262,9 @@ func compareRow(label string, h int, p ddt.Bucket, inPred bool, a *ParsedRow, by
 			cell.Diff = float64(pv[i])
 		case av[i].Contains(pv[i]):
 			cell.Equal = true
+		case celltol > 0 && math.Abs(av[i].Distance(pv[i])) <= celltol*math.Max(1, av[i].Mid()):
+			cell.Equal = true
+			cell.WithinTolerance = true
 		default:
 			v := *av[i]
 			cell.Diff = v.Distance(pv[i])

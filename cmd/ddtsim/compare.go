@@ -22,7 +22,8 @@ type compareCmd struct {
 	Pool      string        `placeholder:"POOL" xor:"actual" help:"Run zdb -S POOL (read-only) and compare with what it prints. zdb usually needs root."`
 	Exported  bool          `help:"With --pool: the pool is not imported; run zdb -e, which reads the pool from its disks."`
 	Dir       string        `placeholder:"DIR" help:"With --exported: the directory holding the pool's devices (zdb -e -p DIR), e.g. /dev/disk/by-id."`
-	Tolerance float64       `default:"0" help:"How far each of the four ratios may differ beyond its display precision and still count as equal (absolute, e.g. 0.01). Default 0: they must print alike."`
+	Tolerance float64       `default:"0" help:"How far each of the four ratios may differ beyond its display precision and still count as equal (absolute, e.g. 0.01). Default 0: they must print alike. Cells: --cell-tolerance."`
+	CellTol   float64       `name:"cell-tolerance" default:"0" help:"How far each table cell may differ from the value it prints, as a fraction (0.005 = 0.5%), and still count as equal: for gzip and zstd, which ddtsim approximates. Default 0: cells must print alike."`
 	Timeout   time.Duration `default:"2h" help:"With --pool: stop zdb after this long (0: no limit). zdb -S reads every block pointer of the pool; large pools take hours."`
 }
 
@@ -57,6 +58,8 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 		return fail("--dir goes with --exported (zdb -e -p DIR)")
 	case c.Tolerance < 0 || c.Tolerance != c.Tolerance:
 		return fail("--tolerance %g: must be 0 or more", c.Tolerance)
+	case c.CellTol < 0 || c.CellTol >= 1 || c.CellTol != c.CellTol:
+		return fail("--cell-tolerance %g: must be a fraction from 0 to below 1 (0.005 = 0.5%%)", c.CellTol)
 	case c.Timeout < 0:
 		return fail("--timeout %s: must be 0 (no limit) or more", c.Timeout)
 	case len(s.Paths) == 0:
@@ -163,12 +166,13 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 		rep.Release, rep.BlockSizeProperty(), rep.Properties["compression"], rep.Properties["copies"],
 		rep.Properties["dedup"], rep.Pool.Vdev, rep.Pool.Ashift, rep.Sparse)
 	cmp, err := report.Compare(pred.res.Histogram, actual, report.CompareOptions{
-		Tolerance:   c.Tolerance,
-		BytesSuffix: pred.policy.Release.BytesSuffix,
-		Model:       model,
-		Source:      source,
-		ReleaseFrom: fmt.Sprintf("%d.%d", pred.policy.Release.First[0], pred.policy.Release.First[1]),
-		ReleaseTo:   fmt.Sprintf("%d.%d", pred.policy.Release.Last[0], pred.policy.Release.Last[1]),
+		Tolerance:     c.Tolerance,
+		CellTolerance: c.CellTol,
+		BytesSuffix:   pred.policy.Release.BytesSuffix,
+		Model:         model,
+		Source:        source,
+		ReleaseFrom:   fmt.Sprintf("%d.%d", pred.policy.Release.First[0], pred.policy.Release.First[1]),
+		ReleaseTo:     fmt.Sprintf("%d.%d", pred.policy.Release.Last[0], pred.policy.Release.Last[1]),
 	})
 	if err != nil {
 		printDiags(stderr, source, actual)

@@ -491,3 +491,34 @@ func TestCompareCausesOnSample(t *testing.T) {
 		}
 	}
 }
+
+// --cell-tolerance lets a compressor ddtsim approximates pass compare (a
+// new user found that --tolerance, which covers the ratios only, could
+// never change the verdict): the golden zstd-3 pool differs cell for cell
+// from the model, and agrees within 1%.
+func TestCompareCellTolerance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scans the golden inputs")
+	}
+	c, err := golden.FindCase("zstd-128k-a12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--release", c.Release, "--vdev", c.Vdevs, "--ashift", itoa(c.Ashift), "--sparse", c.Sparse}
+	for k, v := range c.Props {
+		args = append(args, "-o", k+"="+v)
+	}
+	base := append([]string{"compare", "--zdb-output", filepath.Join(c.Dir, "zdb-S.txt")}, args...)
+	inputs := goldenInputs(t)
+	code, out, errs := runT(append(append(append([]string{}, base...), "--tolerance", "0.01"), inputs...)...)
+	if code != 1 || !strings.Contains(out, "DIFFERENT") {
+		t.Fatalf("without --cell-tolerance: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = runT(append(append(append([]string{}, base...), "--tolerance", "0.01", "--cell-tolerance", "0.01"), inputs...)...)
+	if code != 0 || !strings.Contains(out, "(cells within 1%)") {
+		t.Errorf("with --cell-tolerance 0.01: exit %d\n%s%s", code, out, errs)
+	}
+	if code, _, errs := runT("compare", "--zdb-output", filepath.Join(c.Dir, "zdb-S.txt"), "--cell-tolerance", "2", inputs[0]); code != 2 || !strings.Contains(errs, "--cell-tolerance 2: must be a fraction") {
+		t.Errorf("--cell-tolerance 2: exit %d, %q", code, errs)
+	}
+}
