@@ -208,7 +208,7 @@ func (s *Scan) WriteText(w io.Writer) error {
 		}
 		pr("  in sample    %d records (%d left out), %d unique blocks%s\n", c.Stored, c.Unsampled, c.UniqueBlocks, estimates)
 	} else {
-		pr("  DDT entries  %d unique blocks\n", c.UniqueBlocks)
+		pr("  DDT entries  %d: one per distinct block stored\n", c.UniqueBlocks)
 	}
 	nothing := s.NothingSampled()
 	if !nothing {

@@ -159,7 +159,7 @@ func TestDefaultOutputAndErrors(t *testing.T) {
 	if !strings.HasPrefix(out, zdbOut) {
 		t.Errorf("default output does not start with the zdb -S text")
 	}
-	for _, want := range []string{"Summary", "3 regular files", "1 error", "DDT entries  5 unique blocks"} {
+	for _, want := range []string{"Summary", "3 regular files", "1 error", "DDT entries  5: one per distinct block stored"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
