@@ -117,7 +117,7 @@ func (e *DDTEstimate) writeText(pr func(string, ...any)) {
 		pr("    ARC        with %s of RAM: ARC max %s (%s); %s\n", Nicenum(a.RAM, true), Nicenum(a.ARCMax, true), a.ARCMaxIs, limit)
 		pr("    verdict    %s: the table is %.1f%% of %s; %s\n", a.Verdict, 100*a.Share, Nicenum(a.Limit, true), a.Meaning)
 		if a.LogMax > 0 {
-			pr("               (besides the ARC, the dedup log may hold up to %s: 1%% of RAM)\n", Nicenum(a.LogMax, true))
+			pr("               (besides the ARC, the dedup log may hold up to %s: 1%% of RAM, at least 1M)\n", Nicenum(a.LogMax, true))
 		}
 	}
 }

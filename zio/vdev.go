@@ -203,9 +203,12 @@ func NewDRAID(parity, data, spares, children, ashift int) (DRAID, error) {
 		}
 		data = min(avail, DRAIDDataAuto)
 	}
+	if avail < 1 {
+		return DRAID{}, fmt.Errorf("invalid dRAID layout: %d spares and parity %d leave none of the %d children for data (need at least parity + spares + 1 children)", spares, parity, children)
+	}
 	if data < 1 || data > avail {
 		return DRAID{}, fmt.Errorf("invalid dRAID layout: %d data disks per group is too many; with %d children, parity %d and %d spares at most %d are available (accepted: 1 to %d)",
-			data, children, parity, spares, max(avail, 0), max(avail, 0))
+			data, children, parity, spares, avail, avail)
 	}
 	return DRAID{Parity: parity, Data: data, Spares: spares, Children: children, Ashift: ashift}, nil
 }

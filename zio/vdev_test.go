@@ -255,6 +255,7 @@ func TestParseVdevErrors(t *testing.T) {
 		{"draid2:11c 10", "11 children required by :11c but 10 given"},
 		{"draid3:8d 10", "8 data disks per group is too many"},
 		{"draid2:2s 4", "leave none of the 4 disks for data"},
+		{"draid1:1d:3c:2s", "2 spares and parity 1 leave none of the 3 children for data"},
 		{"draid:0d 5", "at least 1 data disk"},
 		{"draid:101s:200c", "spares 101 (accepted: 0 to 100)"},
 		{"draid2:5x 8", "not <number><d|c|s>"},

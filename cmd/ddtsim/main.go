@@ -46,7 +46,7 @@ type scanCmd struct {
 	Sparse        string   `default:"auto" enum:"auto,always,never" help:"How the files would be copied, as cp --sparse=WHEN: all-zero records become holes (always), are written (never), or holes only for files that look sparse (auto). Matters only with compression=off."`
 	Volblocksize  string   `name:"volblocksize" placeholder:"SIZE" help:"Store each file (or block device) as a volume, as zfs create -V -o volblocksize=SIZE would: every block exactly SIZE bytes, the last one zero-padded (a power of two from 512 to 128K, up to 16M from 2.2 (1M from 0.6.5) with large_blocks). Same as -o volblocksize=SIZE."`
 	Zvol          bool     `name:"zvol" help:"Store each file as a volume with the volblocksize zfs create -V would choose: 8K up to 2.1, 16K from 2.2, raised on raidz and dRAID to their allocation width (2.1+)."`
-	RAM           string   `name:"ram" placeholder:"SIZE" help:"The machine's memory (e.g. 64G): say whether the dedup table would stay in the ARC under the release's defaults (zfs_arc_max, metadata limit), and show the DDT size block in the summary."`
+	RAM           string   `name:"ram" placeholder:"SIZE" help:"The machine's memory, at least 64M (e.g. 64G): say whether the dedup table would stay in the ARC under the release's defaults (zfs_arc_max, metadata limit), and show the DDT size block in the summary."`
 	Zdb           bool     `help:"Print only the zdb -S text, byte for byte." xor:"format"`
 	JSON          bool     `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
 	CSV           bool     `name:"csv" help:"Print CSV (exact integers): the histogram, an empty line, the summary (field,value), and with --by an empty line and the breakdown (one row per group, then (total))." xor:"format"`
