@@ -285,8 +285,12 @@ func sortRows(rows []sweepRow, by string) {
 
 func writeSweep(w io.Writer, p *zio.Policy, props sweepProps, c sweep.Counters, rows []sweepRow, by string) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "OpenZFS %s, %s, %s (%d bytes) read once for %s; best first by %s\nevery row: %s\n\n",
-		p.Version, plural(c.Files, "file"), report.Nicenum(c.LogicalBytes, true), c.ReadBytes, plural(uint64(len(rows)), "combination"), by, props)
+	holes := ""
+	if c.HoleBytes > 0 {
+		holes = fmt.Sprintf("; %s in source holes, not read", report.Nicenum(c.HoleBytes, true))
+	}
+	fmt.Fprintf(&b, "OpenZFS %s, %s, %s (%d bytes%s) read once for %s; best first by %s\nevery row: %s\n\n",
+		p.Version, plural(c.Files, "file"), report.Nicenum(c.LogicalBytes, true), c.LogicalBytes, holes, plural(uint64(len(rows)), "combination"), by, props)
 	fmt.Fprintf(&b, "%3s  %10s  %-11s  %6s  %8s  %8s  %22s  %11s  %14s\n",
 		"row", "recordsize", "compression", "dedup", "compress", "combined", "allocated (DSIZE)", "DDT entries", "DDT in core")
 	for _, r := range rows {
