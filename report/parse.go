@@ -310,6 +310,9 @@ type parser struct {
 // first 8 KiB); everything about the text itself is in the result (Diags,
 // Checks). Lines may be of any length: one longer than MaxLineBytes is
 // reported as not understood, by its number, and only its start is kept.
+// utf8BOM starts texts some editors save; Parse and ParseString skip it.
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
 func Parse(r io.Reader) (*Parsed, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, err := br.Peek(binarySniff)
@@ -318,6 +321,9 @@ func Parse(r io.Reader) (*Parsed, error) {
 	}
 	if isBinary(head) {
 		return nil, ErrBinary
+	}
+	if bytes.HasPrefix(head, utf8BOM) {
+		br.Discard(len(utf8BOM)) // a text saved by a Windows editor
 	}
 	var (
 		lines []string
@@ -399,6 +405,7 @@ func isBinary(b []byte) bool {
 
 // ParseString is Parse on a string.
 func ParseString(s string) *Parsed {
+	s = strings.TrimPrefix(s, string(utf8BOM))
 	s = strings.TrimSuffix(s, "\n")
 	if s == "" {
 		return ParseLines(nil)

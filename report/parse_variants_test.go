@@ -77,6 +77,11 @@ func TestParseVariants(t *testing.T) {
 		"comments":     "# zdb -S output of my pool\n# (pasted)\n" + workedZdbS,
 		"fenced":       "```\n$ zdb -S tank\n" + workedZdbS + "```\n",
 		"nbsp":         strings.ReplaceAll(workedZdbS, "   ", "\u00a0\u00a0\u00a0"),
+		"BOM":          "\ufeff" + workedZdbS, // a file saved by a Windows editor
+	}
+	if p, err := Parse(strings.NewReader("\ufeff" + mapLines(func(l string) string { return l + "\r" }))); err != nil ||
+		p.Primary() == nil || p.Primary().Kind != KindSimulated {
+		t.Errorf("Parse of a BOM and CRLF text: %v %+v", err, p)
 	}
 	for name, text := range variants {
 		p := mustClean(t, name, text)

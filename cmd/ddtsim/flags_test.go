@@ -13,6 +13,7 @@ func TestIgnoredFlagsRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"--by", "dir", "--zdb", sampleDir}, "--by has no place in --zdb output (zdb -S prints none); use the text, --json, --csv or --html"},
+		{[]string{"--ram", "8G", "--zdb", sampleDir}, "--ram has no place in --zdb output (zdb -S prints no DDT size)"},
 		{[]string{"--by", "", sampleDir}, `--by "": invalid (accepted: dir, ext, size)`},
 		{[]string{"--by=", sampleDir}, `--by "": invalid (accepted: dir, ext, size)`},
 		{[]string{"--save", "", sampleDir}, `--save "": needs a file name`},

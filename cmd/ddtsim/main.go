@@ -334,6 +334,10 @@ func (s *scanCmd) run(stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
+	if s.RAM != "" && s.Zdb {
+		fmt.Fprintln(stderr, "ddtsim: --ram has no place in --zdb output (zdb -S prints no DDT size); use the text, --json, --csv or --html")
+		return exitUsage
+	}
 	if s.By != "" && s.Zdb {
 		fmt.Fprintln(stderr, "ddtsim: --by has no place in --zdb output (zdb -S prints none); use the text, --json, --csv or --html")
 		return exitUsage
