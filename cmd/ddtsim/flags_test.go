@@ -22,6 +22,7 @@ func TestIgnoredFlagsRefused(t *testing.T) {
 		{[]string{"--release", "", sampleDir}, `--release "": needs a value`},
 		{[]string{"--mem", "", sampleDir}, `--mem "": needs a value`},
 		{[]string{"resume", "--mem", "", "x.ddts"}, `--mem "": needs a value`},
+		{[]string{"resume", "-j", "100000", "x.ddts"}, "--jobs 100000: invalid"},
 		{[]string{"--release", "list", sampleDir}, "--release list takes no paths"},
 		{[]string{"--release", "list", "--csv"}, "--release list prints the release table as text, or with --json as JSON: not with --csv"},
 		{[]string{"--release", "list", "--zdb", "--by", "dir"}, "not with --zdb, --by"},

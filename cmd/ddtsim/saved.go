@@ -336,6 +336,10 @@ func (r *resumeCmd) run(stdout, stderr io.Writer) int {
 // a scan; 1 when the file cannot be read, 2 when it cannot be resumed
 // here).
 func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, stdout, stderr io.Writer) int {
+	if r.Jobs < 0 || r.Jobs > analyzer.MaxJobs {
+		fmt.Fprintf(stderr, "ddtsim: --jobs %d: invalid (accepted: 0 for one per CPU, or 1 to %d)\n", r.Jobs, analyzer.MaxJobs)
+		return exitUsage
+	}
 	saved, err := scanfile.Read(r.File, scanfile.DecodeOptions{})
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
