@@ -470,7 +470,7 @@ func likelyCauses(c *Comparison, pred ddt.Bucket, t *Table) []string {
 			cause += "; check -o compression and --release"
 		}
 		causes = append(causes, cause)
-	} else if compress != nil && refBlocks != 0 {
+	} else if compress != nil && refBlocks != 0 && !recordsize {
 		causes = append(causes, fmt.Sprintf("the compression ratio differs too (%.2f predicted, %s actual): the pool's compression differs from the model, and with compression=off all-zero records are stored as blocks (one content, a high refcnt) instead of holes; check -o compression and --sparse",
 			compress.Predicted, compress.Actual.Text))
 	}
