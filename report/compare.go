@@ -113,6 +113,66 @@ type Comparison struct {
 	Exit    int      `json:"exit"`
 	// Predicted is the full prediction, set by the caller for JSON.
 	Predicted any `json:"predicted,omitempty"`
+	// DDTSize sets the model's DDT size beside the real one, when the
+	// actual text has DDT object lines (zdb -D…, zpool status -D); nil
+	// otherwise. It does not decide the verdict.
+	DDTSize *DDTSizeCompare `json:"ddt_size,omitempty"`
+}
+
+// DDTSizeCompare is the model's DDT (ddt.EstimateSize) beside the real
+// one, summed over the DDT objects the text lists. Sizes are bytes; an
+// actual size is the span of totals its printed figures allow.
+type DDTSizeCompare struct {
+	Entries          uint64  `json:"entries"`
+	PredictedEntries uint64  `json:"predicted_entries"`
+	OnDisk           Span    `json:"on_disk"`
+	PredictedOnDisk  uint64  `json:"predicted_on_disk"`
+	InCore           Span    `json:"in_core"`
+	PredictedInCore  uint64  `json:"predicted_in_core"`
+	OnDiskPct        float64 `json:"on_disk_pct"` // how far the model lies outside the span, percent of its middle (0 inside)
+	InCorePct        float64 `json:"in_core_pct"`
+}
+
+// CompareDDTSize fills c.DDTSize from the model's DDT estimate and the
+// DDT objects of the actual text, and adds a note; no objects (a zdb -S
+// text) or no estimate leave c as it is.
+func (c *Comparison) CompareDDTSize(pred *DDTEstimate, actual *Parsed) {
+	if pred == nil || len(actual.Objects) == 0 {
+		return
+	}
+	d := &DDTSizeCompare{PredictedEntries: pred.Entries, PredictedOnDisk: pred.OnDisk, PredictedInCore: pred.InCore}
+	for _, o := range actual.Objects {
+		d.Entries += o.Entries
+		d.OnDisk.Lo += o.OnDisk.Total.Lo
+		d.OnDisk.Hi += o.OnDisk.Total.Hi
+		d.InCore.Lo += o.InCore.Total.Lo
+		d.InCore.Hi += o.InCore.Total.Hi
+	}
+	off := func(x uint64, s Span) float64 {
+		mid := float64(s.Lo)/2 + float64(s.Hi)/2
+		switch {
+		case mid == 0:
+			return 0
+		case x < s.Lo:
+			return 100 * (float64(x) - float64(s.Lo)) / mid
+		case x > s.Hi:
+			return 100 * (float64(x) - float64(s.Hi)) / mid
+		}
+		return 0
+	}
+	d.OnDiskPct, d.InCorePct = off(d.PredictedOnDisk, d.OnDisk), off(d.PredictedInCore, d.InCore)
+	c.DDTSize = d
+	c.Notes = append(c.Notes, fmt.Sprintf("DDT size: the text's objects hold %d entries, %s on disk, %s in core; the model of the scanned files: %d entries, %s on disk (%+.1f%%), %s in core (%+.1f%%) — "+
+		"alike when the pool holds just these files, written with dedup on and its dedup log flushed (ddtsim models a pool filled by one copy)",
+		d.Entries, spanText(d.OnDisk), spanText(d.InCore), d.PredictedEntries, Nicenum(d.PredictedOnDisk, true), d.OnDiskPct, Nicenum(d.PredictedInCore, true), d.InCorePct))
+}
+
+// spanText prints a span of bytes: one figure when it is one value.
+func spanText(s Span) string {
+	if s.Lo == s.Hi {
+		return Nicenum(s.Lo, true)
+	}
+	return Nicenum(s.Lo, true) + "–" + Nicenum(s.Hi, true)
 }
 
 // ErrUnusable wraps every reason Compare cannot compare.

@@ -181,6 +181,7 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 	if n := pred.res.Counters.Errors; n > 0 {
 		cmp.Notes = append(cmp.Notes, fmt.Sprintf("the scan could not read %d paths (see the messages above); the prediction leaves them out", n))
 	}
+	cmp.CompareDDTSize(rep.DDT, actual)
 	shown, more := 0, 0
 	for _, d := range actual.Diags {
 		if d.Severity == report.SevNote {
