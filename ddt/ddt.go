@@ -45,7 +45,13 @@ type Stat struct {
 	DSize  uint64 `json:"dsize"`
 }
 
-func (s *Stat) add(o Stat) {
+// Times returns s with every count and size multiplied by n.
+func (s Stat) Times(n uint64) Stat {
+	return Stat{Blocks: s.Blocks * n, LSize: s.LSize * n, PSize: s.PSize * n, DSize: s.DSize * n}
+}
+
+// Add adds o's counts and sizes to s.
+func (s *Stat) Add(o Stat) {
 	s.Blocks += o.Blocks
 	s.LSize += o.LSize
 	s.PSize += o.PSize
@@ -69,7 +75,7 @@ type Histogram [64]Bucket
 func (h *Histogram) Classes() (unique, duplicate Stat) {
 	unique = h[0].Allocated
 	for _, b := range h[1:] {
-		duplicate.add(b.Allocated)
+		duplicate.Add(b.Allocated)
 	}
 	return unique, duplicate
 }
@@ -83,15 +89,15 @@ func (h *Histogram) Add(refcnt, lsize, psize, dsize uint64) {
 		return
 	}
 	b := &h[bits.Len64(refcnt)-1]
-	b.Allocated.add(Stat{1, lsize, psize, dsize})
-	b.Referenced.add(Stat{refcnt, refcnt * lsize, refcnt * psize, refcnt * dsize})
+	b.Allocated.Add(Stat{1, lsize, psize, dsize})
+	b.Referenced.Add(Stat{refcnt, refcnt * lsize, refcnt * psize, refcnt * dsize})
 }
 
 // Merge adds every bucket of o into h.
 func (h *Histogram) Merge(o *Histogram) {
 	for i := range h {
-		h[i].Allocated.add(o[i].Allocated)
-		h[i].Referenced.add(o[i].Referenced)
+		h[i].Allocated.Add(o[i].Allocated)
+		h[i].Referenced.Add(o[i].Referenced)
 	}
 }
 
@@ -100,8 +106,8 @@ func (h *Histogram) Merge(o *Histogram) {
 func (h *Histogram) Total() Bucket {
 	var t Bucket
 	for i := range h {
-		t.Allocated.add(h[i].Allocated)
-		t.Referenced.add(h[i].Referenced)
+		t.Allocated.Add(h[i].Allocated)
+		t.Referenced.Add(h[i].Referenced)
 	}
 	return t
 }

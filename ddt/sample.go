@@ -198,9 +198,7 @@ func EstimateSample(entries func(func(Entry) bool), n uint64) *SampleEstimate {
 func scaleHistogram(h *Histogram, n uint64) *Histogram {
 	out := &Histogram{}
 	for i := range h {
-		for _, p := range [2]struct{ in, out *Stat }{{&h[i].Allocated, &out[i].Allocated}, {&h[i].Referenced, &out[i].Referenced}} {
-			*p.out = Stat{p.in.Blocks * n, p.in.LSize * n, p.in.PSize * n, p.in.DSize * n}
-		}
+		out[i] = Bucket{Allocated: h[i].Allocated.Times(n), Referenced: h[i].Referenced.Times(n)}
 	}
 	return out
 }

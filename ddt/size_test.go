@@ -40,9 +40,7 @@ func shapesOf(tab *report.Table) (unique, dup ddt.BlockShape) {
 			u = st
 			continue
 		}
-		d.Blocks += st.Blocks
-		d.LSize += st.LSize
-		d.PSize += st.PSize
+		d.Add(st)
 	}
 	return ddt.ShapeOf(u), ddt.ShapeOf(d)
 }

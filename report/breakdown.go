@@ -372,13 +372,13 @@ func (a *Accumulator) Breakdown(t *ddt.Table) *Breakdown {
 			total[f] += v[f]
 		}
 		if _, z := sh.zeros[p]; z {
-			zeros.Allocated = addStat(zeros.Allocated, alloc)
-			zeros.Referenced = addStat(zeros.Referenced, mulStat(alloc, refcnt))
+			zeros.Allocated.Add(alloc)
+			zeros.Referenced.Add(alloc.Times(refcnt))
 		}
 		if len(refs) == 1 {
 			gr := &groups[refs[0].g]
-			gr.Referenced = addStat(gr.Referenced, mulStat(alloc, refcnt))
-			gr.Unique = addStat(gr.Unique, alloc)
+			gr.Referenced.Add(alloc.Times(refcnt))
+			gr.Unique.Add(alloc)
 			for f := range v {
 				splits[refs[0].g].whole[f] += v[f]
 			}
@@ -386,9 +386,9 @@ func (a *Accumulator) Breakdown(t *ddt.Table) *Breakdown {
 		}
 		for _, x := range refs {
 			gr := &groups[x.g]
-			ref := mulStat(alloc, x.n)
-			gr.Referenced = addStat(gr.Referenced, ref)
-			gr.Shared = addStat(gr.Shared, ref)
+			ref := alloc.Times(x.n)
+			gr.Referenced.Add(ref)
+			gr.Shared.Add(ref)
 			sp := &splits[x.g]
 			for f := range v {
 				hi, lo := bits.Mul64(v[f], x.n)
@@ -470,14 +470,6 @@ func apportion(total uint64, splits []split, f int, groups []Group) []uint64 {
 	return parts
 }
 
-func addStat(a, b ddt.Stat) ddt.Stat {
-	return ddt.Stat{Blocks: a.Blocks + b.Blocks, LSize: a.LSize + b.LSize, PSize: a.PSize + b.PSize, DSize: a.DSize + b.DSize}
-}
-
-func mulStat(a ddt.Stat, n uint64) ddt.Stat {
-	return ddt.Stat{Blocks: a.Blocks * n, LSize: a.LSize * n, PSize: a.PSize * n, DSize: a.DSize * n}
-}
-
 // SumGroups adds up the columns of groups into a row named TotalName.
 func SumGroups(groups []Group) Group {
 	s := Group{Name: TotalName}
@@ -489,10 +481,10 @@ func SumGroups(groups []Group) Group {
 		s.HoleLSize += g.HoleLSize
 		s.ZeroBlocks += g.ZeroBlocks
 		s.Embedded += g.Embedded
-		s.Referenced = addStat(s.Referenced, g.Referenced)
-		s.Allocated = addStat(s.Allocated, g.Allocated)
-		s.Unique = addStat(s.Unique, g.Unique)
-		s.Shared = addStat(s.Shared, g.Shared)
+		s.Referenced.Add(g.Referenced)
+		s.Allocated.Add(g.Allocated)
+		s.Unique.Add(g.Unique)
+		s.Shared.Add(g.Shared)
 	}
 	return s
 }
