@@ -24,6 +24,25 @@ func compareArgs(c golden.Case) ([]string, string) {
 	return slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--zdb" }), ""
 }
 
+// goldenCompareCase is the golden case name and the flags that predict
+// it (compareArgs); skipped with -short (scanning the golden inputs takes
+// a while) and when ddtsim only approximates the case.
+func goldenCompareCase(t *testing.T, name string) (golden.Case, []string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("scans the golden inputs")
+	}
+	c, err := golden.FindCase(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, why := compareArgs(c)
+	if why != "" {
+		t.Skip(why)
+	}
+	return c, args
+}
+
 func goldenInputs(t *testing.T) []string {
 	t.Helper()
 	in, err := golden.Inputs()
@@ -106,17 +125,7 @@ func replaceLine(text, prefix, with string) string {
 // A deliberately changed zdb -S text gives exit 1, and the report names the
 // bucket (and column) that differs.
 func TestCompareChangedInput(t *testing.T) {
-	if testing.Short() {
-		t.Skip("scans the golden inputs")
-	}
-	c, err := golden.FindCase("lz4-128k-a12")
-	if err != nil {
-		t.Fatal(err)
-	}
-	args, why := compareArgs(c)
-	if why != "" {
-		t.Skip(why)
-	}
+	c, args := goldenCompareCase(t, "lz4-128k-a12")
 	inputs := goldenInputs(t)
 	// The case's zdb -S rows, as real zdb printed them:
 	//      4        1    128K    128K    128K        4    512K    512K    512K
@@ -161,17 +170,7 @@ func TestCompareChangedInput(t *testing.T) {
 
 // --tolerance lets a ratio differ beyond its display precision.
 func TestCompareTolerance(t *testing.T) {
-	if testing.Short() {
-		t.Skip("scans the golden inputs")
-	}
-	c, err := golden.FindCase("lz4-128k-a12")
-	if err != nil {
-		t.Fatal(err)
-	}
-	args, why := compareArgs(c)
-	if why != "" {
-		t.Skip(why)
-	}
+	c, args := goldenCompareCase(t, "lz4-128k-a12")
 	inputs := goldenInputs(t)
 	// Real: dedup = 1.90 (ddtsim: 1.8962...).
 	p := writeChanged(t, c, func(s string) string { return strings.Replace(s, "dedup = 1.90,", "dedup = 1.93,", 1) })
@@ -192,17 +191,7 @@ func TestCompareTolerance(t *testing.T) {
 
 // The JSON report holds the verdict, the rows and the prediction.
 func TestCompareJSON(t *testing.T) {
-	if testing.Short() {
-		t.Skip("scans the golden inputs")
-	}
-	c, err := golden.FindCase("lz4-128k-a12")
-	if err != nil {
-		t.Fatal(err)
-	}
-	args, why := compareArgs(c)
-	if why != "" {
-		t.Skip(why)
-	}
+	c, args := goldenCompareCase(t, "lz4-128k-a12")
 	a := append([]string{"compare", "--json", "--zdb-output", filepath.Join(c.Dir, "zdb-S.txt")}, args...)
 	code, out, errs := runT(append(a, goldenInputs(t)...)...)
 	if code != 0 {
@@ -283,17 +272,7 @@ func readArgs(t *testing.T, p string) []string {
 // compare --pool runs zdb -S POOL (with -e -p DIR for an exported pool) as
 // an argument vector and compares with what it prints.
 func TestComparePool(t *testing.T) {
-	if testing.Short() {
-		t.Skip("scans the golden inputs")
-	}
-	c, err := golden.FindCase("lz4-128k-a12")
-	if err != nil {
-		t.Fatal(err)
-	}
-	args, why := compareArgs(c)
-	if why != "" {
-		t.Skip(why)
-	}
+	c, args := goldenCompareCase(t, "lz4-128k-a12")
 	inputs := goldenInputs(t)
 	devs := t.TempDir()
 	for _, tc := range []struct {
@@ -534,17 +513,7 @@ func TestCompareCellTolerance(t *testing.T) {
 // never compared): on disk +3.5%, in core −0.9% (TestDDTSizeGolden's
 // figures, from the scan's own histogram here).
 func TestCompareDDTSize(t *testing.T) {
-	if testing.Short() {
-		t.Skip("scans the golden inputs")
-	}
-	c, err := golden.FindCase("lz4-128k-a12-dedup")
-	if err != nil {
-		t.Fatal(err)
-	}
-	args, why := compareArgs(c)
-	if why != "" {
-		t.Fatal(why)
-	}
+	c, args := goldenCompareCase(t, "lz4-128k-a12-dedup")
 	a := append(append([]string{"compare", "--json", "--zdb-output", filepath.Join(c.Dir, "zdb-DD.txt")}, args...), goldenInputs(t)...)
 	_, out, errs := runT(a...)
 	var doc struct {
