@@ -1195,9 +1195,10 @@ func (e *eraBuilder) add(line int, from, to, says string) {
 	e.ev = append(e.ev, Evidence{line, from, to, says})
 }
 
-// current returns the range so far ("" = open).
-func (e *eraBuilder) current() (from, to string) {
-	lo, hi := 0, len(families)-1
+// bounds returns the indexes in families of the oldest and newest family
+// the evidence allows (lo > hi: it conflicts).
+func (e *eraBuilder) bounds() (lo, hi int) {
+	lo, hi = 0, len(families)-1
 	for _, v := range e.ev {
 		if v.From != "" {
 			lo = max(lo, famIndex(v.From))
@@ -1206,6 +1207,12 @@ func (e *eraBuilder) current() (from, to string) {
 			hi = min(hi, famIndex(v.To))
 		}
 	}
+	return lo, hi
+}
+
+// current returns the range so far ("" = open).
+func (e *eraBuilder) current() (from, to string) {
+	lo, hi := e.bounds()
 	if lo > hi {
 		return "", ""
 	}
@@ -1219,15 +1226,7 @@ func (e *eraBuilder) current() (from, to string) {
 }
 
 func (e *eraBuilder) build(diags *[]Diag) Era {
-	lo, hi := 0, len(families)-1
-	for _, v := range e.ev {
-		if v.From != "" {
-			lo = max(lo, famIndex(v.From))
-		}
-		if v.To != "" {
-			hi = min(hi, famIndex(v.To))
-		}
-	}
+	lo, hi := e.bounds()
 	era := Era{Evidence: e.ev}
 	if era.Evidence == nil {
 		era.Evidence = []Evidence{}

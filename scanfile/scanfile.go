@@ -184,11 +184,7 @@ func Encode(w io.Writer, s *Scan) error {
 // its old content or all of the new. A new file gets mode 0644, an
 // existing one keeps its mode.
 func Write(path string, s *Scan) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	f, dir, err := createTemp(path)
 	if err != nil {
 		return err
 	}
@@ -234,16 +230,23 @@ func CheckWritable(path string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return fmt.Errorf("%s is a directory", path)
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	f, _, err := createTemp(path)
 	if err != nil {
 		return err
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// createTemp creates the temporary file Write writes path through, in
+// path's directory (returned too), named after path.
+func createTemp(path string) (*os.File, string, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	return f, dir, err
 }
 
 // hashReader reads from r, hashing and counting what it returns.
