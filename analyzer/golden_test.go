@@ -63,17 +63,7 @@ func goldenPolicy(t *testing.T, c golden.Case) (*zio.Policy, Sparse) {
 // per-block listing of real `zdb -ddddd`: which records are holes, which are
 // embedded, and each stored block's LSIZE and PSIZE.
 func TestGoldenBlocks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("golden cases scan 55 MB each")
-	}
-	cases, err := golden.Cases()
-	if err != nil {
-		t.Fatal(err)
-	}
-	inputs, err := golden.Inputs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cases, inputs := golden.ForScanTest(t)
 	ran := 0
 	for _, c := range cases {
 		comp := c.Props["compression"]

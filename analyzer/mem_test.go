@@ -70,17 +70,7 @@ func sameScan(t *testing.T, got, want *Result, keys []ddt.Key) {
 // (which TestGoldenBlocks holds to real zdb -ddddd): same histogram, same
 // counters, and Lookup gives every block the same entry.
 func TestGoldenBlocksSpilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("golden cases scan 55 MB each")
-	}
-	cases, err := golden.Cases()
-	if err != nil {
-		t.Fatal(err)
-	}
-	inputs, err := golden.Inputs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cases, inputs := golden.ForScanTest(t)
 	want := map[string]bool{"lz4-4k-a12": true, "off-128k-a12-never": true, "lz4-128k-a12-dedup": true, "v21-lz4-16k-raidz2x6-a12": true}
 	ran := 0
 	for _, c := range cases {

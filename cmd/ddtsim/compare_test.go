@@ -56,14 +56,7 @@ func goldenInputs(t *testing.T) []string {
 // output (and zdb -DD / zpool status -D where there is a DDT) compared with
 // ddtsim's own prediction is equal within display precision: exit 0.
 func TestCompareGoldenRoundTrip(t *testing.T) {
-	if testing.Short() {
-		t.Skip("golden cases scan 55 MB each")
-	}
-	cases, err := golden.Cases()
-	if err != nil {
-		t.Fatal(err)
-	}
-	inputs := goldenInputs(t)
+	cases, inputs := golden.ForScanTest(t)
 	ran := 0
 	for _, c := range cases {
 		args, why := compareArgs(c)

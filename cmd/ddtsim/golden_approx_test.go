@@ -43,17 +43,7 @@ var approxBoundsCgo = map[string]float64{
 }
 
 func TestGoldenApproxCompressors(t *testing.T) {
-	if testing.Short() {
-		t.Skip("golden cases scan 55 MB each")
-	}
-	cases, err := golden.Cases()
-	if err != nil {
-		t.Fatal(err)
-	}
-	inputs, err := golden.Inputs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cases, inputs := golden.ForScanTest(t)
 	ran := 0
 	for _, c := range cases {
 		bound, ok := approxBounds[c.Name]

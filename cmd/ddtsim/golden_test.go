@@ -63,17 +63,7 @@ func itoa(n int) string {
 // case it models and compares stdout with what real `zdb -S` printed, byte
 // for byte.
 func TestGoldenZdbS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("golden cases scan 55 MB each")
-	}
-	cases, err := golden.Cases()
-	if err != nil {
-		t.Fatal(err)
-	}
-	inputs, err := golden.Inputs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cases, inputs := golden.ForScanTest(t)
 	ran := 0
 	for _, c := range cases {
 		args, why := caseArgs(c)

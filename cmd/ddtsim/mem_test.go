@@ -30,17 +30,7 @@ var spillGoldenCases = []string{"lz4-4k-a12", "off-128k-a12-never", "lz4-128k-a1
 // again and again (--mem 16K: over a hundred runs at 4K records, merged in groups): the output is still byte for byte what
 // real zdb -S printed, and the spill directory is gone afterwards.
 func TestGoldenZdbSSpilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("golden cases scan 55 MB each")
-	}
-	cases, err := golden.Cases()
-	if err != nil {
-		t.Fatal(err)
-	}
-	inputs, err := golden.Inputs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cases, inputs := golden.ForScanTest(t)
 	tinyMem(t)
 	byName := map[string]golden.Case{}
 	for _, c := range cases {

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // Case is one golden case: one run of real OpenZFS on a fresh pool, stored in
@@ -344,4 +345,23 @@ func parseL0(fields []string) (Block, error) {
 		return b, errors.New("no <lsize>L/<psize>P token")
 	}
 	return b, nil
+}
+
+// ForScanTest returns the golden cases and the input set for a test that
+// scans the inputs (55 MB): it skips the test with -short, and ends it on
+// an error.
+func ForScanTest(t testing.TB) ([]Case, []string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("golden cases scan 55 MB each")
+	}
+	cases, err := Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, err := Inputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cases, inputs
 }
