@@ -32,18 +32,14 @@ func TestDDTSizeValidation(t *testing.T) {
 		}
 		p := report.ParseString(string(text))
 		var unique, dup uint64
-		var disk, core report.Span
 		for _, o := range p.Objects {
 			if o.Class == "unique" {
 				unique += o.Entries
 			} else {
 				dup += o.Entries
 			}
-			disk.Lo += o.OnDisk.Total.Lo
-			disk.Hi += o.OnDisk.Total.Hi
-			core.Lo += o.InCore.Total.Lo
-			core.Hi += o.InCore.Total.Hi
 		}
+		_, disk, core := p.DDTTotals()
 		tab := p.Primary()
 		if len(p.Objects) != 2 || tab == nil || tab.Total == nil {
 			t.Fatalf("%s: zdb -DD text not understood", name)
@@ -51,7 +47,7 @@ func TestDDTSizeValidation(t *testing.T) {
 		us, ds := shapesOf(tab)
 		s := ddt.EstimateSize(unique, dup, ddt.SizeParams{Release: rel, Vdev: pool, Copies: 1,
 			DataBytes: uint64(tab.Total.Allocated.DSize.Mid()), Unique: us, Duplicate: ds})
-		de, ce := spanError(s.OnDisk, disk), spanError(s.InCore, core)
+		de, ce := disk.Outside(s.OnDisk), core.Outside(s.InCore)
 		t.Logf("%s (%d+%d entries in the ZAPs): on disk %d vs real %d (%+.1f%%), in core %d vs %d (%+.1f%%)",
 			name, unique, dup, s.OnDisk, disk.Lo, 100*de, s.InCore, core.Lo, 100*ce)
 		if m := logEntries.FindAllStringSubmatch(string(text), -1); len(m) > 0 {

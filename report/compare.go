@@ -141,26 +141,8 @@ func (c *Comparison) CompareDDTSize(pred *DDTEstimate, actual *Parsed) {
 		return
 	}
 	d := &DDTSizeCompare{PredictedEntries: pred.Entries, PredictedOnDisk: pred.OnDisk, PredictedInCore: pred.InCore}
-	for _, o := range actual.Objects {
-		d.Entries += o.Entries
-		d.OnDisk.Lo += o.OnDisk.Total.Lo
-		d.OnDisk.Hi += o.OnDisk.Total.Hi
-		d.InCore.Lo += o.InCore.Total.Lo
-		d.InCore.Hi += o.InCore.Total.Hi
-	}
-	off := func(x uint64, s Span) float64 {
-		mid := float64(s.Lo)/2 + float64(s.Hi)/2
-		switch {
-		case mid == 0:
-			return 0
-		case x < s.Lo:
-			return 100 * (float64(x) - float64(s.Lo)) / mid
-		case x > s.Hi:
-			return 100 * (float64(x) - float64(s.Hi)) / mid
-		}
-		return 0
-	}
-	d.OnDiskPct, d.InCorePct = off(d.PredictedOnDisk, d.OnDisk), off(d.PredictedInCore, d.InCore)
+	d.Entries, d.OnDisk, d.InCore = actual.DDTTotals()
+	d.OnDiskPct, d.InCorePct = 100*d.OnDisk.Outside(d.PredictedOnDisk), 100*d.InCore.Outside(d.PredictedInCore)
 	c.DDTSize = d
 	c.Notes = append(c.Notes, fmt.Sprintf("DDT size: the text's objects hold %d entries, %s on disk, %s in core; the model of the scanned files: %d entries, %s on disk (%+.1f%%), %s in core (%+.1f%%) — "+
 		"alike when the pool holds just these files, written with dedup on and its dedup log flushed (ddtsim models a pool filled by one copy)",

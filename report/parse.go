@@ -120,6 +120,17 @@ type DDTObject struct {
 	InCore   DDTSize `json:"in_core"`
 }
 
+// DDTTotals sums the DDT objects of the text: entries, and the spans of
+// total bytes on disk and in core their printed sizes allow.
+func (p *Parsed) DDTTotals() (entries uint64, onDisk, inCore Span) {
+	for _, o := range p.Objects {
+		entries += o.Entries
+		onDisk = onDisk.Add(o.OnDisk.Total)
+		inCore = inCore.Add(o.InCore.Total)
+	}
+	return entries, onDisk, inCore
+}
+
 // DDTHeader is the 2.3.0+ per-DDT line "DDT-sha256: version=1 [FDT];
 // flags=0x03 [FLAT LOG]; rootobj=139".
 type DDTHeader struct {

@@ -77,6 +77,19 @@ func (s Span) Overlaps(o Span) bool { return s.Lo <= o.Hi && o.Lo <= s.Hi }
 // Contains reports whether x is in s.
 func (s Span) Contains(x uint64) bool { return x >= s.Lo && x <= s.Hi }
 
+// Outside returns how far x lies outside s, relative to s's middle: 0
+// inside, negative below, positive above (0.05 = 5% too high).
+func (s Span) Outside(x uint64) float64 {
+	mid := float64(s.Lo)/2 + float64(s.Hi)/2
+	switch {
+	case mid == 0 || s.Contains(x):
+		return 0
+	case x < s.Lo:
+		return (float64(x) - float64(s.Lo)) / mid
+	}
+	return (float64(x) - float64(s.Hi)) / mid
+}
+
 func (s Span) String() string {
 	if s.Lo == s.Hi {
 		return strconv.FormatUint(s.Lo, 10)
