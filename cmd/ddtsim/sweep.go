@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -29,6 +28,8 @@ type sweepCmd struct {
 	JSON      bool     `name:"json" help:"Print the rows as JSON (with each row's zdb -S text)."`
 	Jobs      int      `short:"j" default:"0" help:"Files read at once (0: one per CPU)."`
 	Paths     []string `arg:"" name:"path" help:"Files and directories to scan (each byte is read once for all combinations)."`
+
+	ashift int // parsed Ashift, set by lanes
 }
 
 // sweepRow is one combination's result.
@@ -140,6 +141,7 @@ func (s *sweepCmd) lanes() ([]*zio.Policy, error) {
 			if err != nil {
 				return nil, err
 			}
+			s.ashift = sc.ashift
 			// One pool object for all lanes (sweep.Run checks they share it).
 			if pool == nil {
 				pool = p.Vdev
@@ -203,11 +205,10 @@ func (s *sweepCmd) run(stdout, stderr io.Writer) int {
 	}
 	rows := sweepRows(res)
 	sortRows(rows, s.Sort)
-	props := sweepProps{Copies: lanes[0].Copies, Dedup: "off", Vdev: lanes[0].Vdev.String(), Sparse: sparse.String()}
+	props := sweepProps{Copies: lanes[0].Copies, Dedup: "off", Vdev: lanes[0].Vdev.String(), Ashift: s.ashift, Sparse: sparse.String()}
 	if lanes[0].Dedup {
 		props.Dedup = "on"
 	}
-	props.Ashift, _ = strconv.Atoi(strings.TrimSpace(s.Ashift))
 	if s.JSON {
 		out := sweepJSON{Release: lanes[0].Version, Properties: props, Sort: s.Sort, Counters: res.Counters, Rows: rows}
 		enc := json.NewEncoder(stdout)
