@@ -234,7 +234,7 @@ func Scan(ctx context.Context, paths []string, opts Options) (*Result, error) {
 	s := &scan{
 		opts:  opts,
 		table: ddt.NewTable(opts.Policy.DSize),
-		zero:  newZeroKeys(),
+		zero:  NewZeroKeys(),
 		zeros: make([]byte, opts.Policy.RecordSize),
 	}
 	if r := opts.Resume; r != nil && r.Table != nil {

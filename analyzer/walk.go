@@ -27,7 +27,7 @@ const chunkBytes = 8 << 20
 type scan struct {
 	opts     Options
 	table    *ddt.Table
-	zero     *zeroKeys
+	zero     *ZeroKeys
 	counters Counters // the walker's own counters
 	errors   atomic.Int64
 	zeros    []byte              // recordsize zero bytes, read-only
@@ -303,7 +303,7 @@ func (s *scan) holeRun(fl *file, a, b uint64) {
 		c.Holes += n
 	} else {
 		c.ZeroBlocks += n
-		k = s.zero.get(fl.lsize, HashBlock)
+		k = s.zero.Get(fl.lsize)
 		if !s.sampled(k) {
 			c.Unsampled += n
 		} else if s.table.RefN(k, fl.lsize, n) {
@@ -485,19 +485,23 @@ func (s *scan) release(fl *file) {
 }
 
 // zeroKeys caches the key of an all-zero block per LSIZE.
-type zeroKeys struct {
+// ZeroKeys remembers the key of the all-zero block of each LSIZE, so that
+// zero records are not hashed one by one. Safe for concurrent use.
+type ZeroKeys struct {
 	mu sync.Mutex
 	m  map[uint32]ddt.Key
 }
 
-func newZeroKeys() *zeroKeys { return &zeroKeys{m: make(map[uint32]ddt.Key)} }
+// NewZeroKeys returns an empty ZeroKeys.
+func NewZeroKeys() *ZeroKeys { return &ZeroKeys{m: make(map[uint32]ddt.Key)} }
 
-func (z *zeroKeys) get(lsize uint32, hash func([]byte) ddt.Key) ddt.Key {
+// Get returns HashBlock of lsize zero bytes.
+func (z *ZeroKeys) Get(lsize uint32) ddt.Key {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	k, ok := z.m[lsize]
 	if !ok {
-		k = hash(make([]byte, lsize))
+		k = HashBlock(make([]byte, lsize))
 		z.m[lsize] = k
 	}
 	return k

@@ -115,7 +115,7 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *
 	var k ddt.Key
 	if zero {
 		c.ZeroBlocks++
-		k = s.zero.get(fl.lsize, HashBlock)
+		k = s.zero.Get(fl.lsize)
 	} else {
 		k = HashBlock(data)
 	}

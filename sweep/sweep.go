@@ -105,7 +105,7 @@ func Run(ctx context.Context, paths []string, opts Options) (*Result, error) {
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
-	s := &sweep{opts: opts, chunk: chunk, seen: map[devIno]bool{}, dirs: map[devIno]bool{}}
+	s := &sweep{opts: opts, chunk: chunk, seen: map[devIno]bool{}, dirs: map[devIno]bool{}, zero: analyzer.NewZeroKeys()}
 	s.lanes = make([]*lane, len(opts.Lanes))
 	for i, p := range opts.Lanes {
 		s.lanes[i] = &lane{p: p, table: ddt.NewTable(p.DSize)}
@@ -149,6 +149,7 @@ type lane struct {
 type sweep struct {
 	opts  Options
 	chunk uint32
+	zero  *analyzer.ZeroKeys // the zero block's key per LSIZE
 	lanes []*lane
 
 	// walker only
@@ -335,7 +336,7 @@ func (s *sweep) zeroRun(l *lane, w *zio.Writer, size, n uint64, zeros []byte, co
 		l.holes.Add(int64(recs))
 		return
 	}
-	k := analyzer.HashBlock(zeros[:ls])
+	k := s.zero.Get(lsize)
 	if l.table.RefN(k, lsize, recs) {
 		analyzer.StoreFirst(l.table, w, k, zeros[:ls], true)
 	}
@@ -354,7 +355,12 @@ func (s *sweep) lane(l *lane, w *zio.Writer, size, off uint64, buf, zeros []byte
 			l.holes.Add(1)
 			continue
 		}
-		k := analyzer.HashBlock(data)
+		var k ddt.Key
+		if zero {
+			k = s.zero.Get(lsize)
+		} else {
+			k = analyzer.HashBlock(data)
+		}
 		if l.table.Ref(k, lsize) {
 			analyzer.StoreFirst(l.table, w, k, data, zero)
 		}
