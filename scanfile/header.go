@@ -7,18 +7,20 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ddtsim/ddtsim/model"
 )
 
 // Header is the JSON part of a saved scan: what was scanned, how, and how
 // far each file got.
 type Header struct {
-	Ddtsim  string    `json:"ddtsim"`  // version of the ddtsim that wrote the file
-	Created time.Time `json:"created"` // when the file was written
-	Host    string    `json:"host"`    // host name of the machine scanned
-	Dir     Path      `json:"dir"`     // working directory of the scan: relative paths are relative to it
-	Model   Model     `json:"model"`
-	Options Options   `json:"options"`
-	Paths   []Path    `json:"paths"` // the paths named, as given
+	Ddtsim  string      `json:"ddtsim"`  // version of the ddtsim that wrote the file
+	Created time.Time   `json:"created"` // when the file was written
+	Host    string      `json:"host"`    // host name of the machine scanned
+	Dir     Path        `json:"dir"`     // working directory of the scan: relative paths are relative to it
+	Model   model.Model `json:"model"`
+	Options Options     `json:"options"`
+	Paths   []Path      `json:"paths"` // the paths named, as given
 	// Complete is false for a scan that was interrupted: Files says
 	// where it stopped and `ddtsim resume` continues it.
 	Complete bool      `json:"complete"`

@@ -273,3 +273,12 @@ func (r *Release) Covers() string {
 	}
 	return r.First.trim() + "-" + r.Last.trim()
 }
+
+// VersionLess reports whether release version a is older than b
+// ("0.6.5.11" < "0.7.0", "2.1" < "2.1.5"); a version that does not parse
+// counts as 0.0.0.
+func VersionLess(a, b string) bool {
+	va, _, _ := parseVersion(a)
+	vb, _, _ := parseVersion(b)
+	return va.less(vb)
+}

@@ -184,3 +184,14 @@ func TestResolveRelease(t *testing.T) {
 		t.Error("lz4 accepted on 0.6.0")
 	}
 }
+
+func TestVersionLess(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{{"0.6.5.11", "0.7.0", true}, {"0.7.0", "0.7.0", false}, {"2.1.16", "2.2.0", true}, {"2.2.0", "2.1.16", false}, {"2.2", "2.2.0", false}} {
+		if got := VersionLess(c.a, c.b); got != c.want {
+			t.Errorf("VersionLess(%q, %q) = %v", c.a, c.b, got)
+		}
+	}
+}

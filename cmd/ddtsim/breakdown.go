@@ -7,17 +7,18 @@ import (
 	"strings"
 
 	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
 )
 
 // accumulator prepares --by: nil without it. It fails on an unknown kind
 // and with --sample (a breakdown of a sample would not add up to the
 // estimated totals).
-func (s *scanCmd) accumulator() (*report.Accumulator, error) {
+func (s *scanCmd) accumulator(set model.Settings) (*report.Accumulator, error) {
 	if s.By == "" {
 		return nil, nil
 	}
-	if s.sample > 1 {
+	if set.SampleRate() > 1 {
 		return nil, fmt.Errorf("--by does not work with --sample yet: a breakdown needs every block")
 	}
 	return report.NewAccumulator(strings.ToLower(s.By), s.Paths)

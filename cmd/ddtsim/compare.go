@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
 )
 
@@ -66,7 +67,7 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 		return fail("expected <path> ...: name the files and directories to predict")
 	}
 	// Flag errors before any long work.
-	if _, err := s.policy(); err != nil {
+	if _, err := s.settings(); err != nil {
 		return fail("%v", err)
 	}
 
@@ -218,7 +219,7 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 // noSampling reports whether a --sample value means no sampling ("1",
 // "1/1").
 func noSampling(v string) bool {
-	n, err := parseSample(v)
+	n, err := model.ParseSample(v)
 	return err == nil && n == 1
 }
 

@@ -114,14 +114,3 @@ func TestDedupValues(t *testing.T) {
 		t.Errorf("blake3 on 2.2: exit %d, %s", code, errs)
 	}
 }
-
-func TestVersionLess(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		want bool
-	}{{"0.6.5.11", "0.7.0", true}, {"0.7.0", "0.7.0", false}, {"2.1.16", "2.2.0", true}, {"2.2.0", "2.1.16", false}, {"2.2", "2.2.0", false}} {
-		if got := versionLess(c.a, c.b); got != c.want {
-			t.Errorf("versionLess(%q, %q) = %v", c.a, c.b, got)
-		}
-	}
-}

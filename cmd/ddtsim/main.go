@@ -10,12 +10,12 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"strconv"
 	"strings"
 
 	"github.com/alecthomas/kong"
 	"golang.org/x/sys/unix"
 
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -62,12 +62,9 @@ type scanCmd struct {
 	Save          string   `name:"save" placeholder:"FILE" help:"Save the scan in FILE (the table, the properties, the paths and how far each file got), at the end or when interrupted: ddtsim merge adds saved scans up, ddtsim resume continues an interrupted one. FILE must not lie inside the paths scanned; an existing FILE is replaced only if it is a saved scan (or empty); a symlink is written through to its target."`
 	Paths         []string `arg:"" optional:"" name:"path" help:"Files and directories to scan (directories recursively; symlinks inside them are not followed). A path named like a command (scan, parse, compare, merge, resume, sweep) needs ./ before it."`
 
-	ashift int     // parsed Ashift
-	zvol   bool    // --zvol, --volblocksize or -o volblocksize: files are volumes (zvol.go)
-	ram    uint64  // parsed RAM, bytes; 0 without --ram
-	sample uint64  // parsed Sample
-	dedup  string  // the dedup value given, lower-cased; "" without -o dedup
-	save   *saving // --save or resume: see saved.go
+	preset *model.Settings // resume: the saved scan's settings, instead of the flags'
+	ram    uint64          // parsed RAM, bytes; 0 without --ram
+	save   *saving         // --save or resume: see saved.go
 }
 
 func main() {
@@ -155,165 +152,33 @@ func emptyValues(kctx *kong.Context) error {
 	return nil
 }
 
-// policy builds the write policy from the flags.
-// propertyAliases maps the short names of properties to their names.
-var propertyAliases = map[string]string{"recsize": "recordsize", "compress": "compression", "volblock": "volblocksize"}
-
-func (s *scanCmd) policy() (*zio.Policy, error) {
-	rel, version, err := zio.ResolveRelease(s.Release)
+// settings parses the flags that decide the model (once; resume sets
+// them from the saved scan instead), and --ram.
+func (s *scanCmd) settings() (model.Settings, error) {
+	if s.preset != nil {
+		return *s.preset, nil
+	}
+	set, err := model.Parse(model.Text{Release: s.Release, Properties: s.Property, Vdevs: s.Vdev, Ashift: s.Ashift,
+		Sparse: s.Sparse, VolBlockSize: s.Volblocksize, Zvol: s.Zvol, Sample: s.Sample})
 	if err != nil {
-		return nil, err
+		return set, err
 	}
-	ashift, err := strconv.Atoi(strings.TrimSpace(s.Ashift))
-	if err != nil || ashift < zio.MinAshift || ashift > zio.MaxAshift {
-		return nil, fmt.Errorf("--ashift %s: invalid (accepted: %d to %d, the sector size as a power of two)", s.Ashift, zio.MinAshift, zio.MaxAshift)
+	if s.ram, err = parseRAM(s.RAM); err != nil {
+		return set, err
 	}
-	s.ashift = ashift
-	s.dedup = ""
-	pool, err := zio.NewPool(s.Vdev, ashift)
-	if err != nil {
-		return nil, err
-	}
-	p := &zio.Policy{
-		Release:     rel,
-		Version:     version,
-		RecordSize:  128 << 10,
-		Compression: rel.DefaultCompression,
-		Copies:      1,
-		Vdev:        pool,
-	}
-	given := map[string]string{}
-	for _, kv := range s.Property {
-		name, value, ok := strings.Cut(kv, "=")
-		if !ok {
-			return nil, fmt.Errorf("-o %s: expected NAME=VALUE", kv)
-		}
-		canon := strings.ToLower(name)
-		if full, ok := propertyAliases[canon]; ok {
-			canon = full
-		}
-		if prev, ok := given[canon]; ok {
-			return nil, fmt.Errorf("-o %s: %s given twice (also -o %s), as zfs create would refuse", kv, canon, prev)
-		}
-		given[canon] = kv
-		switch strings.ToLower(name) {
-		case "recordsize", "recsize":
-			n, err := parseSize(value)
-			if err != nil || n > uint64(rel.MaxRecordSize) || n < zio.MinRecordSize || n&(n-1) != 0 {
-				return nil, fmt.Errorf("-o recordsize=%s: invalid (accepted: a power of two from 512 to %s, e.g. %s)", value,
-					report.Nicenum(uint64(rel.MaxRecordSize), false), sizeExamples(uint64(rel.MaxRecordSize), 4<<10, 128<<10, 1<<20))
-			}
-			p.RecordSize = uint32(n)
-		case "compression", "compress":
-			comp, level, err := zio.ParseCompression(value, rel)
-			if err != nil {
-				return nil, fmt.Errorf("-o %s", err)
-			}
-			p.Compression, p.Level = comp, level
-		case "copies":
-			n, err := strconv.Atoi(value)
-			if err != nil || n < 1 || n > 3 {
-				return nil, fmt.Errorf("-o copies=%s: invalid (accepted: 1, 2, 3)", value)
-			}
-			p.Copies = n
-		case "dedup":
-			v := strings.ToLower(value)
-			if p.Dedup, err = parseDedup(v, version); err != nil {
-				return nil, err
-			}
-			s.dedup = v
-		case "volblocksize", "volblock": // see volume()
-		default:
-			return nil, fmt.Errorf("-o %s: property %q is not modelled (accepted: recordsize, volblocksize, compression, copies, dedup)", kv, name)
-		}
-	}
-	if err := s.volume(p); err != nil {
-		return nil, err
-	}
-	if err := s.parseRAM(); err != nil {
-		return nil, err
-	}
-	return p, p.Validate()
+	return set, nil
 }
 
-// dedupChecksums are the checksums -o dedup=NAME[,verify] names, with the
-// release each came with ("" for all releases). ddtsim keys blocks by
-// their content, so which one is named does not change the figures.
-var dedupChecksums = map[string]string{"sha256": "", "sha512": "0.7.0", "skein": "0.7.0", "edonr": "0.7.0", "blake3": "2.2.0"}
-
-// parseDedup parses a lower-cased dedup value as zfs set dedup=VALUE takes
-// it (module/zcommon/zfs_prop.c: dedup_table) and reports whether it turns
-// dedup on.
-func parseDedup(v, version string) (bool, error) {
-	switch v {
-	case "off":
-		return false, nil
-	case "on", "verify":
-		return true, nil
+// parseRAM parses --ram: bytes, 0 without it.
+func parseRAM(v string) (uint64, error) {
+	if v == "" {
+		return 0, nil
 	}
-	alg, verify := strings.CutSuffix(v, ",verify")
-	since, ok := dedupChecksums[alg]
-	switch {
-	case !ok:
-		return false, fmt.Errorf("-o dedup=%s: invalid (accepted: on, off, verify, sha256, sha512, skein, blake3, each also with ,verify, and edonr,verify)", v)
-	case alg == "edonr" && !verify:
-		return false, fmt.Errorf("-o dedup=edonr: invalid: zfs takes edonr for dedup only with verify (dedup=edonr,verify)")
-	case since != "" && versionLess(version, since):
-		return false, fmt.Errorf("-o dedup=%s: %s does not exist in release %s (it came with %s)", v, alg, version, since)
+	n, err := model.ParseSize(v)
+	if err != nil || n < 64<<20 {
+		return 0, fmt.Errorf("--ram %s: invalid (accepted: the machine's memory, a whole number with an optional K, M, G, T suffix, at least 64M, e.g. 16G, 512G)", v)
 	}
-	return true, nil
-}
-
-// versionLess compares dotted release numbers ("0.6.5.11" < "0.7.0").
-func versionLess(a, b string) bool {
-	x, y := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(x) || i < len(y); i++ {
-		var m, n int
-		if i < len(x) {
-			m, _ = strconv.Atoi(x[i])
-		}
-		if i < len(y) {
-			n, _ = strconv.Atoi(y[i])
-		}
-		if m != n {
-			return m < n
-		}
-	}
-	return false
-}
-
-// sizeExamples lists the sizes of examples that are at most max, for
-// messages ("4K, 128K").
-func sizeExamples(max uint64, examples ...uint64) string {
-	var out []string
-	for _, e := range examples {
-		if e <= max {
-			out = append(out, report.Nicenum(e, false))
-		}
-	}
-	return strings.Join(out, ", ")
-}
-
-// parseSize parses a ZFS size value: a whole number with an optional
-// suffix K, M, G, T (also KB, KiB, ...; case-insensitive) in powers of 1024.
-func parseSize(v string) (uint64, error) {
-	s := strings.ToUpper(strings.TrimSpace(v))
-	s = strings.TrimSuffix(strings.TrimSuffix(s, "IB"), "B")
-	mult := uint64(1)
-	if s != "" {
-		if i := strings.IndexByte("KMGTPE", s[len(s)-1]); i >= 0 {
-			mult = 1 << (10 * (i + 1))
-			s = s[:len(s)-1]
-		}
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("invalid size %q", v)
-	}
-	if n > ^uint64(0)/mult {
-		return 0, fmt.Errorf("size %q too large", v)
-	}
-	return n * mult, nil
+	return n, nil
 }
 
 func (s *scanCmd) run(stdout, stderr io.Writer) int {

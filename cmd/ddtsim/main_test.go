@@ -67,21 +67,6 @@ func TestBadValuesAreClearErrors(t *testing.T) {
 	}
 }
 
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]uint64{"512": 512, "4K": 4096, "4k": 4096, "128K": 131072, "128KB": 131072,
-		"128KiB": 131072, "1M": 1 << 20, "16M": 16 << 20, "1G": 1 << 30} {
-		got, err := parseSize(in)
-		if err != nil || got != want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "K", "1.5M", "-1", "12Q", "99999999999999999999"} {
-		if _, err := parseSize(in); err == nil {
-			t.Errorf("parseSize(%q) accepted", in)
-		}
-	}
-}
-
 // A small tree: a 300 KiB random file, its copy, a text file and an
 // unreadable (missing) path.
 func sampleTree(t *testing.T) string {

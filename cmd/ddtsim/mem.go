@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
 )
 
@@ -36,7 +37,7 @@ func (s *scanCmd) startSpill(stderr io.Writer) (mem int64, dir string, code int)
 		}
 		return 0, "", exitOK
 	}
-	n, err := parseSize(s.Mem)
+	n, err := model.ParseSize(s.Mem)
 	if err != nil || n == 0 || n > math.MaxInt64 {
 		fmt.Fprintf(stderr, "ddtsim: --mem %s: invalid (accepted: the table's memory bound as a size, a whole number with an optional K, M, G, T suffix, at least %s, e.g. 512M, 4G, 1T)\n",
 			s.Mem, report.Nicenum(minMem, false))

@@ -5,20 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
 // prediction is a finished scan with the scan command's flags.
 type prediction struct {
+	settings    model.Settings
 	policy      *zio.Policy
-	sparse      analyzer.Sparse
 	res         *analyzer.Result
 	report      *report.Scan
 	interrupted bool   // ctx was cancelled: res is partial
@@ -54,22 +53,17 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 		fmt.Fprintf(stderr, "ddtsim: --jobs %d: invalid (accepted: 0 for one per CPU, or 1 to %d)\n", s.Jobs, analyzer.MaxJobs)
 		return nil, exitUsage
 	}
-	var err error
-	if s.sample, err = parseSample(s.Sample); err != nil {
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return nil, exitUsage
-	}
-	p, err := s.policy()
+	set, err := s.settings()
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return nil, exitUsage
 	}
-	sparse, err := analyzer.ParseSparse(s.Sparse)
+	p, err := set.Policy()
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return nil, exitUsage
 	}
-	acc, err := s.accumulator()
+	acc, err := s.accumulator(set)
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return nil, exitUsage
@@ -91,14 +85,14 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 	var problems []report.Problem
 	res, err = analyzer.Scan(ctx, s.Paths, s.withSave(withBreakdown(acc, analyzer.Options{
 		Policy:        p,
-		Sparse:        sparse,
+		Sparse:        set.Sparse,
 		Jobs:          s.Jobs,
 		Progress:      prog,
 		Follow:        s.Follow,
 		CountLinks:    s.CountLinks,
 		OneFileSystem: s.OneFileSystem,
-		Sample:        s.sample,
-		Zvol:          s.zvol,
+		Sample:        set.SampleRate(),
+		Zvol:          set.Zvol,
 		Mem:           mem,
 		SpillDir:      spillDir,
 		SkipDirs:      skipDirs(spillDir),
@@ -116,7 +110,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 		},
 	})))
 	bar.stop()
-	pr := &prediction{policy: p, sparse: sparse, res: res}
+	pr := &prediction{settings: set, policy: p, res: res}
 	if err != nil {
 		if !errors.Is(err, context.Canceled) || res == nil {
 			fmt.Fprintln(stderr, "ddtsim:", err)
@@ -124,14 +118,14 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 		}
 		pr.interrupted = true
 	}
-	pr.report, err = newReport(reportInput{policy: p, ashift: s.ashift, sparse: sparse, paths: s.Paths, res: res,
-		sample: s.sample, zvol: s.zvol, ram: s.ram, partial: pr.interrupted, problems: problems})
+	pr.report, err = newReport(reportInput{settings: set, policy: p, paths: s.Paths, res: res,
+		ram: s.ram, partial: pr.interrupted, problems: problems})
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return nil, exitFailed
 	}
-	if s.dedup != "" {
-		pr.report.Properties["dedup"] = s.dedup // as given: verify, sha256,verify, ...
+	if set.Dedup != "" {
+		pr.report.Properties["dedup"] = set.Dedup // as given: verify, sha256,verify, ...
 	}
 	if acc != nil {
 		pr.report.Breakdown = acc.Breakdown(res.Table)
@@ -142,13 +136,10 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 
 // reportInput is what a report is made of: the scan's model and result.
 type reportInput struct {
-	policy   *zio.Policy
-	ashift   int
-	sparse   analyzer.Sparse
+	settings model.Settings
+	policy   *zio.Policy // settings.Policy()
 	paths    []string
 	res      *analyzer.Result
-	sample   uint64 // --sample's N (1: none)
-	zvol     bool
 	ram      uint64 // --ram, bytes (0: none)
 	partial  bool   // the scan was interrupted
 	problems []report.Problem
@@ -159,39 +150,26 @@ type reportInput struct {
 // the sample's estimate, the volume mode, the DDT size.
 func newReport(in reportInput) (*report.Scan, error) {
 	p := in.policy
-	rep, err := report.NewScan(p, in.ashift, in.sparse, in.paths, in.res)
+	rep, err := report.NewScan(p, in.settings.AshiftValue(), in.settings.Sparse, in.paths, in.res)
 	if err != nil {
 		return nil, err
 	}
 	rep.Partial = in.partial
 	rep.Counters.PeakRSS = analyzer.PeakRSS()
 	rep.Problems = append(rep.Problems, in.problems...)
-	if in.sample > 1 {
-		est := ddt.EstimateTable(in.res.Table, in.sample)
+	if n := in.settings.SampleRate(); n > 1 {
+		est := ddt.EstimateTable(in.res.Table, n)
 		c := in.res.Counters
 		est.CheckCounted(c.Records - c.Holes)
 		if err := rep.ApplySample(est, p.Release.BytesSuffix); err != nil {
 			return nil, err
 		}
 	}
-	if in.zvol {
+	if in.settings.Zvol {
 		rep.SetVolume(p.RecordSize)
 	}
 	rep.EstimateDDT(p, in.ram)
 	return rep, nil
-}
-
-// parseSample parses --sample: "1/N" or "N" (keep 1/N of the contents);
-// "" or "1" means no sampling.
-func parseSample(v string) (uint64, error) {
-	if v == "" {
-		return 1, nil
-	}
-	n, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(v), "1/"), 10, 64)
-	if err != nil || n < 1 || n > 1<<20 {
-		return 0, fmt.Errorf("--sample %s: invalid (accepted: 1/N with N from 1 to 1048576, e.g. 1/64)", v)
-	}
-	return n, nil
 }
 
 // skipDirs lists ddtsim's own directories that the walk must not enter.

@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scanfile"
+	"github.com/ddtsim/ddtsim/zio"
 )
 
 // Saved scans: scan --save FILE, merge FILE..., resume FILE.
@@ -182,7 +182,7 @@ func (s *scanCmd) finishSave(pr *prediction, stderr io.Writer) bool {
 	hdr := scanfile.Header{
 		Ddtsim:   ddtsimVersion(),
 		Created:  time.Now().UTC().Truncate(time.Second),
-		Model:    scanfile.ModelOf(pr.policy, s.Vdev, s.ashift, pr.sparse, s.sample, s.zvol),
+		Model:    pr.settings.Model(pr.policy),
 		Options:  scanfile.Options{Follow: s.Follow, CountLinks: s.CountLinks, OneFileSystem: s.OneFileSystem},
 		Paths:    scanfile.Paths(s.Paths),
 		Complete: !pr.interrupted,
@@ -244,8 +244,8 @@ func ddtsimVersion() string {
 // properties (listed); 3 merged, but some paths could not be read when the
 // scans were made.
 func (m *mergeCmd) run(stdout, stderr io.Writer) int {
-	ramFlag := scanCmd{RAM: m.RAM}
-	if err := ramFlag.parseRAM(); err != nil {
+	ram, err := parseRAM(m.RAM)
+	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitUsage
 	}
@@ -273,7 +273,7 @@ func (m *mergeCmd) run(stdout, stderr io.Writer) int {
 	for _, n := range mg.Notes {
 		fmt.Fprintln(stderr, "ddtsim: note:", n)
 	}
-	code := printSaved(&mg.Scan, m.Zdb, m.JSON, ramFlag.ram, stdout, stderr)
+	code := printSaved(&mg.Scan, m.Zdb, m.JSON, ram, stdout, stderr)
 	if len(mg.Partial) > 0 && code != exitFailed {
 		fmt.Fprintf(stderr, "ddtsim: the result is partial: interrupted scans: %s (ddtsim resume FILE completes one)\n",
 			strings.Join(mg.Partial, ", "))
@@ -286,20 +286,22 @@ func (m *mergeCmd) run(stdout, stderr io.Writer) int {
 // read, 1 when printing failed. The report is assembled as for a scan
 // with the saved flags (newReport).
 func printSaved(sc *scanfile.Scan, zdb, json bool, ram uint64, stdout, stderr io.Writer) int {
-	s := scanFromSaved(&sc.Header)
-	p, err := s.policy()
+	set, err := sc.Model.Settings()
+	var p *zio.Policy
+	if err == nil {
+		p, err = set.Policy()
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitFailed
 	}
-	sparse, _ := analyzer.ParseSparse(sc.Model.Sparse)
 	res := sc.Result()
 	var problems []report.Problem
 	for _, pb := range sc.Problems {
 		problems = append(problems, report.Problem(pb))
 	}
-	rep, err := newReport(reportInput{policy: p, ashift: s.ashift, sparse: sparse, paths: s.Paths, res: res,
-		sample: sc.Model.Sample, zvol: s.zvol, ram: ram, partial: !sc.Complete, problems: problems})
+	rep, err := newReport(reportInput{settings: set, policy: p, paths: scanfile.Strings(sc.Paths), res: res,
+		ram: ram, partial: !sc.Complete, problems: problems})
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitFailed
@@ -364,57 +366,27 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 			return exitUsage
 		}
 	}
-	s := scanFromSaved(&saved.Header)
-	s.Zdb, s.JSON, s.Jobs, s.Mem, s.TmpDir = r.Zdb, r.JSON, r.Jobs, r.Mem, r.TmpDir
-	s.Save = r.File
-	s.save = &saving{resume: saved}
-	// The flags must rebuild the saved model exactly.
-	p, err := s.policy()
+	// The saved model must rebuild itself exactly.
+	set, err := saved.Model.Settings()
+	var p *zio.Policy
+	if err == nil {
+		p, err = set.Policy()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "ddtsim: %s: its flags are not valid for this ddtsim: %v\n", name, err)
 		return exitUsage
 	}
-	sample, err := parseSample(s.Sample)
-	if err != nil {
-		fmt.Fprintf(stderr, "ddtsim: %s: %v\n", name, err)
-		return exitUsage
-	}
-	sparse, _ := analyzer.ParseSparse(s.Sparse)
-	if m := scanfile.ModelOf(p, s.Vdev, s.ashift, sparse, sample, s.zvol); !m.Equal(saved.Model) {
+	if m := set.Model(p); !m.Equal(saved.Model) {
 		fmt.Fprintf(stderr, "ddtsim: %s: this ddtsim rebuilds its model differently (%s)\n", name, strings.Join(saved.Model.Diff(m), "; "))
 		return exitUsage
 	}
-	return s.runContext(ctx, interruptCode, stdout, stderr)
-}
-
-// scanFromSaved returns the scan command a saved scan was made with.
-func scanFromSaved(h *scanfile.Header) *scanCmd {
-	m := h.Model
-	dedup := "off"
-	if m.Dedup {
-		dedup = "on"
-	}
+	h := &saved.Header
 	s := &scanCmd{
-		Property: []string{
-			"recordsize=" + strconv.FormatUint(uint64(m.RecordSize), 10),
-			"compression=" + m.Compression,
-			"copies=" + strconv.Itoa(m.Copies),
-			"dedup=" + dedup,
-		},
-		Vdev:          m.Vdevs,
-		Ashift:        strconv.Itoa(m.Ashift),
-		Release:       m.Release,
-		Sparse:        m.Sparse,
-		Follow:        h.Options.Follow,
-		CountLinks:    h.Options.CountLinks,
-		OneFileSystem: h.Options.OneFileSystem,
-		Paths:         scanfile.Strings(h.Paths),
+		Zdb: r.Zdb, JSON: r.JSON, Jobs: r.Jobs, Mem: r.Mem, TmpDir: r.TmpDir, Save: r.File,
+		Follow: h.Options.Follow, CountLinks: h.Options.CountLinks, OneFileSystem: h.Options.OneFileSystem,
+		Paths:  scanfile.Strings(h.Paths),
+		preset: &set,
+		save:   &saving{resume: saved},
 	}
-	if m.Sample > 1 {
-		s.Sample = fmt.Sprintf("1/%d", m.Sample)
-	}
-	if m.Zvol() {
-		s.Property[0] = "volblocksize=" + strconv.FormatUint(uint64(m.VolBlockSize), 10)
-	}
-	return s
+	return s.runContext(ctx, interruptCode, stdout, stderr)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/sweep"
 	"github.com/ddtsim/ddtsim/zio"
@@ -29,7 +30,7 @@ type sweepCmd struct {
 	Jobs      int      `short:"j" default:"0" help:"Files read at once (0: one per CPU)."`
 	Paths     []string `arg:"" name:"path" help:"Files and directories to scan (each byte is read once for all combinations)."`
 
-	ashift int // parsed Ashift, set by lanes
+	settings model.Settings // what every lane shares, set by lanes
 }
 
 // sweepRow is one combination's result.
@@ -124,24 +125,31 @@ func (s *sweepCmd) lanes() ([]*zio.Policy, error) {
 	if comp == nil {
 		comp = []string{""}
 	}
+	base, err := model.Parse(model.Text{Release: s.Release, Properties: other, Vdevs: s.Vdev, Ashift: s.Ashift, Sparse: s.Sparse})
+	if err != nil {
+		return nil, err
+	}
+	s.settings = base
 	var lanes []*zio.Policy
 	var pool zio.Vdev
 	var given [][2]string // each lane's (recordsize, compression) as the user wrote them
 	for _, r := range rs {
 		for _, c := range comp {
-			props := append([]string(nil), other...)
+			set := base
 			if r != "" {
-				props = append(props, "recordsize="+r)
+				if err := set.Set("recordsize", r); err != nil {
+					return nil, err
+				}
 			}
 			if c != "" {
-				props = append(props, "compression="+c)
+				if err := set.Set("compression", c); err != nil {
+					return nil, err
+				}
 			}
-			sc := scanCmd{Property: props, Vdev: s.Vdev, Ashift: s.Ashift, Release: s.Release, Sparse: s.Sparse}
-			p, err := sc.policy()
+			p, err := set.Policy()
 			if err != nil {
 				return nil, err
 			}
-			s.ashift = sc.ashift
 			// One pool object for all lanes (sweep.Run checks they share it).
 			if pool == nil {
 				pool = p.Vdev
@@ -205,7 +213,7 @@ func (s *sweepCmd) run(stdout, stderr io.Writer) int {
 	}
 	rows := sweepRows(res)
 	sortRows(rows, s.Sort)
-	props := sweepProps{Copies: lanes[0].Copies, Dedup: "off", Vdev: lanes[0].Vdev.String(), Ashift: s.ashift, Sparse: sparse.String()}
+	props := sweepProps{Copies: lanes[0].Copies, Dedup: "off", Vdev: lanes[0].Vdev.String(), Ashift: s.settings.AshiftValue(), Sparse: sparse.String()}
 	if lanes[0].Dedup {
 		props.Dedup = "on"
 	}

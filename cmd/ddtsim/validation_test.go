@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/benchdata"
+	"github.com/ddtsim/ddtsim/model"
 )
 
 // TestValidationZdbS runs ddtsim --zdb on the inputs of the DDT validation
@@ -26,7 +27,7 @@ func TestValidationZdbS(t *testing.T) {
 		name := filepath.Base(dir)
 		t.Run(name, func(t *testing.T) {
 			parts := strings.Split(name, "-") // benchdata, 48M, 8k
-			size, err := parseSize(parts[1])
+			size, err := model.ParseSize(parts[1])
 			if err != nil || len(parts) != 3 {
 				t.Fatalf("%s: %v", name, err)
 			}

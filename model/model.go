@@ -1,4 +1,4 @@
-package scanfile
+package model
 
 import (
 	"fmt"
@@ -31,77 +31,48 @@ type Model struct {
 	Sample       uint64   `json:"sample"` // N: 1/N of the contents kept (1: all)
 }
 
-// ModelOf describes policy p with the scan's other settings: the --vdev
-// layouts as given, the ashift, the sparse mode, the sampling rate, and
-// whether the files are scanned as volumes (p.RecordSize then being the
-// volblocksize).
-func ModelOf(p *zio.Policy, vdevs []string, ashift int, sparse analyzer.Sparse, sample uint64, zvol bool) Model {
-	version := p.Version
-	if version == "" {
-		version = p.Release.Name
-	}
-	pl, ok := p.Vdev.(*zio.Pool)
-	if !ok {
-		pl = zio.PoolOf(p.Vdev)
-	}
-	m := Model{
-		Release:     version,
-		Rules:       p.Release.Name,
-		RecordSize:  p.RecordSize,
-		Compression: zio.CompressionName(p.Compression, p.Level),
-		Copies:      p.Copies,
-		Dedup:       p.Dedup,
-		Vdevs:       append([]string{}, vdevs...),
-		Pool:        pl.String(),
-		Ashift:      ashift,
-		Sparse:      sparse.String(),
-		Sample:      max(sample, 1),
-	}
-	if zvol {
-		m.RecordSize, m.VolBlockSize = 0, p.RecordSize
-	}
-	return m
-}
-
 // Zvol reports whether the model is that of a zvol scan.
 func (m Model) Zvol() bool { return m.VolBlockSize != 0 }
 
-// Policy rebuilds the write policy the model describes (for a zvol scan,
-// its RecordSize is the volblocksize), and checks that
-// this ddtsim describes it the same way (a release table that changed
-// between the ddtsim that saved the scan and this one is an error).
-func (m Model) Policy() (*zio.Policy, error) {
-	rel, version, err := zio.ResolveRelease(m.Release)
-	if err != nil {
-		return nil, err
-	}
-	pool, err := zio.NewPool(m.Vdevs, m.Ashift)
-	if err != nil {
-		return nil, err
-	}
-	comp, level, err := zio.ParseCompression(m.Compression, rel)
-	if err != nil {
-		return nil, err
-	}
-	p := &zio.Policy{
-		Release:     rel,
-		Version:     version,
-		RecordSize:  max(m.RecordSize, m.VolBlockSize),
-		Compression: comp,
-		Level:       level,
-		Copies:      m.Copies,
-		Dedup:       m.Dedup,
-		Vdev:        pool,
-	}
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
+// Settings returns the settings the model describes, without going
+// through their text: the release as resolved, dedup "on" or "off".
+func (m Model) Settings() (Settings, error) {
 	sparse, err := analyzer.ParseSparse(m.Sparse)
 	if err != nil {
+		return Settings{}, err
+	}
+	s := Settings{
+		Release:     m.Release,
+		RecordSize:  m.RecordSize,
+		Zvol:        m.Zvol(),
+		Compression: m.Compression,
+		Copies:      m.Copies,
+		Dedup:       onOff(m.Dedup),
+		Vdevs:       append([]string(nil), m.Vdevs...),
+		Ashift:      m.Ashift,
+		Sparse:      sparse,
+		Sample:      m.Sample,
+	}
+	if s.Zvol {
+		s.RecordSize, s.VolBlockSize = 0, m.VolBlockSize
+	}
+	return s, nil
+}
+
+// Policy rebuilds the write policy the model describes (for a zvol scan,
+// its RecordSize is the volblocksize), and checks that this ddtsim
+// describes it the same way (a release table that changed between the
+// ddtsim that saved the scan and this one is an error).
+func (m Model) Policy() (*zio.Policy, error) {
+	s, err := m.Settings()
+	if err != nil {
 		return nil, err
 	}
-	again := ModelOf(p, m.Vdevs, m.Ashift, sparse, m.Sample, m.Zvol())
-	if d := m.Diff(again); len(d) > 0 {
+	p, err := s.Policy()
+	if err != nil {
+		return nil, err
+	}
+	if d := m.Diff(s.Model(p)); len(d) > 0 {
 		return nil, fmt.Errorf("this ddtsim models the saved settings differently: %s", strings.Join(d, "; "))
 	}
 	return p, nil

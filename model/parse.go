@@ -1,0 +1,236 @@
+package model
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+// Text is the text form of Settings, as a user types them: ddtsim's flags,
+// and properties as zfs create -o takes them. Empty fields take the
+// defaults.
+type Text struct {
+	Release string // --release: a version, a prefix of one, or "latest"
+	// Properties are NAME=VALUE pairs (-o): recordsize (recsize),
+	// volblocksize (volblock), compression (compress), copies, dedup.
+	// Property names are case-insensitive; each may be given once.
+	Properties []string
+	Vdevs      []string // --vdev layouts, as zpool create names them with a disk count
+	Ashift     string   // --ashift: 9 to 16
+	Sparse     string   // --sparse: auto, always or never
+	// VolBlockSize is --volblocksize SIZE: the files are volumes (as with
+	// -o volblocksize=SIZE).
+	VolBlockSize string
+	Zvol         bool   // --zvol: volumes with the default volblocksize
+	Sample       string // --sample: "1/N" or "N"
+}
+
+// propertyAliases maps the short names of properties to their names.
+var propertyAliases = map[string]string{"recsize": "recordsize", "compress": "compression", "volblock": "volblocksize"}
+
+// Parse parses and checks settings given as text, in this order: the
+// sample rate, the release, the ashift, the vdev layouts, each property
+// as given, the volume flags; the first error is returned, in the words
+// of the flag or property at fault ("-o recordsize=3K: invalid (accepted:
+// ...)").
+func Parse(t Text) (Settings, error) {
+	var s Settings
+	var err error
+	if s.Sample, err = ParseSample(t.Sample); err != nil {
+		return s, err
+	}
+	rel, version, err := zio.ResolveRelease(t.Release)
+	if err != nil {
+		return s, err
+	}
+	s.Release = t.Release
+	ashift, err := strconv.Atoi(strings.TrimSpace(t.Ashift))
+	if t.Ashift == "" {
+		ashift, err = 12, nil
+	}
+	if err != nil || ashift < zio.MinAshift || ashift > zio.MaxAshift {
+		return s, fmt.Errorf("--ashift %s: invalid (accepted: %d to %d, the sector size as a power of two)", t.Ashift, zio.MinAshift, zio.MaxAshift)
+	}
+	s.Ashift = ashift
+	pool, err := zio.NewPool(t.Vdevs, ashift)
+	if err != nil {
+		return s, err
+	}
+	s.Vdevs = append([]string(nil), t.Vdevs...)
+	volblock, volGiven := t.VolBlockSize, t.VolBlockSize != ""
+	given := map[string]string{}
+	for _, kv := range t.Properties {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			return s, fmt.Errorf("-o %s: expected NAME=VALUE", kv)
+		}
+		canon := strings.ToLower(name)
+		if full, ok := propertyAliases[canon]; ok {
+			canon = full
+		}
+		if prev, ok := given[canon]; ok {
+			return s, fmt.Errorf("-o %s: %s given twice (also -o %s), as zfs create would refuse", kv, canon, prev)
+		}
+		given[canon] = kv
+		if canon != "volblocksize" {
+			if err := s.Set(name, value); err != nil {
+				return s, err
+			}
+			continue
+		}
+		if t.VolBlockSize != "" {
+			a, errA := ParseSize(value)
+			b, errB := ParseSize(t.VolBlockSize)
+			if errA != nil || errB != nil || a != b {
+				return s, fmt.Errorf("-o volblocksize=%s and --volblocksize %s disagree", value, t.VolBlockSize)
+			}
+		}
+		volblock, volGiven = value, true
+	}
+	s.Zvol = t.Zvol || volGiven
+	if s.Zvol {
+		if _, ok := given["recordsize"]; ok {
+			return s, fmt.Errorf("-o recordsize does not apply to volumes (--zvol, --volblocksize): their block size is the volblocksize")
+		}
+		s.RecordSize = 0
+		if volGiven {
+			n, err := ParseSize(volblock)
+			if err == nil {
+				err = zio.CheckVolBlockSize(n, rel)
+			}
+			if err != nil {
+				return s, volBlockSizeError(volblock, &zio.Policy{Release: rel, Version: version, Vdev: pool})
+			}
+			s.VolBlockSize = uint32(n)
+		}
+	}
+	if t.Sparse != "" {
+		if s.Sparse, err = analyzer.ParseSparse(t.Sparse); err != nil {
+			return s, err
+		}
+	}
+	_, err = s.Policy()
+	return s, err
+}
+
+// Set sets one dataset property as zfs set NAME=VALUE takes it, checked
+// against the settings' release: recordsize (recsize), volblocksize
+// (volblock: the files become volumes), compression (compress), copies,
+// dedup; names are case-insensitive. The error names the property and
+// what is accepted ("-o copies=4: invalid (accepted: 1, 2, 3)").
+func (s *Settings) Set(name, value string) error {
+	rel, version, err := zio.ResolveRelease(s.Release)
+	if err != nil {
+		return err
+	}
+	canon := strings.ToLower(name)
+	if full, ok := propertyAliases[canon]; ok {
+		canon = full
+	}
+	switch canon {
+	case "recordsize":
+		n, err := ParseSize(value)
+		if err != nil || checkRecordSize(n, rel) != nil {
+			return fmt.Errorf("-o recordsize=%s: invalid (accepted: a power of two from 512 to %s, e.g. %s)", value,
+				Size(uint64(rel.MaxRecordSize)), sizeExamples(uint64(rel.MaxRecordSize), 4<<10, 128<<10, 1<<20))
+		}
+		s.RecordSize = uint32(n)
+	case "volblocksize":
+		n, err := ParseSize(value)
+		if err == nil {
+			err = zio.CheckVolBlockSize(n, rel)
+		}
+		if err != nil {
+			return volBlockSizeError(value, &zio.Policy{Release: rel, Version: version})
+		}
+		s.Zvol, s.VolBlockSize = true, uint32(n)
+	case "compression":
+		if _, _, err := zio.ParseCompression(value, rel); err != nil {
+			return fmt.Errorf("-o %s", err)
+		}
+		s.Compression = value
+	case "copies":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 || n > 3 {
+			return fmt.Errorf("-o copies=%s: invalid (accepted: 1, 2, 3)", value)
+		}
+		s.Copies = n
+	case "dedup":
+		v := strings.ToLower(value)
+		if _, err := parseDedup(v, version); err != nil {
+			return err
+		}
+		s.Dedup = v
+	default:
+		return fmt.Errorf("-o %s=%s: property %q is not modelled (accepted: recordsize, volblocksize, compression, copies, dedup)", name, value, name)
+	}
+	return nil
+}
+
+// ParseSample parses a sampling rate: "1/N" or "N" (keep 1/N of the
+// contents, N from 1 to 2^20); "" or "1" means no sampling (1).
+func ParseSample(v string) (uint64, error) {
+	if v == "" {
+		return 1, nil
+	}
+	n, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(v), "1/"), 10, 64)
+	if err != nil || n < 1 || n > 1<<20 {
+		return 0, fmt.Errorf("--sample %s: invalid (accepted: 1/N with N from 1 to 1048576, e.g. 1/64)", v)
+	}
+	return n, nil
+}
+
+// ParseSize parses a ZFS size value: a whole number with an optional
+// suffix K, M, G, T, P, E (also KB, KiB, ...; case-insensitive) in powers
+// of 1024, returning bytes. It fails on anything else and on sizes beyond
+// 2^64-1.
+func ParseSize(v string) (uint64, error) {
+	s := strings.ToUpper(strings.TrimSpace(v))
+	s = strings.TrimSuffix(strings.TrimSuffix(s, "IB"), "B")
+	mult := uint64(1)
+	if s != "" {
+		if i := strings.IndexByte("KMGTPE", s[len(s)-1]); i >= 0 {
+			mult = 1 << (10 * (i + 1))
+			s = s[:len(s)-1]
+		}
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid size %q", v)
+	}
+	if n > ^uint64(0)/mult {
+		return 0, fmt.Errorf("size %q too large", v)
+	}
+	return n * mult, nil
+}
+
+// Size writes a size in bytes the way zfs prints a power of two:
+// "512", "4K", "128K", "16M"; other sizes as a plain number of bytes.
+func Size(n uint64) string {
+	switch {
+	case n == 0:
+		return "0"
+	case n%(1<<30) == 0:
+		return fmt.Sprintf("%dG", n>>30)
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%dM", n>>20)
+	case n%(1<<10) == 0:
+		return fmt.Sprintf("%dK", n>>10)
+	}
+	return fmt.Sprint(n)
+}
+
+// sizeExamples lists the sizes of examples that are at most max, for
+// messages ("4K, 128K").
+func sizeExamples(max uint64, examples ...uint64) string {
+	var out []string
+	for _, e := range examples {
+		if e <= max {
+			out = append(out, Size(e))
+		}
+	}
+	return strings.Join(out, ", ")
+}
