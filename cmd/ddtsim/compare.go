@@ -157,7 +157,7 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 	if pred == nil {
 		return code
 	}
-	if pred.interrupted {
+	if pred.res.Partial {
 		fmt.Fprintln(stderr, "ddtsim: interrupted")
 		return exitInterrupt
 	}
@@ -166,20 +166,20 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 	model := fmt.Sprintf("OpenZFS %s model, %s, compression=%s, copies=%s, dedup=%s, %s, ashift %d, sparse=%s",
 		rep.Release, rep.BlockSizeProperty(), rep.Properties["compression"], rep.Properties["copies"],
 		rep.Properties["dedup"], rep.Pool.Vdev, rep.Pool.Ashift, rep.Sparse)
-	cmp, err := report.Compare(pred.res.Histogram, actual, report.CompareOptions{
+	cmp, err := report.Compare(pred.res.Scan.Histogram, actual, report.CompareOptions{
 		Tolerance:     c.Tolerance,
 		CellTolerance: c.CellTol,
-		BytesSuffix:   pred.policy.Release.BytesSuffix,
+		BytesSuffix:   pred.res.Policy.Release.BytesSuffix,
 		Model:         model,
 		Source:        source,
-		ReleaseFrom:   fmt.Sprintf("%d.%d", pred.policy.Release.First[0], pred.policy.Release.First[1]),
-		ReleaseTo:     fmt.Sprintf("%d.%d", pred.policy.Release.Last[0], pred.policy.Release.Last[1]),
+		ReleaseFrom:   fmt.Sprintf("%d.%d", pred.res.Policy.Release.First[0], pred.res.Policy.Release.First[1]),
+		ReleaseTo:     fmt.Sprintf("%d.%d", pred.res.Policy.Release.Last[0], pred.res.Policy.Release.Last[1]),
 	})
 	if err != nil {
 		printDiags(stderr, source, actual)
 		return fail("%s: %v", source, err)
 	}
-	if n := pred.res.Counters.Errors; n > 0 {
+	if n := pred.res.Scan.Counters.Errors; n > 0 {
 		cmp.Notes = append(cmp.Notes, fmt.Sprintf("the scan could not read %d paths (see the messages above); the prediction leaves them out", n))
 	}
 	cmp.CompareDDTSize(rep.DDT, actual)
@@ -210,7 +210,7 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ddtsim: writing the report:", err)
 		return exitFailed
 	}
-	if n := pred.res.Counters.Errors; n > 0 {
+	if n := pred.res.Scan.Counters.Errors; n > 0 {
 		fmt.Fprintf(stderr, "ddtsim: the scan completed with %d errors (see above); the prediction leaves those paths out\n", n)
 	}
 	return cmp.Exit

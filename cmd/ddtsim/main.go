@@ -248,22 +248,8 @@ func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdo
 		return code
 	}
 	defer pr.close()
-	saved := s.finishSave(pr, stderr)
-	var err error
-	switch {
-	case s.Zdb:
-		_, err = io.WriteString(stdout, pr.report.Zdb)
-		if note := pr.report.EstimateNote(); note != "" {
-			fmt.Fprintln(stderr, "ddtsim: note:", note)
-		}
-	case s.JSON:
-		err = pr.report.WriteJSON(stdout)
-	case s.CSV:
-		err = pr.report.WriteCSV(stdout)
-	default:
-		err = pr.report.WriteText(stdout)
-	}
-	if err != nil {
+	saved := code == exitOK
+	if err := writeReport(pr.report, format{zdb: s.Zdb, json: s.JSON, csv: s.CSV}, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "ddtsim: writing the report:", err)
 		return exitFailed
 	}
@@ -276,9 +262,9 @@ func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdo
 	if !saved {
 		return exitFailed
 	}
-	c := pr.res.Counters
+	c := pr.res.Scan.Counters
 	switch {
-	case pr.interrupted:
+	case pr.res.Partial:
 		fmt.Fprintln(stderr, "ddtsim: interrupted: the result above is partial")
 		if code := interruptCode(); code != 0 {
 			return code
@@ -291,6 +277,29 @@ func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdo
 		fmt.Fprintf(stderr, "ddtsim: %s changed while read (see above); the result is approximate for them\n", plural(c.Changed, "file"))
 	}
 	return exitOK
+}
+
+// format is the output format chosen: one of zdb, json, csv, or the text.
+type format struct{ zdb, json, csv bool }
+
+// writeReport writes the report in the format chosen; with --zdb, the
+// sample's note goes to stderr (zdb -S's text has no place for it).
+func writeReport(rep *report.Scan, f format, stdout, stderr io.Writer) error {
+	switch {
+	case f.zdb:
+		if _, err := io.WriteString(stdout, rep.Zdb); err != nil {
+			return err
+		}
+		if note := rep.EstimateNote(); note != "" {
+			fmt.Fprintln(stderr, "ddtsim: note:", note)
+		}
+		return nil
+	case f.json:
+		return rep.WriteJSON(stdout)
+	case f.csv:
+		return rep.WriteCSV(stdout)
+	}
+	return rep.WriteText(stdout)
 }
 
 // plural writes n and the noun, adding s unless n is 1.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -195,4 +196,21 @@ func (s *scanCmd) startHTML(stderr io.Writer) int {
 		return exitUsage
 	}
 	return exitOK
+}
+
+// writeHTML writes the report's HTML page to path.
+func writeHTML(path string, r *report.Scan) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	err = r.WriteHTML(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

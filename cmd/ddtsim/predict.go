@@ -5,23 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/scan"
 )
 
 // prediction is a finished scan with the scan command's flags.
 type prediction struct {
-	settings    model.Settings
-	policy      *zio.Policy
-	res         *analyzer.Result
-	report      *report.Scan
-	interrupted bool   // ctx was cancelled: res is partial
-	spillDir    string // --mem's runs: removed by close
+	res      *scan.Result
+	report   *report.Scan
+	spillDir string // --mem's runs: removed by close
 }
 
 // close removes what the prediction keeps on disk (--mem's runs); the
@@ -31,39 +25,34 @@ func (pr *prediction) close() { closeSpill(pr.res, pr.spillDir) }
 // closeSpill closes the table's run files, then removes the spill
 // directory: with the runs still open, a scan that failed for want of file
 // descriptors could not even open the directory to remove it.
-func closeSpill(res *analyzer.Result, dir string) {
-	if res != nil && res.Table != nil {
-		res.Table.Close()
-	}
+func closeSpill(res *scan.Result, dir string) {
+	res.Close()
 	removeSpillDir(dir)
 }
 
-// predict runs the scan that `ddtsim scan` runs for the same flags (the
-// policy from s.policy(), then analyzer.Scan with the progress bar and the
-// per-path warnings on stderr) and returns its result. On failure it has
-// printed the reason and returns the exit status to use: exitUsage for bad
-// flags, exitFailed when the scan could not run. A cancelled ctx gives a
-// partial result with interrupted set.
+// checkJobs refuses a -j out of range.
+func checkJobs(n int) error {
+	if n < 0 || n > analyzer.MaxJobs {
+		return fmt.Errorf("--jobs %d: invalid (accepted: 0 for one per CPU, or 1 to %d)", n, analyzer.MaxJobs)
+	}
+	return nil
+}
+
+// predict runs the scan for the flags (scan.Run, with the progress bar
+// and the per-path warnings on stderr) and assembles its report. On
+// failure it has printed the reason and returns the exit status to use:
+// exitUsage for bad flags, exitFailed when the scan could not run. A
+// cancelled ctx gives a partial result.
 func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, int) {
 	if len(s.Paths) == 0 {
 		fmt.Fprintln(stderr, "ddtsim: expected <path> ...: name the files and directories to scan")
 		return nil, exitUsage
 	}
-	if s.Jobs < 0 || s.Jobs > analyzer.MaxJobs {
-		fmt.Fprintf(stderr, "ddtsim: --jobs %d: invalid (accepted: 0 for one per CPU, or 1 to %d)\n", s.Jobs, analyzer.MaxJobs)
+	if err := checkJobs(s.Jobs); err != nil {
+		fmt.Fprintln(stderr, "ddtsim:", err)
 		return nil, exitUsage
 	}
 	set, err := s.settings()
-	if err != nil {
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return nil, exitUsage
-	}
-	p, err := set.Policy()
-	if err != nil {
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return nil, exitUsage
-	}
-	acc, err := s.accumulator(set)
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return nil, exitUsage
@@ -72,110 +61,61 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 	if code != exitOK {
 		return nil, code
 	}
-	kept := false
-	var res *analyzer.Result
-	defer func() {
-		if !kept {
-			closeSpill(res, spillDir)
-		}
-	}()
 	prog := &analyzer.Progress{}
 	bar := startProgress(prog, stderr)
-	var mu sync.Mutex
-	var problems []report.Problem
-	res, err = analyzer.Scan(ctx, s.Paths, s.withSave(withBreakdown(acc, analyzer.Options{
-		Policy:        p,
-		Sparse:        set.Sparse,
+	opts := scan.Options{
 		Jobs:          s.Jobs,
 		Progress:      prog,
 		Follow:        s.Follow,
 		CountLinks:    s.CountLinks,
 		OneFileSystem: s.OneFileSystem,
-		Sample:        set.SampleRate(),
-		Zvol:          set.Zvol,
+		By:            s.By,
 		Mem:           mem,
 		SpillDir:      spillDir,
-		SkipDirs:      skipDirs(spillDir),
 		SpillWarn:     func(err error) { bar.println("ddtsim: --mem: " + err.Error()) },
-		Warn: func(path string, err error) {
-			kind := "error"
-			if errors.Is(err, analyzer.ErrChanged) {
-				kind = "changed"
-			}
-			why := reason(path, err)
-			mu.Lock()
-			problems = append(problems, report.Problem{Path: report.EscapePath(path), Kind: kind, Reason: why})
-			mu.Unlock()
-			bar.println(fmt.Sprintf("ddtsim: %s: %s", report.EscapePath(path), why))
-		},
-	})))
-	bar.stop()
-	pr := &prediction{settings: set, policy: p, res: res}
-	if err != nil {
-		if !errors.Is(err, context.Canceled) || res == nil {
-			fmt.Fprintln(stderr, "ddtsim:", err)
-			return nil, exitFailed
-		}
-		pr.interrupted = true
+		Warn:          func(p report.Problem) { bar.println(fmt.Sprintf("ddtsim: %s: %s", p.Path, p.Reason)) },
 	}
-	pr.report, err = newReport(reportInput{settings: set, policy: p, paths: s.Paths, res: res,
-		ram: s.ram, partial: pr.interrupted, problems: problems})
-	if err != nil {
+	if sv := s.save; sv != nil {
+		opts.Save, opts.Resume = sv.target, sv.resume
+	}
+	if testDoneHook != nil {
+		opts.Done = func(analyzer.FileInfo, uint64, uint64) { testDoneHook() }
+	}
+	res, err := scan.Run(ctx, set, s.Paths, opts)
+	bar.stop()
+	var ue *scan.UsageError
+	var se *scan.SaveError
+	switch {
+	case errors.As(err, &ue):
+		removeSpillDir(spillDir)
+		fmt.Fprintln(stderr, "ddtsim:", err)
+		return nil, exitUsage
+	case err != nil && res == nil:
+		removeSpillDir(spillDir)
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return nil, exitFailed
 	}
-	if set.Dedup != "" {
-		pr.report.Properties["dedup"] = set.Dedup // as given: verify, sha256,verify, ...
+	pr := &prediction{res: res, spillDir: spillDir}
+	for _, m := range res.Missed {
+		fmt.Fprintf(stderr, "ddtsim: %s: %s\n", m.Path, m.Reason)
 	}
-	if acc != nil {
-		pr.report.Breakdown = acc.Breakdown(res.Table)
+	saved := true
+	switch {
+	case errors.As(err, &se):
+		fmt.Fprintf(stderr, "ddtsim: saving the scan in %s: %v\n", report.EscapePath(s.save.path), se.Err)
+		saved = false
+	case res.Partial && s.save != nil:
+		name := report.EscapePath(s.save.path)
+		fmt.Fprintf(stderr, "ddtsim: the partial scan is saved in %s: ddtsim resume %s continues it\n", name, name)
 	}
-	pr.spillDir, kept = spillDir, true
-	return pr, exitOK
-}
-
-// reportInput is what a report is made of: the scan's model and result.
-type reportInput struct {
-	settings model.Settings
-	policy   *zio.Policy // settings.Policy()
-	paths    []string
-	res      *analyzer.Result
-	ram      uint64 // --ram, bytes (0: none)
-	partial  bool   // the scan was interrupted
-	problems []report.Problem
-}
-
-// newReport assembles the report of a scan as every command shows it (a
-// scan, and merge and resume from saved scans): the histogram and summary,
-// the sample's estimate, the volume mode, the DDT size.
-func newReport(in reportInput) (*report.Scan, error) {
-	p := in.policy
-	rep, err := report.NewScan(p, in.settings.AshiftValue(), in.settings.Sparse, in.paths, in.res)
+	pr.report, err = res.Report(s.ram)
 	if err != nil {
-		return nil, err
+		pr.close()
+		fmt.Fprintln(stderr, "ddtsim:", err)
+		return nil, exitFailed
 	}
-	rep.Partial = in.partial
-	rep.Counters.PeakRSS = analyzer.PeakRSS()
-	rep.Problems = append(rep.Problems, in.problems...)
-	if n := in.settings.SampleRate(); n > 1 {
-		est := ddt.EstimateTable(in.res.Table, n)
-		c := in.res.Counters
-		est.CheckCounted(c.Records - c.Holes)
-		if err := rep.ApplySample(est, p.Release.BytesSuffix); err != nil {
-			return nil, err
-		}
+	if !saved {
+		return pr, exitFailed
 	}
-	if in.settings.Zvol {
-		rep.SetVolume(p.RecordSize)
-	}
-	rep.EstimateDDT(p, in.ram)
-	return rep, nil
-}
-
-// skipDirs lists ddtsim's own directories that the walk must not enter.
-func skipDirs(spillDir string) []string {
-	if spillDir == "" {
-		return nil
-	}
-	return []string{spillDir}
+	return pr, exitOK
 }

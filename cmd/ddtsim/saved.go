@@ -8,12 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
-	"time"
 
-	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/scanfile"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -22,10 +20,9 @@ import (
 
 // saving is what --save (and resume, which saves too) keeps during a scan.
 type saving struct {
-	path    string // as named (in messages)
-	target  string // what is written: path, or the file its symlink names
-	tracker *scanfile.Tracker
-	resume  *scanfile.Scan // the saved scan being continued; nil for a new scan
+	path   string         // as named (in messages)
+	target string         // what is written: path, or the file its symlink names
+	resume *scanfile.Scan // the saved scan being continued; nil for a new scan
 }
 
 type mergeCmd struct {
@@ -84,11 +81,6 @@ func (s *scanCmd) startSave(stderr io.Writer) int {
 		s.save = &saving{}
 	}
 	s.save.path, s.save.target = s.Save, target
-	var files []scanfile.File
-	if s.save.resume != nil {
-		files = s.save.resume.Files
-	}
-	s.save.tracker = scanfile.NewTracker(files)
 	return exitOK
 }
 
@@ -126,116 +118,6 @@ func checkReplaceable(path string) error {
 		return &notSavedScanError{"it exists and is not a ddtsim saved scan"}
 	}
 	return nil
-}
-
-// withSave adds what saving needs to the scan's options: the progress of
-// each file, and for resume the saved scan to continue.
-func (s *scanCmd) withSave(o analyzer.Options) analyzer.Options {
-	sv := s.save
-	if sv == nil || sv.tracker == nil {
-		return o
-	}
-	o.Done = sv.tracker.Done
-	if testDoneHook != nil {
-		o.Done = func(f analyzer.FileInfo, first, end uint64) {
-			sv.tracker.Done(f, first, end)
-			testDoneHook()
-		}
-	}
-	if r := sv.resume; r != nil {
-		o.Resume = &analyzer.Resume{Table: r.Table, Counters: r.Counters, Done: sv.tracker.Skip}
-	}
-	return o
-}
-
-// finishSave completes the report of a resumed scan with what the saved
-// part knew, and writes the save file. It returns false when saving
-// failed (said on stderr).
-func (s *scanCmd) finishSave(pr *prediction, stderr io.Writer) bool {
-	sv := s.save
-	if sv == nil || sv.tracker == nil {
-		return true
-	}
-	if r := sv.resume; r != nil {
-		// Files that changed while the saved part read them stay
-		// counted (Counters.Changed); errors are the resumed scan's own.
-		var kept []report.Problem
-		for _, p := range r.Problems {
-			if p.Kind == "changed" {
-				kept = append(kept, report.Problem(p))
-			}
-		}
-		if kept != nil {
-			pr.report.Problems = append(kept, pr.report.Problems...)
-		}
-		if !pr.interrupted {
-			for _, f := range sv.tracker.Missed() {
-				why := fmt.Sprintf("partly scanned before the interruption, not found again: the %d of its %d records scanned before are kept in the result",
-					f.DoneRecords(), f.Records)
-				fmt.Fprintf(stderr, "ddtsim: %s: %s\n", report.EscapePath(string(f.Path)), why)
-				pr.report.Problems = append(pr.report.Problems, report.Problem{Path: report.EscapePath(string(f.Path)), Kind: "error", Reason: why})
-				pr.res.Counters.Errors++
-				pr.report.Counters.Errors++
-			}
-		}
-	}
-	hdr := scanfile.Header{
-		Ddtsim:   ddtsimVersion(),
-		Created:  time.Now().UTC().Truncate(time.Second),
-		Model:    pr.settings.Model(pr.policy),
-		Options:  scanfile.Options{Follow: s.Follow, CountLinks: s.CountLinks, OneFileSystem: s.OneFileSystem},
-		Paths:    scanfile.Paths(s.Paths),
-		Complete: !pr.interrupted,
-		Problems: []scanfile.Problem{},
-		Files:    sv.tracker.Files(),
-	}
-	hdr.Host, _ = os.Hostname()
-	if wd, err := os.Getwd(); err == nil {
-		hdr.Dir = scanfile.Path(wd)
-	}
-	if r := sv.resume; r != nil {
-		hdr.Host, hdr.Dir = r.Host, r.Dir
-	}
-	for _, p := range pr.report.Problems {
-		hdr.Problems = append(hdr.Problems, scanfile.Problem(p))
-	}
-	err := scanfile.Write(sv.target, &scanfile.Scan{Header: hdr, Table: pr.res.Table, Counters: pr.res.Counters})
-	name := report.EscapePath(sv.path)
-	switch {
-	case err != nil:
-		fmt.Fprintf(stderr, "ddtsim: saving the scan in %s: %v\n", name, err)
-		return false
-	case pr.interrupted:
-		fmt.Fprintf(stderr, "ddtsim: the partial scan is saved in %s: ddtsim resume %s continues it\n", name, name)
-	}
-	return true
-}
-
-// ddtsimVersion names this build: module version and VCS revision.
-func ddtsimVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "ddtsim (unknown version)"
-	}
-	v := "ddtsim " + bi.Main.Version
-	var rev, modified string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				modified = "+modified"
-			}
-		}
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if rev != "" {
-		v += " " + rev + modified
-	}
-	return v + " " + bi.GoVersion
 }
 
 // run merges the saved scans and prints the report. Exit status: 0
@@ -286,42 +168,20 @@ func (m *mergeCmd) run(stdout, stderr io.Writer) int {
 // read, 1 when printing failed. The report is assembled as for a scan
 // with the saved flags (newReport).
 func printSaved(sc *scanfile.Scan, zdb, json bool, ram uint64, stdout, stderr io.Writer) int {
-	set, err := sc.Model.Settings()
-	var p *zio.Policy
+	res, err := scan.FromSaved(sc)
+	var rep *report.Scan
 	if err == nil {
-		p, err = set.Policy()
+		rep, err = res.Report(ram)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitFailed
 	}
-	res := sc.Result()
-	var problems []report.Problem
-	for _, pb := range sc.Problems {
-		problems = append(problems, report.Problem(pb))
-	}
-	rep, err := newReport(reportInput{settings: set, policy: p, paths: scanfile.Strings(sc.Paths), res: res,
-		ram: ram, partial: !sc.Complete, problems: problems})
-	if err != nil {
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return exitFailed
-	}
-	switch {
-	case zdb:
-		_, err = io.WriteString(stdout, rep.Zdb)
-		if note := rep.EstimateNote(); note != "" {
-			fmt.Fprintln(stderr, "ddtsim: note:", note)
-		}
-	case json:
-		err = rep.WriteJSON(stdout)
-	default:
-		err = rep.WriteText(stdout)
-	}
-	if err != nil {
+	if err := writeReport(rep, format{zdb: zdb, json: json}, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "ddtsim: writing the report:", err)
 		return exitFailed
 	}
-	if res.Counters.Errors > 0 {
+	if res.Scan.Counters.Errors > 0 {
 		return exitWithErrors
 	}
 	return exitOK
@@ -338,8 +198,8 @@ func (r *resumeCmd) run(stdout, stderr io.Writer) int {
 // a scan; 1 when the file cannot be read, 2 when it cannot be resumed
 // here).
 func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, stdout, stderr io.Writer) int {
-	if r.Jobs < 0 || r.Jobs > analyzer.MaxJobs {
-		fmt.Fprintf(stderr, "ddtsim: --jobs %d: invalid (accepted: 0 for one per CPU, or 1 to %d)\n", r.Jobs, analyzer.MaxJobs)
+	if err := checkJobs(r.Jobs); err != nil {
+		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitUsage
 	}
 	saved, err := scanfile.Read(r.File, scanfile.DecodeOptions{})
@@ -352,7 +212,7 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 		fmt.Fprintf(stderr, "ddtsim: %s: the scan is complete; nothing to resume\n", name)
 		return printSaved(saved, r.Zdb, r.JSON, 0, stdout, stderr)
 	}
-	if v := ddtsimVersion(); saved.Ddtsim != v {
+	if v := scan.Version(); saved.Ddtsim != v {
 		fmt.Fprintf(stderr, "ddtsim: note: %s was saved by %s; this is %s\n", name, saved.Ddtsim, v)
 	}
 	if host, _ := os.Hostname(); saved.Host != "" && host != saved.Host {

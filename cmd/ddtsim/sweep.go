@@ -181,8 +181,8 @@ func (s *sweepCmd) run(stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitUsage
 	}
-	if s.Jobs < 0 || s.Jobs > analyzer.MaxJobs {
-		fmt.Fprintf(stderr, "ddtsim: --jobs %d: invalid (accepted: 0 for one per CPU, or 1 to %d)\n", s.Jobs, analyzer.MaxJobs)
+	if err := checkJobs(s.Jobs); err != nil {
+		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitUsage
 	}
 	if s.Histogram != 0 && s.JSON {

@@ -1,0 +1,396 @@
+// Package scan is ddtsim's pipeline as a library: from the settings a user
+// chooses (model.Settings) and the paths named to the simulated dedup
+// table and its report, as `zdb -S` would print it for the same files on a
+// real pool.
+//
+// Run walks the paths and fills the table (package analyzer), feeds the
+// per-group breakdown (--by), keeps the progress of every file for a saved
+// scan and writes it (package scanfile), and can continue an interrupted
+// saved scan. FromSaved gives the same Result for a saved or merged scan.
+// Result.Report assembles what every front end prints (package report):
+// the histogram, the summary, the sample's estimate, the DDT size.
+//
+//	res, err := scan.Run(ctx, model.Settings{Compression: "lz4"}, []string{"/srv/images"}, scan.Options{})
+//	...
+//	rep, err := res.Report(0)
+//	io.WriteString(os.Stdout, rep.Zdb) // zdb -S's text, byte for byte
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/scanfile"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+// Options configure Run. The zero value scans with one worker per CPU,
+// keeps the table in memory, saves nothing and reports problems only in
+// the Result.
+type Options struct {
+	// Jobs is the number of reader/hash/compress workers; ≤ 0 means one
+	// per CPU (GOMAXPROCS), at most analyzer.MaxJobs.
+	Jobs int
+	// Progress, when set, is updated while the scan runs (files and bytes
+	// found, bytes done).
+	Progress *analyzer.Progress
+	// Warn, when set, receives every per-path problem as it happens (it
+	// is also in Result.Problems), from several goroutines at once.
+	Warn func(report.Problem)
+	// Follow, CountLinks and OneFileSystem choose which files are
+	// scanned (analyzer.Options).
+	Follow, CountLinks, OneFileSystem bool
+	// By breaks the figures down by group: "dir", "ext" or "size"
+	// (report.BreakdownKinds, case-insensitive); "" for none. Not with a
+	// sample.
+	By string
+	// Mem > 0 bounds the table's memory, bytes: beyond it the table
+	// spills sorted runs to SpillDir, an existing directory the caller
+	// creates and removes (and which the walk skips). SpillWarn receives
+	// a failure to spill (the table then stays in memory).
+	Mem       int64
+	SpillDir  string
+	SpillWarn func(error)
+	// Save names the file the scan is saved in when it ends or is
+	// interrupted (scanfile's format), for `ddtsim merge` and `ddtsim
+	// resume`; "" saves nothing. It is replaced atomically (a symlink
+	// too: pass the link's target to write through it). The caller
+	// checks beforehand that it may be written there
+	// (scanfile.CheckWritable).
+	Save string
+	// Resume continues this saved, interrupted scan: its table and
+	// counters are added to, the records it did are not read again. The
+	// settings and paths passed to Run must be its own.
+	Resume *scanfile.Scan
+	// Done, when set, runs after each run of records of a file is
+	// accounted (to show progress, or in tests to stop at a chosen
+	// point).
+	Done func(f analyzer.FileInfo, first, end uint64)
+}
+
+// Result is a finished (or interrupted) scan: the table, its counters and
+// what is needed to report it.
+type Result struct {
+	Settings model.Settings
+	Policy   *zio.Policy // Settings.Policy()
+	Paths    []string    // the paths named, as given
+	// Scan holds the table, the histogram and the counters.
+	Scan *analyzer.Result
+	// Problems are the paths that could not be read, or changed while
+	// read, in the order met.
+	Problems []report.Problem
+	// Partial is set when the scan was interrupted (or a merged scan
+	// holds an interrupted one).
+	Partial bool
+	// Breakdown is the per-group breakdown (Options.By); nil without.
+	Breakdown *report.Breakdown
+	// Missed are the files a resumed scan had partly done that the walk
+	// did not find again (errors, also in Problems): what was done of
+	// them stays in the result.
+	Missed []report.Problem
+}
+
+// SaveError is the failure to write Options.Save: the scan itself
+// finished and its Result is returned with it.
+type SaveError struct {
+	Path string // as named in Options.Save
+	Err  error
+}
+
+func (e *SaveError) Error() string {
+	return fmt.Sprintf("saving the scan in %s: %v", report.EscapePath(e.Path), e.Err)
+}
+
+// Unwrap returns the cause.
+
+func (e *SaveError) Unwrap() error { return e.Err }
+
+// UsageError is a setting or option that cannot be used: nothing was
+// scanned.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Run scans paths (files, block devices and directories, recursively) with
+// set and returns the result. Per-path problems do not stop it: they are
+// in Result.Problems (and sent to opts.Warn). Errors: a *UsageError for
+// settings or options that cannot be used (nothing scanned);
+// context.Canceled (or ctx's error) with the partial result when ctx is
+// cancelled; a *SaveError with the complete result when Options.Save could
+// not be written; any other error when the scan could not run.
+func Run(ctx context.Context, set model.Settings, paths []string, opts Options) (*Result, error) {
+	if len(paths) == 0 {
+		return nil, &UsageError{errors.New("no paths to scan")}
+	}
+	if opts.Jobs < 0 || opts.Jobs > analyzer.MaxJobs {
+		return nil, &UsageError{fmt.Errorf("%d jobs: invalid (accepted: 0 for one per CPU, or 1 to %d)", opts.Jobs, analyzer.MaxJobs)}
+	}
+	p, err := set.Policy()
+	if err != nil {
+		return nil, &UsageError{err}
+	}
+	acc, err := accumulator(set, opts.By, paths)
+	if err != nil {
+		return nil, &UsageError{err}
+	}
+	res := &Result{Settings: set, Policy: p, Paths: paths}
+	var mu sync.Mutex
+	ao := analyzer.Options{
+		Policy:        p,
+		Sparse:        set.Sparse,
+		Jobs:          opts.Jobs,
+		Progress:      opts.Progress,
+		Follow:        opts.Follow,
+		CountLinks:    opts.CountLinks,
+		OneFileSystem: opts.OneFileSystem,
+		Sample:        set.SampleRate(),
+		Zvol:          set.Zvol,
+		Mem:           opts.Mem,
+		SpillDir:      opts.SpillDir,
+		SpillWarn:     opts.SpillWarn,
+		Warn: func(path string, err error) {
+			pb := problemOf(path, err)
+			mu.Lock()
+			res.Problems = append(res.Problems, pb)
+			mu.Unlock()
+			if opts.Warn != nil {
+				opts.Warn(pb)
+			}
+		},
+	}
+	if opts.SpillDir != "" {
+		ao.SkipDirs = []string{opts.SpillDir}
+	}
+	if acc != nil {
+		ao.OnFile, ao.OnBlock, ao.BlockRuns = acc.File, acc.Block, true
+	}
+	var tracker *scanfile.Tracker
+	if opts.Save != "" {
+		var files []scanfile.File
+		if opts.Resume != nil {
+			files = opts.Resume.Files
+		}
+		tracker = scanfile.NewTracker(files)
+		ao.Done = tracker.Done
+		if r := opts.Resume; r != nil {
+			ao.Resume = &analyzer.Resume{Table: r.Table, Counters: r.Counters, Done: tracker.Skip}
+		}
+	}
+	if opts.Done != nil {
+		inner := ao.Done
+		ao.Done = func(f analyzer.FileInfo, first, end uint64) {
+			if inner != nil {
+				inner(f, first, end)
+			}
+			opts.Done(f, first, end)
+		}
+	}
+	res.Scan, err = analyzer.Scan(ctx, paths, ao)
+	if err != nil {
+		if !errors.Is(err, context.Canceled) || res.Scan == nil {
+			if res.Scan != nil && res.Scan.Table != nil {
+				res.Scan.Table.Close()
+			}
+			return nil, err
+		}
+		res.Partial = true
+	}
+	if acc != nil {
+		res.Breakdown = acc.Breakdown(res.Scan.Table)
+	}
+	if r := opts.Resume; r != nil {
+		res.resumed(r, tracker)
+	}
+	if opts.Save != "" {
+		if serr := res.save(opts, tracker); serr != nil {
+			return res, serr
+		}
+	}
+	return res, err
+}
+
+// accumulator prepares the breakdown: nil without one. It fails on an
+// unknown kind and with a sample (a breakdown of a sample would not add
+// up to the estimated totals).
+func accumulator(set model.Settings, by string, paths []string) (*report.Accumulator, error) {
+	if by == "" {
+		return nil, nil
+	}
+	if set.SampleRate() > 1 {
+		return nil, fmt.Errorf("--by does not work with --sample yet: a breakdown needs every block")
+	}
+	return report.NewAccumulator(strings.ToLower(by), paths)
+}
+
+// problemOf describes a per-path warning of the analyzer.
+func problemOf(path string, err error) report.Problem {
+	kind := "error"
+	if errors.Is(err, analyzer.ErrChanged) {
+		kind = "changed"
+	}
+	return report.Problem{Path: report.EscapePath(path), Kind: kind, Reason: Reason(path, err)}
+}
+
+// Reason is the message of a per-path error without the path, which the
+// caller prints already (an *os.PathError naming path gives "op: error").
+func Reason(path string, err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return pe.Op + ": " + pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// resumed completes a resumed scan's problems with what the saved part
+// knew: the files that changed while it read them stay counted, and a
+// file it had partly done that the walk did not find again is an error.
+func (res *Result) resumed(r *scanfile.Scan, tracker *scanfile.Tracker) {
+	var kept []report.Problem
+	for _, p := range r.Problems {
+		if p.Kind == "changed" {
+			kept = append(kept, report.Problem(p))
+		}
+	}
+	if kept != nil {
+		res.Problems = append(kept, res.Problems...)
+	}
+	if res.Partial || tracker == nil {
+		return
+	}
+	for _, f := range tracker.Missed() {
+		pb := report.Problem{Path: report.EscapePath(string(f.Path)), Kind: "error",
+			Reason: fmt.Sprintf("partly scanned before the interruption, not found again: the %d of its %d records scanned before are kept in the result",
+				f.DoneRecords(), f.Records)}
+		res.Problems = append(res.Problems, pb)
+		res.Scan.Counters.Errors++
+		res.Missed = append(res.Missed, pb)
+	}
+}
+
+// save writes the scan to opts.Save.
+func (res *Result) save(opts Options, tracker *scanfile.Tracker) error {
+	hdr := scanfile.Header{
+		Ddtsim:   Version(),
+		Created:  time.Now().UTC().Truncate(time.Second),
+		Model:    res.Settings.Model(res.Policy),
+		Options:  scanfile.Options{Follow: opts.Follow, CountLinks: opts.CountLinks, OneFileSystem: opts.OneFileSystem},
+		Paths:    scanfile.Paths(res.Paths),
+		Complete: !res.Partial,
+		Problems: []scanfile.Problem{},
+		Files:    tracker.Files(),
+	}
+	hdr.Host, _ = os.Hostname()
+	if wd, err := os.Getwd(); err == nil {
+		hdr.Dir = scanfile.Path(wd)
+	}
+	if r := opts.Resume; r != nil {
+		hdr.Host, hdr.Dir = r.Host, r.Dir
+	}
+	for _, p := range res.Problems {
+		hdr.Problems = append(hdr.Problems, scanfile.Problem(p))
+	}
+	if err := scanfile.Write(opts.Save, &scanfile.Scan{Header: hdr, Table: res.Scan.Table, Counters: res.Scan.Counters}); err != nil {
+		return &SaveError{Path: opts.Save, Err: err}
+	}
+	return nil
+}
+
+// FromSaved returns the result a saved (or merged) scan holds, as Run
+// returned it, for Report. It fails when this ddtsim cannot rebuild the
+// scan's model.
+func FromSaved(sc *scanfile.Scan) (*Result, error) {
+	set, err := sc.Model.Settings()
+	var p *zio.Policy
+	if err == nil {
+		p, err = set.Policy()
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Settings: set, Policy: p, Paths: scanfile.Strings(sc.Paths), Scan: sc.Result(), Partial: !sc.Complete}
+	for _, pb := range sc.Problems {
+		res.Problems = append(res.Problems, report.Problem(pb))
+	}
+	return res, nil
+}
+
+// Close releases what the result keeps on disk (the table's spilled
+// runs); the table is not usable after it.
+func (res *Result) Close() {
+	if res != nil && res.Scan != nil && res.Scan.Table != nil {
+		res.Scan.Table.Close()
+	}
+}
+
+// Report assembles the report of the result as every command shows it:
+// the histogram and zdb -S text, the summary, the sample's estimate with
+// its intervals, the volume mode, the DDT size (with the ARC verdict for
+// ram > 0, the machine's memory in bytes), the breakdown.
+func (res *Result) Report(ram uint64) (*report.Scan, error) {
+	set, p := res.Settings, res.Policy
+	rep, err := report.NewScan(p, set.AshiftValue(), set.Sparse, res.Paths, res.Scan)
+	if err != nil {
+		return nil, err
+	}
+	rep.Partial = res.Partial
+	rep.Counters.PeakRSS = analyzer.PeakRSS()
+	rep.Problems = append(rep.Problems, res.Problems...)
+	if n := set.SampleRate(); n > 1 {
+		est := ddt.EstimateTable(res.Scan.Table, n)
+		c := res.Scan.Counters
+		est.CheckCounted(c.Records - c.Holes)
+		if err := rep.ApplySample(est, p.Release.BytesSuffix); err != nil {
+			return nil, err
+		}
+	}
+	if set.Zvol {
+		rep.SetVolume(p.RecordSize)
+	}
+	rep.EstimateDDT(p, ram)
+	if set.Dedup != "" {
+		rep.Properties["dedup"] = set.Dedup // as given: verify, sha256,verify, ...
+	}
+	rep.Breakdown = res.Breakdown
+	return rep, nil
+}
+
+// Version names this build of ddtsim: module version, VCS revision and Go
+// version ("ddtsim (devel) 8b098a0c1f2e go1.26.8"); saved scans record it.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "ddtsim (unknown version)"
+	}
+	v := "ddtsim " + bi.Main.Version
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+modified"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" {
+		v += " " + rev + modified
+	}
+	return v + " " + bi.GoVersion
+}
