@@ -5,11 +5,12 @@ import (
 	"math/bits"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/ddtsize"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
 // DDTEstimate is the JSON ddt_size object: the size of the real dedup
-// table the pool would build for the data (ddt.EstimateSize: entries, on
+// table the pool would build for the data (ddtsize.Estimate: entries, on
 // disk and in core as zdb -DD / zpool status -D print them, the model's
 // basis, the 320 B/entry rule of thumb), for the release modelled, and with
 // --ram whether it stays in the ARC.
@@ -17,8 +18,8 @@ type DDTEstimate struct {
 	Release   string `json:"release"`
 	Unique    uint64 `json:"unique"`    // entries referenced once (DDT-…-zap-unique)
 	Duplicate uint64 `json:"duplicate"` // entries referenced more often (DDT-…-zap-duplicate)
-	ddt.Size
-	ARC *ddt.ARC `json:"arc,omitempty"`
+	ddtsize.Result
+	ARC *ddtsize.ARC `json:"arc,omitempty"`
 
 	show bool // print it in the text summary
 }
@@ -40,12 +41,12 @@ func (s *Scan) EstimateDDT(p *zio.Policy, ram uint64) {
 			h[b] = r.Bucket
 		}
 	}
-	unique, dup := h.Classes()
-	size := ddt.EstimateSize(unique.Blocks, dup.Blocks, ddt.SizeParams{Release: p.Release, Vdev: p.Vdev, Copies: p.Copies,
-		DataBytes: s.Total.Allocated.DSize, Unique: ddt.ShapeOf(unique), Duplicate: ddt.ShapeOf(dup)})
-	e := &DDTEstimate{Release: s.Release, Unique: unique.Blocks, Duplicate: dup.Blocks, Size: size, show: p.Dedup || ram > 0}
+	unique, dup := ddtsize.Classes(&h)
+	size := ddtsize.Estimate(unique.Blocks, dup.Blocks, ddtsize.Params{Release: p.Release, Vdev: p.Vdev, Copies: p.Copies,
+		DataBytes: s.Total.Allocated.DSize, Unique: ddtsize.ShapeOf(unique), Duplicate: ddtsize.ShapeOf(dup)})
+	e := &DDTEstimate{Release: s.Release, Unique: unique.Blocks, Duplicate: dup.Blocks, Result: size, show: p.Dedup || ram > 0}
 	if ram > 0 {
-		a := ddt.ARCFor(s.Release, ram, size.InCore, size.Format == ddt.FormatFDT)
+		a := ddtsize.ARCFor(s.Release, ram, size.InCore, size.Format == ddtsize.FormatFDT)
 		e.ARC = &a
 	}
 	s.DDT = e
@@ -84,7 +85,7 @@ func (e *DDTEstimate) writeText(pr func(string, ...any)) {
 		return
 	}
 	kind := "legacy ZAP table (trad entries)"
-	if e.Format == ddt.FormatFDT {
+	if e.Format == ddtsize.FormatFDT {
 		kind = "fast-dedup table (FDT: flat entries and a log)"
 	}
 	size := func(v uint64) string { return fmt.Sprintf("%s (%d bytes)", Nicenum(v, true), v) }
@@ -99,10 +100,10 @@ func (e *DDTEstimate) writeText(pr func(string, ...any)) {
 		size(e.OnDisk), b.PerEntryOnDisk, plural(uint64(len(e.Objects)), "ZAP object"), Nicenum(b.BlockSize, true), b.Compression, b.Copies)
 	line := fmt.Sprintf("    in core    %s if wholly cached, %.0f B/entry", size(e.InCore), b.PerEntryInCore)
 	if e.LogInCore > 0 {
-		line += fmt.Sprintf("; %s (%d B/entry) while entries wait in the dedup log", Nicenum(e.LogInCore, true), ddt.LogEntryBytes)
+		line += fmt.Sprintf("; %s (%d B/entry) while entries wait in the dedup log", Nicenum(e.LogInCore, true), ddtsize.LogEntryBytes)
 	}
 	pr("%s\n", line)
-	pr("    thumb      %s at the classic %d B/entry rule of thumb\n", size(e.RuleOfThumb), ddt.RuleOfThumbBytes)
+	pr("    thumb      %s at the classic %d B/entry rule of thumb\n", size(e.RuleOfThumb), ddtsize.RuleOfThumbBytes)
 	pr("    basis      an entry is %d chunks of 24 B (%d B: entry, key, %d-byte value) in %s leaves of at most %d; leaves %.0f%% full (expected over random hashes); on disk a leaf takes %s over all copies; + a header block per ZAP, indirect blocks\n",
 		b.EntryChunks, b.EntryBytes, b.ValueBytes, Nicenum(b.BlockSize, true), b.LeafCapacity, 100*b.Fill, Nicenum(uint64(b.LeafOnDisk+0.5), true))
 	if b.WholeLeaves >= 0.05 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/ddtsize"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/sweep"
 	"github.com/ddtsim/ddtsim/zio"
@@ -250,9 +251,9 @@ func sweepRows(res *sweep.Result) []sweepRow {
 		if rr, ok := ddt.RatiosOf(total); ok {
 			r = &rr
 		}
-		unique, dup := l.Histogram.Classes()
-		size := ddt.EstimateSize(unique.Blocks, dup.Blocks, ddt.SizeParams{Release: p.Release, Vdev: p.Vdev, Copies: p.Copies,
-			DataBytes: total.Allocated.DSize, Unique: ddt.ShapeOf(unique), Duplicate: ddt.ShapeOf(dup)})
+		unique, dup := ddtsize.Classes(l.Histogram)
+		size := ddtsize.Estimate(unique.Blocks, dup.Blocks, ddtsize.Params{Release: p.Release, Vdev: p.Vdev, Copies: p.Copies,
+			DataBytes: total.Allocated.DSize, Unique: ddtsize.ShapeOf(unique), Duplicate: ddtsize.ShapeOf(dup)})
 		var zb bytes.Buffer
 		report.WriteZdbS(&zb, l.Histogram, p.Release.BytesSuffix)
 		rows[i] = sweepRow{RecordSize: p.RecordSize, Compression: zio.CompressionName(p.Compression, p.Level),
