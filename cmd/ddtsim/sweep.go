@@ -251,9 +251,7 @@ func sweepRows(res *sweep.Result) []sweepRow {
 		if rr, ok := ddt.RatiosOf(total); ok {
 			r = &rr
 		}
-		unique, dup := ddtsize.Classes(l.Histogram)
-		size := ddtsize.Estimate(unique.Blocks, dup.Blocks, ddtsize.Params{Release: p.Release, Vdev: p.Vdev, Copies: p.Copies,
-			DataBytes: total.Allocated.DSize, Unique: ddtsize.ShapeOf(unique), Duplicate: ddtsize.ShapeOf(dup)})
+		size := ddtsize.EstimateHistogram(l.Histogram, p, total.Allocated.DSize)
 		var zb bytes.Buffer
 		report.WriteZdbS(&zb, l.Histogram, p.Release.BytesSuffix)
 		rows[i] = sweepRow{RecordSize: p.RecordSize, Compression: zio.CompressionName(p.Compression, p.Level),
