@@ -14,6 +14,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/internal/escape"
 )
 
 // The kinds of breakdown (`ddtsim --by KIND`).
@@ -158,7 +159,7 @@ func NewAccumulator(by string, paths []string) (*Accumulator, error) {
 		// Every path named gets a row, in the order named, even one
 		// without files.
 		for _, p := range paths {
-			a.id(EscapePath(p))
+			a.id(escape.Path(p))
 		}
 	}
 	return a, nil
@@ -194,30 +195,30 @@ func (a *Accumulator) groupName(ev analyzer.FileEvent) string {
 		return Ext(ev.Path)
 	}
 	if ev.Arg < 0 || ev.Arg >= len(a.args) {
-		return EscapePath(ev.Path)
+		return escape.Path(ev.Path)
 	}
 	arg := a.args[ev.Arg]
 	if !a.oneDir || ev.Path == arg {
-		return EscapePath(arg)
+		return escape.Path(arg)
 	}
 	// One directory named: its entries are the groups. The walker names
 	// files filepath.Join(arg, ...).
 	root := filepath.Clean(arg)
 	rel, err := filepath.Rel(root, ev.Path)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
-		return EscapePath(arg)
+		return escape.Path(arg)
 	}
 	first, _, sub := strings.Cut(rel, string(filepath.Separator))
 	if !sub {
 		return DirectFilesName(root)
 	}
-	return EscapePath(filepath.Join(root, first))
+	return escape.Path(filepath.Join(root, first))
 }
 
 // DirectFilesName names the group of the files that lie directly in the one
 // directory named (ddtsim --by dir DIR).
 func DirectFilesName(dir string) string {
-	return "(files directly in " + EscapePath(filepath.Clean(dir)) + ")"
+	return "(files directly in " + escape.Path(filepath.Clean(dir)) + ")"
 }
 
 // sizeClasses are the upper bounds of the --by size classes, bytes.
@@ -254,7 +255,7 @@ func Ext(path string) string {
 	if i <= 0 || i == len(base)-1 {
 		return "(none)"
 	}
-	return strings.ToLower(EscapePath(base[i:]))
+	return strings.ToLower(escape.Path(base[i:]))
 }
 
 // Block is the analyzer's Options.OnBlock. It may be called from several
@@ -498,7 +499,7 @@ func (a *Accumulator) basis() string {
 		return "file name extension (lower-cased)"
 	}
 	if a.oneDir {
-		return "subdirectory of " + EscapePath(a.args[0]) + " (the files directly in it form one row)"
+		return "subdirectory of " + escape.Path(a.args[0]) + " (the files directly in it form one row)"
 	}
 	return "path named"
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -110,9 +111,9 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 			}
 			why := reason(path, err)
 			mu.Lock()
-			problems = append(problems, report.Problem{Path: report.EscapePath(path), Kind: kind, Reason: why})
+			problems = append(problems, report.Problem{Path: escape.Path(path), Kind: kind, Reason: why})
 			mu.Unlock()
-			bar.println(fmt.Sprintf("ddtsim: %s: %s", report.EscapePath(path), why))
+			bar.println(fmt.Sprintf("ddtsim: %s: %s", escape.Path(path), why))
 		},
 	})))
 	bar.stop()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scanfile"
 )
@@ -58,7 +59,7 @@ func (s *scanCmd) startSave(stderr io.Writer) int {
 	if s.Save == "" {
 		return exitOK
 	}
-	name := report.EscapePath(s.Save)
+	name := escape.Path(s.Save)
 	if err := checkOutside("--save", s.Save, false, s.Paths, s.OneFileSystem); err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitUsage
@@ -172,8 +173,8 @@ func (s *scanCmd) finishSave(pr *prediction, stderr io.Writer) bool {
 			for _, f := range sv.tracker.Missed() {
 				why := fmt.Sprintf("partly scanned before the interruption, not found again: the %d of its %d records scanned before are kept in the result",
 					f.DoneRecords(), f.Records)
-				fmt.Fprintf(stderr, "ddtsim: %s: %s\n", report.EscapePath(string(f.Path)), why)
-				pr.report.Problems = append(pr.report.Problems, report.Problem{Path: report.EscapePath(string(f.Path)), Kind: "error", Reason: why})
+				fmt.Fprintf(stderr, "ddtsim: %s: %s\n", escape.Path(string(f.Path)), why)
+				pr.report.Problems = append(pr.report.Problems, report.Problem{Path: escape.Path(string(f.Path)), Kind: "error", Reason: why})
 				pr.res.Counters.Errors++
 				pr.report.Counters.Errors++
 			}
@@ -200,7 +201,7 @@ func (s *scanCmd) finishSave(pr *prediction, stderr io.Writer) bool {
 		hdr.Problems = append(hdr.Problems, scanfile.Problem(p))
 	}
 	err := scanfile.Write(sv.target, &scanfile.Scan{Header: hdr, Table: pr.res.Table, Counters: pr.res.Counters})
-	name := report.EscapePath(sv.path)
+	name := escape.Path(sv.path)
 	switch {
 	case err != nil:
 		fmt.Fprintf(stderr, "ddtsim: saving the scan in %s: %v\n", name, err)
@@ -255,7 +256,7 @@ func (m *mergeCmd) run(stdout, stderr io.Writer) int {
 			fb, eb := os.Stat(b)
 			if ea == nil && eb == nil && os.SameFile(fa, fb) {
 				fmt.Fprintf(stderr, "ddtsim: %s and %s are the same saved scan: merging it with itself would count its files twice\n",
-					report.EscapePath(b), report.EscapePath(a))
+					escape.Path(b), escape.Path(a))
 				return exitUsage
 			}
 		}
@@ -345,7 +346,7 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitFailed
 	}
-	name := report.EscapePath(r.File)
+	name := escape.Path(r.File)
 	if saved.Complete {
 		fmt.Fprintf(stderr, "ddtsim: %s: the scan is complete; nothing to resume\n", name)
 		return printSaved(saved, r.Zdb, r.JSON, 0, stdout, stderr)
@@ -360,7 +361,7 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 	for _, p := range saved.Paths {
 		if !filepath.IsAbs(string(p)) && filepath.Clean(wd) != filepath.Clean(string(saved.Dir)) {
 			fmt.Fprintf(stderr, "ddtsim: %s names relative paths (%s) from the directory %s: run ddtsim resume there\n",
-				name, report.EscapePath(string(p)), report.EscapePath(string(saved.Dir)))
+				name, escape.Path(string(p)), escape.Path(string(saved.Dir)))
 			return exitUsage
 		}
 	}
