@@ -259,7 +259,7 @@ func (s *Scan) WriteText(w io.Writer) error {
 	}
 	if s.Breakdown != nil {
 		saved, _, _ := s.Saved()
-		return s.Breakdown.WriteText(w, saved)
+		return writeBreakdown(w, s.Breakdown, saved)
 	}
 	return nil
 }

@@ -7,24 +7,25 @@ import (
 	"strings"
 
 	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/breakdown"
 	"github.com/ddtsim/ddtsim/report"
 )
 
 // accumulator prepares --by: nil without it. It fails on an unknown kind
 // and with --sample (a breakdown of a sample would not add up to the
 // estimated totals).
-func (s *scanCmd) accumulator() (*report.Accumulator, error) {
+func (s *scanCmd) accumulator() (*breakdown.Accumulator, error) {
 	if s.By == "" {
 		return nil, nil
 	}
 	if s.sample > 1 {
 		return nil, fmt.Errorf("--by does not work with --sample yet: a breakdown needs every block")
 	}
-	return report.NewAccumulator(strings.ToLower(s.By), s.Paths)
+	return breakdown.NewAccumulator(strings.ToLower(s.By), s.Paths)
 }
 
 // withBreakdown makes the scan feed acc (when not nil).
-func withBreakdown(acc *report.Accumulator, o analyzer.Options) analyzer.Options {
+func withBreakdown(acc *breakdown.Accumulator, o analyzer.Options) analyzer.Options {
 	if acc == nil {
 		return o
 	}

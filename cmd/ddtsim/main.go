@@ -16,6 +16,7 @@ import (
 	"github.com/alecthomas/kong"
 	"golang.org/x/sys/unix"
 
+	"github.com/ddtsim/ddtsim/breakdown"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -143,7 +144,7 @@ func emptyValues(kctx *kong.Context) error {
 		}
 		switch f.Name {
 		case "by":
-			return fmt.Errorf("--by \"\": invalid (accepted: %s)", strings.Join(report.BreakdownKinds, ", "))
+			return fmt.Errorf("--by \"\": invalid (accepted: %s)", strings.Join(breakdown.Kinds, ", "))
 		case "save", "html":
 			return fmt.Errorf("--%s \"\": needs a file name", f.Name)
 		case "tmpdir":

@@ -135,7 +135,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 		pr.report.Properties["dedup"] = s.dedup // as given: verify, sha256,verify, ...
 	}
 	if acc != nil {
-		pr.report.Breakdown = acc.Breakdown(res.Table)
+		pr.report.Breakdown = acc.Result(res.Table)
 	}
 	pr.spillDir, kept = spillDir, true
 	return pr, exitOK
