@@ -69,17 +69,6 @@ type Bucket struct {
 // floor(log2(refcnt)) = h (include/sys/ddt.h: ddt_histogram_t, 64 buckets).
 type Histogram [64]Bucket
 
-// Classes returns the allocated side of the refcnt-1 row (the keys a DDT
-// keeps in its unique class) and of all other rows summed (its duplicate
-// class).
-func (h *Histogram) Classes() (unique, duplicate Stat) {
-	unique = h[0].Allocated
-	for _, b := range h[1:] {
-		duplicate.Add(b.Allocated)
-	}
-	return unique, duplicate
-}
-
 // Add accounts one key that has refcnt references, each of lsize, psize and
 // dsize bytes (the same per reference), as zdb's dump_simulated_ddt() does:
 // allocated gets the per-reference sizes, referenced gets refcnt times them.

@@ -119,7 +119,7 @@ type Comparison struct {
 	DDTSize *DDTSizeCompare `json:"ddt_size,omitempty"`
 }
 
-// DDTSizeCompare is the model's DDT (ddt.EstimateSize) beside the real
+// DDTSizeCompare is the model's DDT (ddtsize.Estimate) beside the real
 // one, summed over the DDT objects the text lists. Sizes are bytes; an
 // actual size is the span of totals its printed figures allow.
 type DDTSizeCompare struct {

@@ -30,7 +30,7 @@ import (
 //     row "(total)", the column sums.
 //
 // Sizes are bytes and counts are exact integers, as in the JSON. No field
-// holds a line break (paths are escaped by EscapePath), so the empty line
+// holds a line break (paths are escaped by escape.Path), so the empty line
 // always separates tables.
 func (s *Scan) WriteCSV(w io.Writer) error {
 	bw := bufio.NewWriter(w)

@@ -5,30 +5,27 @@ import (
 	"math/bits"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/ddtsize"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
-// DDTEstimate is the JSON ddt_size object: the size of the real dedup
-// table the pool would build for the data (ddt.EstimateSize: entries, on
-// disk and in core as zdb -DD / zpool status -D print them, the model's
-// basis, the 320 B/entry rule of thumb), for the release modelled, and with
-// --ram whether it stays in the ARC.
+// DDTEstimate is the JSON ddt_size object: the modelled size of the real
+// dedup table the pool would build for the data, for the release modelled,
+// and with --ram whether it stays in the ARC (ddtsize.Predict); and
+// whether the text summary shows it.
 type DDTEstimate struct {
-	Release   string `json:"release"`
-	Unique    uint64 `json:"unique"`    // entries referenced once (DDT-…-zap-unique)
-	Duplicate uint64 `json:"duplicate"` // entries referenced more often (DDT-…-zap-duplicate)
-	ddt.Size
-	ARC *ddt.ARC `json:"arc,omitempty"`
+	ddtsize.Prediction
 
 	show bool // print it in the text summary
 }
 
 // EstimateDDT models the DDT of the scan's histogram (after ApplySample
-// for a sampled scan): its refcnt-1 row gives the unique entries, the
-// other rows the duplicate ones. ram > 0 (bytes) adds the ARC verdict. The
-// text summary shows the estimate when dedup is on or ram is given; JSON
-// always has it, unless a sample kept nothing (NothingSampled): then
-// there is nothing to estimate it from, and DDT stays nil.
+// for a sampled scan) with ddtsize.Predict: its refcnt-1 row gives the
+// unique entries, the other rows the duplicate ones. ram > 0 (bytes) adds
+// the ARC verdict. The text summary shows the estimate when dedup is on or
+// ram is given; JSON always has it, unless a sample kept nothing
+// (NothingSampled): then there is nothing to estimate it from, and DDT
+// stays nil.
 func (s *Scan) EstimateDDT(p *zio.Policy, ram uint64) {
 	if s.NothingSampled() {
 		s.DDT = nil
@@ -40,15 +37,7 @@ func (s *Scan) EstimateDDT(p *zio.Policy, ram uint64) {
 			h[b] = r.Bucket
 		}
 	}
-	unique, dup := h.Classes()
-	size := ddt.EstimateSize(unique.Blocks, dup.Blocks, ddt.SizeParams{Release: p.Release, Vdev: p.Vdev, Copies: p.Copies,
-		DataBytes: s.Total.Allocated.DSize, Unique: ddt.ShapeOf(unique), Duplicate: ddt.ShapeOf(dup)})
-	e := &DDTEstimate{Release: s.Release, Unique: unique.Blocks, Duplicate: dup.Blocks, Size: size, show: p.Dedup || ram > 0}
-	if ram > 0 {
-		a := ddt.ARCFor(s.Release, ram, size.InCore, size.Format == ddt.FormatFDT)
-		e.ARC = &a
-	}
-	s.DDT = e
+	s.DDT = &DDTEstimate{Prediction: ddtsize.Predict(&h, p, s.Release, s.Total.Allocated.DSize, ram), show: p.Dedup || ram > 0}
 }
 
 // SetVolume marks the scan as one of volumes (zfs create -V, Options.Zvol
@@ -69,22 +58,13 @@ func (s *Scan) BlockSizeProperty() string {
 	return "recordsize=" + s.Properties["recordsize"]
 }
 
-// leaves is the expected number of leaf blocks over all objects.
-func (e *DDTEstimate) leaves() float64 {
-	var n float64
-	for _, o := range e.Objects {
-		n += o.Leaves
-	}
-	return n
-}
-
 // writeText prints the DDT block of the summary.
 func (e *DDTEstimate) writeText(pr func(string, ...any)) {
 	if !e.show {
 		return
 	}
 	kind := "legacy ZAP table (trad entries)"
-	if e.Format == ddt.FormatFDT {
+	if e.Format == ddtsize.FormatFDT {
 		kind = "fast-dedup table (FDT: flat entries and a log)"
 	}
 	size := func(v uint64) string { return fmt.Sprintf("%s (%d bytes)", Nicenum(v, true), v) }
@@ -99,15 +79,15 @@ func (e *DDTEstimate) writeText(pr func(string, ...any)) {
 		size(e.OnDisk), b.PerEntryOnDisk, plural(uint64(len(e.Objects)), "ZAP object"), Nicenum(b.BlockSize, true), b.Compression, b.Copies)
 	line := fmt.Sprintf("    in core    %s if wholly cached, %.0f B/entry", size(e.InCore), b.PerEntryInCore)
 	if e.LogInCore > 0 {
-		line += fmt.Sprintf("; %s (%d B/entry) while entries wait in the dedup log", Nicenum(e.LogInCore, true), ddt.LogEntryBytes)
+		line += fmt.Sprintf("; %s (%d B/entry) while entries wait in the dedup log", Nicenum(e.LogInCore, true), ddtsize.LogEntryBytes)
 	}
 	pr("%s\n", line)
-	pr("    thumb      %s at the classic %d B/entry rule of thumb\n", size(e.RuleOfThumb), ddt.RuleOfThumbBytes)
+	pr("    thumb      %s at the classic %d B/entry rule of thumb\n", size(e.RuleOfThumb), ddtsize.RuleOfThumbBytes)
 	pr("    basis      an entry is %d chunks of 24 B (%d B: entry, key, %d-byte value) in %s leaves of at most %d; leaves %.0f%% full (expected over random hashes); on disk a leaf takes %s over all copies; + a header block per ZAP, indirect blocks\n",
 		b.EntryChunks, b.EntryBytes, b.ValueBytes, Nicenum(b.BlockSize, true), b.LeafCapacity, 100*b.Fill, Nicenum(uint64(b.LeafOnDisk+0.5), true))
 	if b.WholeLeaves >= 0.05 {
 		pr("    flush      about %.1f of %.0f leaves end up stored uncompressed: the dedup log's flush rewrites them in sync pass 8, where ZFS stops compressing (counted above)\n",
-			b.WholeLeaves, e.leaves())
+			b.WholeLeaves, e.Leaves())
 	}
 	if a := e.ARC; a != nil {
 		limit := "metadata: " + a.MetaIs

@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"math/rand"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -279,5 +281,31 @@ func TestHTMLSavedCardClass(t *testing.T) {
 		if o := render(t, s); !strings.Contains(o.html, c.class) {
 			t.Errorf("copies=%d: want %s in\n%s", c.copies, c.class, cards(o.html))
 		}
+	}
+}
+
+func policyT(t *testing.T, comp zio.Compression) *zio.Policy {
+	t.Helper()
+	rel, err := zio.LookupRelease("2.3.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := zio.NewDisk(12)
+	return &zio.Policy{Release: rel, RecordSize: 128 << 10, Compression: comp, Copies: 1, Vdev: d}
+}
+
+func randT(seed int64, n int) []byte {
+	b := make([]byte, n)
+	rand.New(rand.NewSource(seed)).Read(b)
+	return b
+}
+
+func writeT(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ddtsim/ddtsim/breakdown"
 	"github.com/ddtsim/ddtsim/ddt"
 )
 
@@ -24,7 +25,7 @@ func (s *Scan) WriteHTML(w io.Writer) error {
 	var bdText string
 	if s.Breakdown != nil {
 		var sb strings.Builder
-		if err := s.Breakdown.WriteText(&sb, saved); err != nil {
+		if err := writeBreakdown(&sb, s.Breakdown, saved); err != nil {
 			return err
 		}
 		bdText = sb.String()
@@ -81,7 +82,7 @@ func (s *Scan) WriteHTML(w io.Writer) error {
 	}
 	if b := s.Breakdown; b != nil {
 		v.BreakdownSVG = breakdownSVG(b)
-		v.ZerosText = b.Zeros.Text(saved)
+		v.ZerosText = zerosText(b.Zeros, saved)
 		for _, g := range b.Groups {
 			v.Rows = append(v.Rows, rowView(g, false))
 		}
@@ -114,7 +115,7 @@ type htmlRow struct {
 	Cells []htmlCell
 }
 
-func rowView(g Group, total bool) htmlRow {
+func rowView(g breakdown.Group, total bool) htmlRow {
 	n := func(v uint64) htmlCell { return htmlCell{fmt.Sprint(v), ""} }
 	b := func(v uint64) htmlCell { return htmlCell{Nicenum(v, true), fmt.Sprintf("%d bytes", v)} }
 	return htmlRow{Name: g.Name, Total: total, Cells: []htmlCell{

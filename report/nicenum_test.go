@@ -52,21 +52,6 @@ func TestBucketLabels(t *testing.T) {
 	}
 }
 
-func TestEscapePath(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain/name.txt":          "plain/name.txt",
-		"with space/é":            "with space/é",
-		"bad\xff\xfe":             `bad\xff\xfe`,
-		"evil\nddtsim: fake":      `evil\nddtsim: fake`,
-		"tab\there\\back\x1b[31m": `tab\there\\back\x1b[31m`,
-		"only\\backslash":         "only\\backslash",
-	} {
-		if got := EscapePath(in); got != want {
-			t.Errorf("EscapePath(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestPlural(t *testing.T) {
 	for _, c := range []struct {
 		n    uint64

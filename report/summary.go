@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -21,7 +21,7 @@ type Scan struct {
 	Properties map[string]string   `json:"properties"`    // dataset properties as zfs get would show them
 	Pool       Pool                `json:"pool"`
 	Sparse     string              `json:"sparse"`
-	Paths      []string            `json:"paths"`            // as given; bytes that are not UTF-8 appear as \xNN (see EscapePath)
+	Paths      []string            `json:"paths"`            // as given; bytes that are not UTF-8 appear as \xNN (see escape.Path)
 	Partial    bool                `json:"partial"`          // the scan was interrupted
 	Problems   []Problem           `json:"problems"`         // every path that could not be read, or changed while read
 	Sample     *ddt.SampleEstimate `json:"sample,omitempty"` // set by a sampled scan: the figures above are estimates
@@ -75,7 +75,7 @@ type Row struct {
 // Problem is one path the scan could not read (Kind "error") or that
 // changed while it was read (Kind "changed").
 type Problem struct {
-	Path   string `json:"path"` // EscapePath of the path
+	Path   string `json:"path"` // the path, escaped (escape.Path)
 	Kind   string `json:"kind"`
 	Reason string `json:"reason"`
 }
@@ -88,7 +88,7 @@ func NewScan(p *zio.Policy, ashift int, sparse analyzer.Sparse, paths []string, 
 	}
 	esc := make([]string, len(paths))
 	for i, x := range paths {
-		esc[i] = EscapePath(x)
+		esc[i] = escape.Path(x)
 	}
 	s := &Scan{
 		Release:  version,
@@ -259,7 +259,7 @@ func (s *Scan) WriteText(w io.Writer) error {
 	}
 	if s.Breakdown != nil {
 		saved, _, _ := s.Saved()
-		return s.Breakdown.WriteText(w, saved)
+		return writeBreakdown(w, s.Breakdown, saved)
 	}
 	return nil
 }
@@ -324,45 +324,6 @@ func plural(n uint64, noun string) string {
 		noun += "s"
 	}
 	return fmt.Sprintf("%d %s", n, noun)
-}
-
-// EscapePath makes a file name safe to print and to put in JSON: printable
-// UTF-8 is kept as it is; a byte that is not valid UTF-8 becomes \xNN, a
-// control character \n, \t or \xNN, and a backslash \\ (only when
-// something else had to be escaped, so that ordinary names stay readable).
-func EscapePath(p string) string {
-	clean := utf8.ValidString(p)
-	if clean {
-		for _, r := range p {
-			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-				clean = false
-				break
-			}
-		}
-	}
-	if clean {
-		return p
-	}
-	var b strings.Builder
-	for i := 0; i < len(p); {
-		r, n := utf8.DecodeRuneInString(p[i:])
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			fmt.Fprintf(&b, "\\x%02x", p[i])
-		case r == '\\':
-			b.WriteString("\\\\")
-		case r == '\n':
-			b.WriteString("\\n")
-		case r == '\t':
-			b.WriteString("\\t")
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			fmt.Fprintf(&b, "\\x%02x", r)
-		default:
-			b.WriteString(p[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
 }
 
 // ApplySample turns the report of a scan sampled at 1/est.N into estimates

@@ -26,6 +26,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ddtsim/ddtsim/breakdown"
+	"github.com/ddtsim/ddtsim/internal/escape"
+
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/model"
@@ -51,7 +54,7 @@ type Options struct {
 	// scanned (analyzer.Options).
 	Follow, CountLinks, OneFileSystem bool
 	// By breaks the figures down by group: "dir", "ext" or "size"
-	// (report.BreakdownKinds, case-insensitive); "" for none. Not with a
+	// (breakdown.Kinds, case-insensitive); "" for none. Not with a
 	// sample.
 	By string
 	// Mem > 0 bounds the table's memory, bytes: beyond it the table
@@ -93,7 +96,7 @@ type Result struct {
 	// holds an interrupted one).
 	Partial bool
 	// Breakdown is the per-group breakdown (Options.By); nil without.
-	Breakdown *report.Breakdown
+	Breakdown *breakdown.Result
 	// Missed are the files a resumed scan had partly done that the walk
 	// did not find again (errors, also in Problems): what was done of
 	// them stays in the result.
@@ -108,7 +111,7 @@ type SaveError struct {
 }
 
 func (e *SaveError) Error() string {
-	return fmt.Sprintf("saving the scan in %s: %v", report.EscapePath(e.Path), e.Err)
+	return fmt.Sprintf("saving the scan in %s: %v", escape.Path(e.Path), e.Err)
 }
 
 // Unwrap returns the cause.
@@ -209,7 +212,7 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		res.Partial = true
 	}
 	if acc != nil {
-		res.Breakdown = acc.Breakdown(res.Scan.Table)
+		res.Breakdown = acc.Result(res.Scan.Table)
 	}
 	if r := opts.Resume; r != nil {
 		res.resumed(r, tracker)
@@ -225,14 +228,14 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 // accumulator prepares the breakdown: nil without one. It fails on an
 // unknown kind and with a sample (a breakdown of a sample would not add
 // up to the estimated totals).
-func accumulator(set model.Settings, by string, paths []string) (*report.Accumulator, error) {
+func accumulator(set model.Settings, by string, paths []string) (*breakdown.Accumulator, error) {
 	if by == "" {
 		return nil, nil
 	}
 	if set.SampleRate() > 1 {
 		return nil, fmt.Errorf("--by does not work with --sample yet: a breakdown needs every block")
 	}
-	return report.NewAccumulator(strings.ToLower(by), paths)
+	return breakdown.NewAccumulator(strings.ToLower(by), paths)
 }
 
 // problemOf describes a per-path warning of the analyzer.
@@ -241,7 +244,7 @@ func problemOf(path string, err error) report.Problem {
 	if errors.Is(err, analyzer.ErrChanged) {
 		kind = "changed"
 	}
-	return report.Problem{Path: report.EscapePath(path), Kind: kind, Reason: Reason(path, err)}
+	return report.Problem{Path: escape.Path(path), Kind: kind, Reason: Reason(path, err)}
 }
 
 // Reason is the message of a per-path error without the path, which the
@@ -271,7 +274,7 @@ func (res *Result) resumed(r *scanfile.Scan, tracker *scanfile.Tracker) {
 		return
 	}
 	for _, f := range tracker.Missed() {
-		pb := report.Problem{Path: report.EscapePath(string(f.Path)), Kind: "error",
+		pb := report.Problem{Path: escape.Path(string(f.Path)), Kind: "error",
 			Reason: fmt.Sprintf("partly scanned before the interruption, not found again: the %d of its %d records scanned before are kept in the result",
 				f.DoneRecords(), f.Records)}
 		res.Problems = append(res.Problems, pb)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ddtsim/ddtsim/breakdown"
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/report"
 )
@@ -51,7 +52,7 @@ func statOf(t *testing.T, f []string) ddt.Stat {
 // The CSV views carry the same numbers as the JSON, and the breakdown's
 // parts add up to its total row and to the histogram's Total.
 func TestCSVMatchesJSON(t *testing.T) {
-	for _, by := range report.BreakdownKinds {
+	for _, by := range breakdown.Kinds {
 		code, js, errs := runT("--json", "--by", by, sampleDir)
 		if code != 0 {
 			t.Fatalf("--json --by %s: exit %d: %s", by, code, errs)
@@ -140,7 +141,7 @@ func TestCSVMatchesJSON(t *testing.T) {
 			}
 		}
 		tot := bd[len(bd)-1]
-		if tot[0] != report.TotalName || statOf(t, tot[8:12]) != doc.Total.Referenced || statOf(t, tot[12:16]) != doc.Total.Allocated {
+		if tot[0] != breakdown.TotalName || statOf(t, tot[8:12]) != doc.Total.Referenced || statOf(t, tot[12:16]) != doc.Total.Allocated {
 			t.Errorf("--by %s: total row %q ≠ histogram Total %+v", by, tot, doc.Total)
 		}
 	}
@@ -202,7 +203,7 @@ func TestHTMLReportSelfContained(t *testing.T) {
 			t.Errorf("the page contains %q: it must load nothing", bad)
 		}
 	}
-	for _, want := range []string{"<!DOCTYPE html>", "<svg", zdb, "testdata/sample/docs-backup", report.TotalName, "largest remainder", "zeros: 4 holes"} {
+	for _, want := range []string{"<!DOCTYPE html>", "<svg", zdb, "testdata/sample/docs-backup", breakdown.TotalName, "largest remainder", "zeros: 4 holes"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}

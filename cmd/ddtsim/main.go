@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/ddtsim/ddtsim/breakdown"
+
 	"github.com/alecthomas/kong"
 	"golang.org/x/sys/unix"
 
@@ -140,7 +142,7 @@ func emptyValues(kctx *kong.Context) error {
 		}
 		switch f.Name {
 		case "by":
-			return fmt.Errorf("--by \"\": invalid (accepted: %s)", strings.Join(report.BreakdownKinds, ", "))
+			return fmt.Errorf("--by \"\": invalid (accepted: %s)", strings.Join(breakdown.Kinds, ", "))
 		case "save", "html":
 			return fmt.Errorf("--%s \"\": needs a file name", f.Name)
 		case "tmpdir":

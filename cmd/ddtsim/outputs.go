@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/report"
 )
 
@@ -105,7 +106,7 @@ func within(p, dir string) bool {
 func checkOutside(flag, name string, isDir bool, paths []string, oneFS bool) error {
 	out, err := resolvePath(name)
 	if err != nil {
-		return fmt.Errorf("%s %s: %s", flag, report.EscapePath(name), reason(name, err))
+		return fmt.Errorf("%s %s: %s", flag, escape.Path(name), reason(name, err))
 	}
 	for _, p := range paths {
 		d, err := filepath.EvalSymlinks(p)
@@ -131,9 +132,9 @@ func checkOutside(flag, name string, isDir bool, paths []string, oneFS bool) err
 		}
 		at := ""
 		if abs, err := filepath.Abs(name); err != nil || abs != out {
-			at = " (" + report.EscapePath(out) + ")" // through a symlink
+			at = " (" + escape.Path(out) + ")" // through a symlink
 		}
-		return fmt.Errorf("%s %s%s lies inside %s, which is scanned: %s", flag, report.EscapePath(name), at, report.EscapePath(p), what)
+		return fmt.Errorf("%s %s%s lies inside %s, which is scanned: %s", flag, escape.Path(name), at, escape.Path(p), what)
 	}
 	return nil
 }
@@ -183,7 +184,7 @@ func (s *scanCmd) startHTML(stderr io.Writer) int {
 		a, errA := resolvePath(s.HTML)
 		b, errB := resolvePath(s.Save)
 		if errA == nil && errB == nil && a == b {
-			fmt.Fprintf(stderr, "ddtsim: --html %s and --save %s name the same file\n", report.EscapePath(s.HTML), report.EscapePath(s.Save))
+			fmt.Fprintf(stderr, "ddtsim: --html %s and --save %s name the same file\n", escape.Path(s.HTML), escape.Path(s.Save))
 			return exitUsage
 		}
 	}
@@ -192,7 +193,7 @@ func (s *scanCmd) startHTML(stderr io.Writer) int {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		fmt.Fprintf(stderr, "ddtsim: --html %s: cannot write there: %v\n", report.EscapePath(s.HTML), err)
+		fmt.Fprintf(stderr, "ddtsim: --html %s: cannot write there: %v\n", escape.Path(s.HTML), err)
 		return exitUsage
 	}
 	return exitOK

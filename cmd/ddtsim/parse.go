@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/report"
 )
 
@@ -32,7 +33,7 @@ func readText(name string) (*report.Parsed, error) {
 	}
 	p, err := report.Parse(r)
 	if err != nil {
-		shown := report.EscapePath(name)
+		shown := escape.Path(name)
 		if name == "-" {
 			shown = "standard input"
 		}

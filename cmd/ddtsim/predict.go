@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ddtsim/ddtsim/internal/escape"
+
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
@@ -102,10 +104,10 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 	saved := true
 	switch {
 	case errors.As(err, &se):
-		fmt.Fprintf(stderr, "ddtsim: saving the scan in %s: %v\n", report.EscapePath(s.save.path), se.Err)
+		fmt.Fprintf(stderr, "ddtsim: saving the scan in %s: %v\n", escape.Path(s.save.path), se.Err)
 		saved = false
 	case res.Partial && s.save != nil:
-		name := report.EscapePath(s.save.path)
+		name := escape.Path(s.save.path)
 		fmt.Fprintf(stderr, "ddtsim: the partial scan is saved in %s: ddtsim resume %s continues it\n", name, name)
 	}
 	pr.report, err = res.Report(s.ram)

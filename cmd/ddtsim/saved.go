@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ddtsim/ddtsim/internal/escape"
+
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/scanfile"
@@ -55,7 +57,7 @@ func (s *scanCmd) startSave(stderr io.Writer) int {
 	if s.Save == "" {
 		return exitOK
 	}
-	name := report.EscapePath(s.Save)
+	name := escape.Path(s.Save)
 	if err := checkOutside("--save", s.Save, false, s.Paths, s.OneFileSystem); err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitUsage
@@ -137,7 +139,7 @@ func (m *mergeCmd) run(stdout, stderr io.Writer) int {
 			fb, eb := os.Stat(b)
 			if ea == nil && eb == nil && os.SameFile(fa, fb) {
 				fmt.Fprintf(stderr, "ddtsim: %s and %s are the same saved scan: merging it with itself would count its files twice\n",
-					report.EscapePath(b), report.EscapePath(a))
+					escape.Path(b), escape.Path(a))
 				return exitUsage
 			}
 		}
@@ -207,7 +209,7 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitFailed
 	}
-	name := report.EscapePath(r.File)
+	name := escape.Path(r.File)
 	if saved.Complete {
 		fmt.Fprintf(stderr, "ddtsim: %s: the scan is complete; nothing to resume\n", name)
 		return printSaved(saved, r.Zdb, r.JSON, 0, stdout, stderr)
@@ -222,7 +224,7 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 	for _, p := range saved.Paths {
 		if !filepath.IsAbs(string(p)) && filepath.Clean(wd) != filepath.Clean(string(saved.Dir)) {
 			fmt.Fprintf(stderr, "ddtsim: %s names relative paths (%s) from the directory %s: run ddtsim resume there\n",
-				name, report.EscapePath(string(p)), report.EscapePath(string(saved.Dir)))
+				name, escape.Path(string(p)), escape.Path(string(saved.Dir)))
 			return exitUsage
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ddtsim/ddtsim/ddtsize"
+
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/model"
@@ -258,9 +260,7 @@ func sweepRows(res *sweep.Result) []sweepRow {
 		if rr, ok := ddt.RatiosOf(total); ok {
 			r = &rr
 		}
-		unique, dup := l.Histogram.Classes()
-		size := ddt.EstimateSize(unique.Blocks, dup.Blocks, ddt.SizeParams{Release: p.Release, Vdev: p.Vdev, Copies: p.Copies,
-			DataBytes: total.Allocated.DSize, Unique: ddt.ShapeOf(unique), Duplicate: ddt.ShapeOf(dup)})
+		size := ddtsize.EstimateHistogram(l.Histogram, p, total.Allocated.DSize)
 		var zb bytes.Buffer
 		report.WriteZdbS(&zb, l.Histogram, p.Release.BytesSuffix)
 		rows[i] = sweepRow{RecordSize: p.RecordSize, Compression: zio.CompressionName(p.Compression, p.Level),

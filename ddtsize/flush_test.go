@@ -1,4 +1,4 @@
-package ddt_test
+package ddtsize_test
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/ddtsize"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -42,7 +42,7 @@ type realBlock struct {
 // readRealDDT reads a leaves-* directory of testdata/ddt-validation: the
 // keys of every entry (first checksum word, class, leaf read from) and the
 // blocks of the DDT ZAP objects, by class and block id.
-func readRealDDT(t *testing.T, dir string) (keys []ddt.FlushKey, leafOf map[uint64]string, blocks map[string]map[int]realBlock) {
+func readRealDDT(t *testing.T, dir string) (keys []ddtsize.FlushKey, leafOf map[uint64]string, blocks map[string]map[int]realBlock) {
 	t.Helper()
 	var r io.Reader
 	f, err := os.Open(filepath.Join(dir, "keys.tsv"))
@@ -73,7 +73,7 @@ func readRealDDT(t *testing.T, dir string) (keys []ddt.FlushKey, leafOf map[uint
 		if fs[1] == "duplicate" {
 			class = 1
 		}
-		keys = append(keys, ddt.FlushKey{Hash: h, Class: class, Txg: 1})
+		keys = append(keys, ddtsize.FlushKey{Hash: h, Class: class, Txg: 1})
 		leafOf[h] = fs[1] + "/" + fs[2]
 	}
 	text, err := os.ReadFile(filepath.Join(dir, "ddt-blocks.txt"))
@@ -131,7 +131,7 @@ func TestFlushReplayRealLeaves(t *testing.T) {
 			dir := filepath.Join("..", "testdata", "ddt-validation", tc.dir)
 			keys, leafOf, blocks := readRealDDT(t, dir)
 			// FDT, 32 KiB leaves: 1278 chunks of 7 per entry.
-			res := ddt.ReplayFlush(keys, 182)
+			res := ddtsize.ReplayFlush(keys, 182)
 			firstBirth := 1 << 30
 			for _, bs := range blocks {
 				for id, b := range bs {
@@ -228,7 +228,7 @@ func TestRealLeafCompression(t *testing.T) {
 		if err != nil || len(block) != 32768 {
 			t.Fatalf("%s: %d bytes, %v", tc.file, len(block), err)
 		}
-		if got := ddt.MetadataPSize(rel, pool, block); got != tc.psize {
+		if got := ddtsize.MetadataPSize(rel, pool, block); got != tc.psize {
 			t.Errorf("%s: PSIZE %#x, zdb listed %#x", tc.file, got, tc.psize)
 		}
 	}
@@ -241,8 +241,8 @@ func TestRealLeafCompression(t *testing.T) {
 // exactly: 76 and 10 blocks of 32 KiB (leaves and a header each).
 func TestMidFlushLeaves(t *testing.T) {
 	keys, _, _ := readRealDDT(t, filepath.Join("..", "testdata", "ddt-validation", "leaves-96M-4k"))
-	slices.SortFunc(keys, func(a, b ddt.FlushKey) int { return cmp.Compare(a.Hash, b.Hash) })
-	res := ddt.ReplayFlush(keys[:9000], 182)
+	slices.SortFunc(keys, func(a, b ddtsize.FlushKey) int { return cmp.Compare(a.Hash, b.Hash) })
+	res := ddtsize.ReplayFlush(keys[:9000], 182)
 	for c, want := range []struct {
 		entries int
 		mspace  uint64

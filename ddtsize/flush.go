@@ -1,4 +1,4 @@
-package ddt
+package ddtsize
 
 // How a fast-dedup table (FDT, 2.3+) reaches its ZAPs, and why some of its
 // blocks end up stored uncompressed.

@@ -1,4 +1,4 @@
-package ddt_test
+package ddtsize_test
 
 import (
 	"math"
@@ -10,15 +10,16 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/ddtsize"
 	"github.com/ddtsim/ddtsim/internal/golden"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
 // shapesOf is the block shape of each class from a parsed zdb histogram,
-// as the tool derives it from its own (ddt.Histogram.Classes, ShapeOf):
+// as the tool derives it from its own (Classes, ShapeOf):
 // the refcnt-1 row and the others.
-func shapesOf(tab *report.Table) (unique, dup ddt.BlockShape) {
+func shapesOf(tab *report.Table) (unique, dup ddtsize.BlockShape) {
 	var u, d ddt.Stat
 	for _, r := range tab.Rows {
 		st := ddt.Stat{Blocks: uint64(r.Allocated.Blocks.Mid()), LSize: uint64(r.Allocated.LSize.Mid()), PSize: uint64(r.Allocated.PSize.Mid())}
@@ -28,7 +29,7 @@ func shapesOf(tab *report.Table) (unique, dup ddt.BlockShape) {
 		}
 		d.Add(st)
 	}
-	return ddt.ShapeOf(u), ddt.ShapeOf(d)
+	return ddtsize.ShapeOf(u), ddtsize.ShapeOf(d)
 }
 
 // TestDDTSizeGolden checks the model against what real OpenZFS printed for
@@ -81,14 +82,14 @@ func TestDDTSizeGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		us, ds := shapesOf(tab)
-		s := ddt.EstimateSize(unique, dup, ddt.SizeParams{Release: rel, Vdev: pool, Copies: copies,
+		s := ddtsize.Estimate(unique, dup, ddtsize.Params{Release: rel, Vdev: pool, Copies: copies,
 			DataBytes: uint64(tab.Total.Allocated.DSize.Mid()), Unique: us, Duplicate: ds})
 		if s.Entries != unique+dup || len(s.Objects) != len(p.Objects) {
 			t.Errorf("%s: model has %d entries in %d objects, zdb %d in %d", c.Name, s.Entries, len(s.Objects), unique+dup, len(p.Objects))
 		}
-		wantFormat := ddt.FormatLegacy
+		wantFormat := ddtsize.FormatLegacy
 		if len(p.Headers) > 0 && p.Headers[0].Kind == "FDT" {
-			wantFormat = ddt.FormatFDT
+			wantFormat = ddtsize.FormatFDT
 		}
 		if s.Format != wantFormat {
 			t.Errorf("%s: format %s, zdb says %s", c.Name, s.Format, wantFormat)
@@ -137,17 +138,17 @@ func TestDDTSizeSmallTables(t *testing.T) {
 		wantFormat             string
 		uniqueDisk, uniqueCore uint64
 	}{
-		{"2.3.2", "disk", 36864, 65536, ddt.FormatFDT, 36864, 65536},
-		{"2.3.2", "raidz1 4", 53760, 65536, ddt.FormatFDT, 53760, 65536},
-		{"2.1.11", "disk", 1536 * 8, 1024 * 8, ddt.FormatLegacy, 12288, 8192},
-		{"2.1.11", "raidz1 4", 2240 * 8, 1024 * 8, ddt.FormatLegacy, 17920, 8192},
+		{"2.3.2", "disk", 36864, 65536, ddtsize.FormatFDT, 36864, 65536},
+		{"2.3.2", "raidz1 4", 53760, 65536, ddtsize.FormatFDT, 53760, 65536},
+		{"2.1.11", "disk", 1536 * 8, 1024 * 8, ddtsize.FormatLegacy, 12288, 8192},
+		{"2.1.11", "raidz1 4", 2240 * 8, 1024 * 8, ddtsize.FormatLegacy, 17920, 8192},
 	} {
 		rel, _ := zio.LookupRelease(c.release)
 		pool, err := zio.NewPool([]string{c.vdev}, 12)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := ddt.EstimateSize(1, 8, ddt.SizeParams{Release: rel, Vdev: pool, Copies: 1, DataBytes: 1 << 20})
+		s := ddtsize.Estimate(1, 8, ddtsize.Params{Release: rel, Vdev: pool, Copies: 1, DataBytes: 1 << 20})
 		if s.Format != c.wantFormat || len(s.Objects) != 2 {
 			t.Fatalf("%s %s: %+v", c.release, c.vdev, s)
 		}
@@ -173,7 +174,7 @@ func TestDDTSizeSmallTables(t *testing.T) {
 func TestDDTSizeLargeTable(t *testing.T) {
 	rel, _ := zio.LookupRelease("2.2")
 	pool, _ := zio.NewPool(nil, 12)
-	s := ddt.EstimateSize(29317269, 3655384, ddt.SizeParams{Release: rel, Vdev: pool, Copies: 1})
+	s := ddtsize.Estimate(29317269, 3655384, ddtsize.Params{Release: rel, Vdev: pool, Copies: 1})
 	want := map[string][2]float64{"DDT-sha256-zap-unique": {274, 146}, "DDT-sha256-zap-duplicate": {275, 147}}
 	for _, o := range s.Objects {
 		w := want[o.Name]
@@ -198,14 +199,14 @@ func TestDDTSizeBasis(t *testing.T) {
 		format             string
 		valueMin, valueMax int
 	}{
-		{"2.1.11", 1, 4, 39, 4096, ddt.FormatLegacy, 14, 21},
-		{"2.1.11", 2, 5, 31, 4096, ddt.FormatLegacy, 22, 42},
-		{"2.2", 1, 4, 319, 32768, ddt.FormatLegacy, 14, 21},
-		{"2.3.2", 1, 7, 182, 32768, ddt.FormatFDT, 73, 73},
-		{"2.3.2", 3, 7, 182, 32768, ddt.FormatFDT, 73, 73},
+		{"2.1.11", 1, 4, 39, 4096, ddtsize.FormatLegacy, 14, 21},
+		{"2.1.11", 2, 5, 31, 4096, ddtsize.FormatLegacy, 22, 42},
+		{"2.2", 1, 4, 319, 32768, ddtsize.FormatLegacy, 14, 21},
+		{"2.3.2", 1, 7, 182, 32768, ddtsize.FormatFDT, 73, 73},
+		{"2.3.2", 3, 7, 182, 32768, ddtsize.FormatFDT, 73, 73},
 	} {
 		rel, _ := zio.LookupRelease(c.release)
-		s := ddt.EstimateSize(1000, 0, ddt.SizeParams{Release: rel, Vdev: pool, Copies: c.copies})
+		s := ddtsize.Estimate(1000, 0, ddtsize.Params{Release: rel, Vdev: pool, Copies: c.copies})
 		b := s.Basis
 		if s.Format != c.format || b.EntryChunks != c.chunks || b.LeafCapacity != c.cap || b.BlockSize != uint64(c.bsize) ||
 			b.ValueBytes < c.valueMin || b.ValueBytes > c.valueMax || b.EntryBytes != 24*c.chunks || b.Copies != 3 {
@@ -225,20 +226,20 @@ func TestARCDefaults(t *testing.T) {
 		limit        uint64
 		verdict      string
 	}{
-		{"2.4.4", 16 * gib, 1 * gib, 15 * gib, 0, 15 * gib, ddt.VerdictFits},
-		{"2.3.2", 4 * gib, 3 * gib, 3 * gib, 0, 3 * gib, ddt.VerdictTight},     // 5/8 × 4G = 2.5G < 4G − 1G
-		{"2.3.0", 1 * gib, 1 * gib, 640 << 20, 0, 640 << 20, ddt.VerdictNoFit}, // 5/8 × 1G > 1G − 1G
-		{"2.2.7", 16 * gib, 2 * gib, 8 * gib, 0, 8 * gib, ddt.VerdictFits},
-		{"2.1.16", 16 * gib, 5 * gib, 8 * gib, 6 * gib, 6 * gib, ddt.VerdictTight},
-		{"0.7.13", 8 * gib, 4 * gib, 4 * gib, 3 * gib, 3 * gib, ddt.VerdictNoFit},
-		{"0.6.2", 8 * gib, 512 << 20, 4 * gib, 1 * gib, 1 * gib, ddt.VerdictFits},
+		{"2.4.4", 16 * gib, 1 * gib, 15 * gib, 0, 15 * gib, ddtsize.VerdictFits},
+		{"2.3.2", 4 * gib, 3 * gib, 3 * gib, 0, 3 * gib, ddtsize.VerdictTight},     // 5/8 × 4G = 2.5G < 4G − 1G
+		{"2.3.0", 1 * gib, 1 * gib, 640 << 20, 0, 640 << 20, ddtsize.VerdictNoFit}, // 5/8 × 1G > 1G − 1G
+		{"2.2.7", 16 * gib, 2 * gib, 8 * gib, 0, 8 * gib, ddtsize.VerdictFits},
+		{"2.1.16", 16 * gib, 5 * gib, 8 * gib, 6 * gib, 6 * gib, ddtsize.VerdictTight},
+		{"0.7.13", 8 * gib, 4 * gib, 4 * gib, 3 * gib, 3 * gib, ddtsize.VerdictNoFit},
+		{"0.6.2", 8 * gib, 512 << 20, 4 * gib, 1 * gib, 1 * gib, ddtsize.VerdictFits},
 	} {
-		a := ddt.ARCFor(c.release, c.ram, c.inCore, false)
+		a := ddtsize.ARCFor(c.release, c.ram, c.inCore, false)
 		if a.ARCMax != c.arcMax || a.MetaLimit != c.meta || a.Limit != c.limit || a.Verdict != c.verdict {
 			t.Errorf("%s, RAM %d, table %d: %+v", c.release, c.ram, c.inCore, a)
 		}
 	}
-	if a := ddt.ARCFor("2.3.2", 64*gib, 1, true); a.LogMax != 64*gib/100 {
+	if a := ddtsize.ARCFor("2.3.2", 64*gib, 1, true); a.LogMax != 64*gib/100 {
 		t.Errorf("log max %d", a.LogMax)
 	}
 }
@@ -270,12 +271,12 @@ func TestARCSmallRAM(t *testing.T) {
 		{"2.3.2", 64 * gib, 63 * gib},
 		{"2.3.0", 48 * mib, 32 * mib}, // arc_c_min, more than 30M
 	} {
-		a := ddt.ARCFor(c.release, c.ram, 1, false)
+		a := ddtsize.ARCFor(c.release, c.ram, 1, false)
 		if a.ARCMax != c.arcMax || a.Limit != c.arcMax {
 			t.Errorf("%s, RAM %d MiB: ARC max %d MiB (%s), limit %d; want %d MiB", c.release, c.ram/mib, a.ARCMax/mib, a.ARCMaxIs, a.Limit, c.arcMax/mib)
 		}
 	}
-	if a := ddt.ARCFor("2.3.2", 512*mib, 1, false); !strings.HasPrefix(a.ARCMaxIs, "5/8 × RAM") {
+	if a := ddtsize.ARCFor("2.3.2", 512*mib, 1, false); !strings.HasPrefix(a.ARCMaxIs, "5/8 × RAM") {
 		t.Errorf("512M on 2.3.2: rule %q", a.ARCMaxIs)
 	}
 	// Monotonic in RAM for every release row: 1 MiB to 1 TiB, finely
@@ -289,9 +290,9 @@ func TestARCSmallRAM(t *testing.T) {
 	}
 	slices.Sort(rams)
 	for _, rel := range zio.Releases {
-		var prev ddt.ARC
+		var prev ddtsize.ARC
 		for _, ram := range rams {
-			a := ddt.ARCFor(rel.Name, ram, 1, false)
+			a := ddtsize.ARCFor(rel.Name, ram, 1, false)
 			if a.ARCMax < prev.ARCMax || a.Limit < prev.Limit {
 				t.Errorf("release %s: RAM %d gives ARC max %d, limit %d; RAM %d gave %d, %d",
 					rel.Name, ram, a.ARCMax, a.Limit, prev.RAM, prev.ARCMax, prev.Limit)
@@ -314,13 +315,13 @@ func TestWholeLeavesByRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	size := func(release string) ddt.Size {
+	size := func(release string) ddtsize.Result {
 		rel, err := zio.LookupRelease(release)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return ddt.EstimateSize(3833, 463, ddt.SizeParams{Release: rel, Vdev: pool, Copies: 1, DataBytes: 25 << 20,
-			Unique: ddt.BlockShape{LSize: 8192, PSize: 5990}, Duplicate: ddt.BlockShape{LSize: 8192, PSize: 6910}})
+		return ddtsize.Estimate(3833, 463, ddtsize.Params{Release: rel, Vdev: pool, Copies: 1, DataBytes: 25 << 20,
+			Unique: ddtsize.BlockShape{LSize: 8192, PSize: 5990}, Duplicate: ddtsize.BlockShape{LSize: 8192, PSize: 6910}})
 	}
 	old, late, newer := size("2.3.2"), size("2.3.3"), size("2.4.4")
 	// The replay of the 48M pool's real keys gives 7 of 36 leaves; random

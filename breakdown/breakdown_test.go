@@ -1,4 +1,4 @@
-package report
+package breakdown
 
 import (
 	"bytes"
@@ -82,7 +82,7 @@ func breakdownTree(t *testing.T) string {
 	return root
 }
 
-func scanBreakdown(t *testing.T, p *zio.Policy, sparse analyzer.Sparse, by string, paths ...string) (*analyzer.Result, *Breakdown) {
+func scanBreakdown(t *testing.T, p *zio.Policy, sparse analyzer.Sparse, by string, paths ...string) (*analyzer.Result, *Result) {
 	t.Helper()
 	acc, err := NewAccumulator(by, paths)
 	if err != nil {
@@ -94,7 +94,7 @@ func scanBreakdown(t *testing.T, p *zio.Policy, sparse analyzer.Sparse, by strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, acc.Breakdown(res.Table)
+	return res, acc.Result(res.Table)
 }
 
 func statLE(a, b ddt.Stat) bool {
@@ -103,7 +103,7 @@ func statLE(a, b ddt.Stat) bool {
 
 // checkBreakdown requires every column of the groups to add up to the
 // scan's totals.
-func checkBreakdown(t *testing.T, res *analyzer.Result, b *Breakdown) {
+func checkBreakdown(t *testing.T, res *analyzer.Result, b *Result) {
 	t.Helper()
 	sum := SumGroups(b.Groups)
 	if sum != b.Sum {
@@ -159,7 +159,7 @@ func TestBreakdownPartsAddUpToTotals(t *testing.T) {
 		comp   zio.Compression
 		sparse analyzer.Sparse
 	}{{"lz4", zio.LZ4, analyzer.SparseAuto}, {"off-never", zio.Off, analyzer.SparseNever}} {
-		for _, by := range BreakdownKinds {
+		for _, by := range Kinds {
 			for _, paths := range [][]string{{root}, multi} {
 				res, b := scanBreakdown(t, policyT(t, pol.comp), pol.sparse, by, paths...)
 				t.Run(pol.name+"/"+by+"/"+string(rune('0'+len(paths))), func(t *testing.T) {
@@ -185,7 +185,7 @@ func TestBreakdownPartsAddUpToTotals(t *testing.T) {
 
 func TestBreakdownGroups(t *testing.T) {
 	root := breakdownTree(t)
-	names := func(b *Breakdown) []string {
+	names := func(b *Result) []string {
 		var n []string
 		for _, g := range b.Groups {
 			n = append(n, g.Name)
@@ -295,33 +295,6 @@ func TestApportion(t *testing.T) {
 		}
 		if sum != c.total {
 			t.Errorf("total %d: parts %v add up to %d", c.total, parts, sum)
-		}
-	}
-}
-
-func TestBreakdownTextAndCSV(t *testing.T) {
-	root := breakdownTree(t)
-	p := policyT(t, zio.LZ4)
-	res, b := scanBreakdown(t, p, analyzer.SparseAuto, ByDir, root)
-	s, err := NewScan(p, 12, analyzer.SparseAuto, []string{root}, res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plain bytes.Buffer
-	if err := s.WriteText(&plain); err != nil {
-		t.Fatal(err)
-	}
-	s.Breakdown = b
-	var text bytes.Buffer
-	if err := s.WriteText(&text); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.HasPrefix(text.Bytes(), plain.Bytes()) {
-		t.Errorf("the breakdown changes the report before it")
-	}
-	for _, want := range []string{"Breakdown by subdirectory of", TotalName, "largest remainder", "zeros: "} {
-		if !bytes.Contains(text.Bytes(), []byte(want)) {
-			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package ddt
+package ddtsize
 
 // The size of the real dedup table a pool would build for the scanned data
 // (zfs-semantics §2.4–§2.6): what `zdb -DD` prints per DDT object as dspace
@@ -49,7 +49,7 @@ package ddt
 // the expectation is taken per fill. What the entries hold matters to LZ4
 // as much as the fill: real leaves of a pool written by one copy have the
 // same birth txg and nearly the same creation time in every entry, and
-// block sizes in whole sectors; the model draws them so (SizeParams,
+// block sizes in whole sectors; the model draws them so (Params,
 // BlockShape). Real leaves read back from real pools compress with the
 // model's LZ4 to the PSIZE zdb lists, byte for byte
 // (TestRealLeafCompression).
@@ -58,7 +58,7 @@ package ddt
 // log's flush spreads over 8 sync passes, and a block rewritten in pass 8
 // of a txg is not compressed (flush.go; from 2.3.4 the flush runs in pass
 // 1 only). The model replays the flush on random keys
-// and counts them (SizeBasis.WholeLeaves): a fifth of the leaves of a
+// and counts them (Basis.WholeLeaves): a fifth of the leaves of a
 // table of a few thousand entries, a few dozen leaves of any big one.
 //
 // What it cannot know: the real checksums (ddtsim keys blocks by BLAKE3 of
@@ -66,7 +66,7 @@ package ddt
 // ZFS uses), so the leaf count is an expectation, exact only on average;
 // the real DVA offsets, txgs and times that land in the entries, nor the
 // spread of block sizes (assumed: a pool filled from empty by one copy, a
-// txg per 256 MiB; see SizeParams); data written before the table existed;
+// txg per 256 MiB; see Params); data written before the table existed;
 // and entries that changed class after they were flushed (a block first
 // unique, referenced again in a later txg: its entry leaves a hole in the
 // unique ZAP, whose leaves never merge).
@@ -86,6 +86,7 @@ import (
 	"sync"
 
 	"github.com/ddtsim/ddtsim/compress/zle"
+	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -136,8 +137,8 @@ const (
 	FormatFDT    = "FDT"    // fast dedup table (version 1): flat entries and a log (2.3.0+, new pools)
 )
 
-// Size is the modelled size of a DDT. Sizes are bytes.
-type Size struct {
+// Result is the modelled size of a DDT. Sizes are bytes.
+type Result struct {
 	Format  string `json:"format"` // FormatLegacy or FormatFDT
 	Entries uint64 `json:"entries"`
 	// OnDisk is Σ dspace: allocated bytes of the ZAP objects, every copy
@@ -153,13 +154,13 @@ type Size struct {
 	// this just after a copy, before the log is flushed into the ZAPs.
 	LogInCore uint64 `json:"log_in_core,omitempty"`
 	// RuleOfThumb is entries × RuleOfThumbBytes.
-	RuleOfThumb uint64       `json:"rule_of_thumb"`
-	Objects     []ObjectSize `json:"objects"`
-	Basis       SizeBasis    `json:"basis"`
+	RuleOfThumb uint64   `json:"rule_of_thumb"`
+	Objects     []Object `json:"objects"`
+	Basis       Basis    `json:"basis"`
 }
 
-// ObjectSize is one DDT ZAP object (one class).
-type ObjectSize struct {
+// Object is one DDT ZAP object (one class).
+type Object struct {
 	Name    string  `json:"name"` // as zdb -DD names it, e.g. DDT-sha256-zap-unique
 	Entries uint64  `json:"entries"`
 	Leaves  float64 `json:"leaves"` // expected leaf blocks
@@ -171,8 +172,8 @@ type ObjectSize struct {
 	InCore   uint64  `json:"in_core"` // mspace
 }
 
-// SizeBasis holds the per-entry and per-block figures the model rests on.
-type SizeBasis struct {
+// Basis holds the per-entry and per-block figures the model rests on.
+type Basis struct {
 	BlockSize    uint64  `json:"block_size"`    // ZAP leaf and indirect block size
 	ValueBytes   int     `json:"value_bytes"`   // a stored value: version byte + phys, ZLE-compressed when that fits
 	EntryChunks  int     `json:"entry_chunks"`  // 24-byte chunks per entry: entry, 2 key, value
@@ -193,8 +194,8 @@ type SizeBasis struct {
 	PerEntryInCore float64 `json:"per_entry_in_core"`
 }
 
-// SizeParams is what the DDT's size depends on besides its entries.
-type SizeParams struct {
+// Params is what the DDT's size depends on besides its entries.
+type Params struct {
 	Release *zio.Release
 	// Vdev is the pool layout: the rounding of the DDT blocks' PSIZE and
 	// their DSIZE follow it as for any block.
@@ -225,10 +226,21 @@ type BlockShape struct {
 	PSize uint64 `json:"psize"`
 }
 
+// Classes returns the allocated side of the refcnt-1 row of h (the keys a
+// DDT keeps in its unique class, DDT-…-zap-unique) and of all other rows
+// summed (its duplicate class; module/zfs/ddt.c: ddt_class_t).
+func Classes(h *ddt.Histogram) (unique, duplicate ddt.Stat) {
+	unique = h[0].Allocated
+	for _, b := range h[1:] {
+		duplicate.Add(b.Allocated)
+	}
+	return unique, duplicate
+}
+
 // ShapeOf is the block shape of the keys counted in s (allocated side of
 // one or more histogram rows): LSIZE and PSIZE per block. No blocks gives
 // the zero shape (the model's default).
-func ShapeOf(s Stat) BlockShape {
+func ShapeOf(s ddt.Stat) BlockShape {
 	if s.Blocks == 0 {
 		return BlockShape{}
 	}
@@ -284,14 +296,14 @@ func shapeKey(b BlockShape) [2]uint64 {
 	return [2]uint64{(b.LSize + 256) >> 9, uint64(math.Round(64 * float64(b.PSize) / float64(b.LSize)))}
 }
 
-// EstimateSize models the DDT of a pool holding unique entries referenced
+// Estimate models the DDT of a pool holding unique entries referenced
 // once and duplicate entries referenced more than once (the refcnt-1 row
 // of the histogram and the others). A class without entries has no object.
-func EstimateSize(unique, duplicate uint64, sp SizeParams) Size {
+func Estimate(unique, duplicate uint64, sp Params) Result {
 	m := modelFor(sp)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := Size{Format: m.format, Entries: unique + duplicate, RuleOfThumb: (unique + duplicate) * RuleOfThumbBytes, Objects: []ObjectSize{}}
+	s := Result{Format: m.format, Entries: unique + duplicate, RuleOfThumb: (unique + duplicate) * RuleOfThumbBytes, Objects: []Object{}}
 	var leaves, entries, whole float64
 	var leafDisk float64
 	var fe flushEffect
@@ -323,7 +335,7 @@ func EstimateSize(unique, duplicate uint64, sp SizeParams) Size {
 	if m.format == FormatFDT {
 		s.LogInCore = s.Entries * LogEntryBytes
 	}
-	s.Basis = SizeBasis{
+	s.Basis = Basis{
 		BlockSize: uint64(m.bs), ValueBytes: m.valueBytes, EntryChunks: m.entryChunks, EntryBytes: m.entryChunks * zapChunk,
 		LeafCapacity: m.capacity, LeafChunks: m.nchunks, Compression: m.meta.p.Compression.String(), Copies: mosCopies,
 	}
@@ -347,7 +359,7 @@ type sizeModel struct {
 	nchunks int // leaf chunks
 	copies  int // data copies (DVAs in an entry)
 	// The ranges entries' values are drawn from: block offsets (sectors),
-	// birth txgs, creation times (seconds); see SizeParams.DataBytes.
+	// birth txgs, creation times (seconds); see Params.DataBytes.
 	sectors, txgs, seconds uint64
 	shapes                 [2]shapeModel // unique, duplicate
 	vdev                   zio.Vdev
@@ -361,7 +373,7 @@ type sizeModel struct {
 	// trees; built on first use.
 	dp  [2]*leafDP
 	rng *rand.Rand
-	mu  sync.Mutex // guards the model while EstimateSize uses it
+	mu  sync.Mutex // guards the model while Estimate uses it
 }
 
 // leafSamples is how many fills the compressed leaf size is measured at;
@@ -383,7 +395,7 @@ type modelKey struct {
 }
 
 // modelFor returns the (cached) model for sp.
-func modelFor(sp SizeParams) *sizeModel {
+func modelFor(sp Params) *sizeModel {
 	copies := min(max(sp.Copies, 1), 3)
 	data := sp.DataBytes
 	if data == 0 {
@@ -459,14 +471,14 @@ func arrayChunks(n int) int { return (n + zapArrayBytes - 1) / zapArrayBytes }
 // whole is the expected number of its leaves, and hdrWhole the chance
 // that its header and indirect blocks, stored uncompressed by the flush
 // of the dedup log (FDT; flush.go).
-func (m *sizeModel) object(n uint64, class int, whole, hdrWhole float64) (ObjectSize, float64) {
+func (m *sizeModel) object(n uint64, class int, whole, hdrWhole float64) (Object, float64) {
 	leaves, leafDisk := m.leafTable(class).expect(n)
 	full := float64(m.meta.level0Size(uint64(m.bs), uint64(m.bs))) // a block stored whole, all copies
 	if whole = min(whole, leaves); whole > 0 {
 		leafDisk += whole * (full - leafDisk/leaves)
 	}
 	rng := rand.New(rand.NewPCG(n, 0x2ab))
-	o := ObjectSize{Entries: n, Leaves: leaves}
+	o := Object{Entries: n, Leaves: leaves}
 	// The pointer table needs 2^depth entries, depth being the deepest
 	// leaf's prefix length; past the 2^(shift−4) entries embedded in the
 	// header it lives in blocks of its own (zap.c: zap_grow_ptrtbl()).
@@ -852,7 +864,7 @@ func newMetaWriter(rel *zio.Release, v zio.Vdev, bs int) *metaWriter {
 	p := &zio.Policy{Release: rel, RecordSize: uint32(bs), Compression: rel.OnMeans, Copies: mosCopies, Vdev: v}
 	comp, err := zio.NewCompressor(p.Compression, 0)
 	if err != nil {
-		panic(fmt.Sprintf("ddt: metadata compressor: %v", err))
+		panic(fmt.Sprintf("ddtsize: metadata compressor: %v", err))
 	}
 	return &metaWriter{p: p, comp: comp, out: make([]byte, bs)}
 }

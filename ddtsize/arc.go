@@ -1,4 +1,4 @@
-package ddt
+package ddtsize
 
 import (
 	"fmt"

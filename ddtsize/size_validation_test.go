@@ -1,4 +1,4 @@
-package ddt_test
+package ddtsize_test
 
 import (
 	"math"
@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/ddtsize"
 	"github.com/ddtsim/ddtsim/report"
 )
 
@@ -45,7 +45,7 @@ func TestDDTSizeValidation(t *testing.T) {
 			t.Fatalf("%s: zdb -DD text not understood", name)
 		}
 		us, ds := shapesOf(tab)
-		s := ddt.EstimateSize(unique, dup, ddt.SizeParams{Release: rel, Vdev: pool, Copies: 1,
+		s := ddtsize.Estimate(unique, dup, ddtsize.Params{Release: rel, Vdev: pool, Copies: 1,
 			DataBytes: uint64(tab.Total.Allocated.DSize.Mid()), Unique: us, Duplicate: ds})
 		de, ce := disk.Outside(s.OnDisk), core.Outside(s.InCore)
 		t.Logf("%s (%d+%d entries in the ZAPs): on disk %d vs real %d (%+.1f%%), in core %d vs %d (%+.1f%%)",

@@ -1,0 +1,547 @@
+// Package breakdown splits a scan's figures by group of files (`ddtsim
+// --by dir|ext|size`): an Accumulator fed by the analyzer's callbacks
+// during the scan, joined with the finished table into a Result whose
+// groups add up exactly to the scan's totals (see AttributionRule).
+//
+// The columns are those of zdb -S (cmd/zdb/zdb.c: zdb_ddt_add_cb(),
+// dump_simulated_ddt()): referenced counts every block as a pool without
+// dedup stores it, allocated each unique block once; blocks embedded in
+// their block pointer are not in zdb -S and are counted apart. How a
+// block shared by several groups is split between them is ddtsim's own
+// rule, not a ZFS figure.
+package breakdown
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/internal/escape"
+)
+
+// The kinds of breakdown (`ddtsim --by KIND`).
+const (
+	ByDir  = "dir"  // the path named a file came from; for one directory named, its entries
+	ByExt  = "ext"  // the lower-cased extension of the file name
+	BySize = "size" // the file's size class
+)
+
+// Kinds lists the accepted --by values.
+var Kinds = []string{ByDir, ByExt, BySize}
+
+// AttributionRule says how a block shared by several groups is counted in
+// each; --help, the text report, the HTML page and the JSON repeat it.
+const AttributionRule = "Referenced figures (no dedup) are exact sums of each group's own blocks. " +
+	"Allocated figures (with dedup) split every unique block between the groups that reference it, " +
+	"in proportion to their references (a group holding 2 of its 3 references gets 2/3 of its blocks, " +
+	"LSIZE, PSIZE and DSIZE); the fractions are rounded once per column by largest remainder, " +
+	"so the groups add up exactly to the totals. " +
+	"\"Only here\" (unique) is the allocated size of blocks no other group references: what removing the group would free. " +
+	"\"Shared\" is the referenced size of the group's blocks that other groups reference too."
+
+// Group is one row of a breakdown. Block counts are records; sizes are
+// bytes.
+type Group struct {
+	Name         string `json:"name"`
+	Files        uint64 `json:"files"`
+	LogicalBytes uint64 `json:"logical_bytes"` // sum of file sizes
+	Records      uint64 `json:"records"`       // level-0 records, holes included
+	Holes        uint64 `json:"holes"`         // records not written (all zeros)
+	HoleLSize    uint64 `json:"hole_lsize"`    // the holes' LSIZE (a file's last record may reach past its end)
+	ZeroBlocks   uint64 `json:"zero_blocks"`   // all-zero records stored as data (compression=off)
+	Embedded     uint64 `json:"embedded"`      // records embedded in block pointers (not in zdb -S)
+	// Referenced counts every block of the group that zdb -S counts, as a
+	// pool without dedup stores them.
+	Referenced ddt.Stat `json:"referenced"`
+	// Allocated is the group's part of the deduplicated table (see
+	// AttributionRule): the groups' parts add up to the table's total.
+	Allocated ddt.Stat `json:"allocated"`
+	// Unique is the allocated size of the contents that only this group
+	// references.
+	Unique ddt.Stat `json:"unique"`
+	// Shared is the referenced size of the group's blocks whose content
+	// another group references too.
+	Shared ddt.Stat `json:"shared"`
+}
+
+// Zeros says how much of a scan is zeros: holes (never written) and
+// all-zero blocks stored as data (only with compression=off), which dedup
+// to one block per LSIZE.
+type Zeros struct {
+	Holes      uint64   `json:"holes"`      // records not written
+	HoleLSize  uint64   `json:"hole_lsize"` // their LSIZE, bytes
+	Referenced ddt.Stat `json:"referenced"` // all-zero blocks stored, every reference
+	Allocated  ddt.Stat `json:"allocated"`  // their DDT entries (one per LSIZE)
+	// Saved is the part of the scan's savings (file bytes minus allocated
+	// DSIZE) that is zeros: the holes' bytes plus what dedup saves on the
+	// all-zero blocks stored, bytes.
+	Saved uint64 `json:"saved"`
+}
+
+// Result splits a scan's figures by group. In JSON its fields appear at
+// the top level of the scan document: breakdown_by, breakdown_rule,
+// breakdown (the rows), breakdown_total and zeros.
+type Result struct {
+	By     string  `json:"breakdown_by"`   // dir, ext or size
+	Basis  string  `json:"breakdown_of"`   // what the groups are, in words
+	Rule   string  `json:"breakdown_rule"` // AttributionRule
+	Groups []Group `json:"breakdown"`
+	Sum    Group   `json:"breakdown_total"` // the column sums, named "(total)"; equal to the scan's totals
+	Zeros  Zeros   `json:"zeros"`
+
+	oneDir bool // by dir, one directory named: its entries are the groups
+}
+
+// TotalName names the sum row in text and CSV.
+const TotalName = "(total)"
+
+// Accumulator collects a breakdown during a scan, from the analyzer's
+// OnFile and OnBlock callbacks (set Options.BlockRuns too): per group the
+// files and, per unique content, how many references each group has. It
+// needs memory per unique content, about as much as the table itself.
+type Accumulator struct {
+	by      string
+	args    []string
+	oneDir  bool           // by dir, one directory named
+	ids     map[string]int // group name → id (walker only)
+	names   []string
+	files   []uint64
+	logical []uint64
+	shards  [256]accShard
+}
+
+type accShard struct {
+	mu    sync.Mutex
+	keys  map[prefix]keyRefs
+	cnt   []blockCounts // by group id
+	zeros map[prefix]struct{}
+	_     [40]byte
+}
+
+// prefix is the first 128 bits of a key: what ddt.Table keeps of it (its
+// Range yields keys whose other bytes are zero), and as unlikely to
+// collide.
+type prefix [16]byte
+
+func prefixOf(k *ddt.Key) prefix { return prefix(k[:16]) }
+
+// keyRefs holds the references of one content per group: the first group
+// inline (most contents are in one group), the others in more.
+type keyRefs struct {
+	g    uint32
+	n    uint64
+	more *[]groupRefs
+}
+
+type groupRefs struct {
+	g uint32
+	n uint64
+}
+
+type blockCounts struct{ records, holes, holeLSize, zeroBlocks uint64 }
+
+// NewAccumulator prepares a breakdown by kind (ByDir, ByExt, BySize) of a
+// scan of paths (as given to analyzer.Scan).
+func NewAccumulator(by string, paths []string) (*Accumulator, error) {
+	switch by {
+	case ByDir, ByExt, BySize:
+	default:
+		return nil, fmt.Errorf("--by %s: invalid (accepted: %s)", by, strings.Join(Kinds, ", "))
+	}
+	a := &Accumulator{by: by, args: paths, ids: map[string]int{}}
+	if by == ByDir && len(paths) == 1 {
+		fi, err := os.Stat(paths[0])
+		a.oneDir = err == nil && fi.IsDir()
+	}
+	for i := range a.shards {
+		a.shards[i].keys = map[prefix]keyRefs{}
+		a.shards[i].zeros = map[prefix]struct{}{}
+	}
+	if by == ByDir && len(paths) > 1 {
+		// Every path named gets a row, in the order named, even one
+		// without files.
+		for _, p := range paths {
+			a.id(escape.Path(p))
+		}
+	}
+	return a, nil
+}
+
+func (a *Accumulator) id(name string) int {
+	if id, ok := a.ids[name]; ok {
+		return id
+	}
+	id := len(a.names)
+	a.ids[name] = id
+	a.names = append(a.names, name)
+	a.files = append(a.files, 0)
+	a.logical = append(a.logical, 0)
+	return id
+}
+
+// File is the analyzer's Options.OnFile: it counts the file in its group
+// and returns the group's id as the tag of its blocks.
+func (a *Accumulator) File(ev analyzer.FileEvent) int {
+	id := a.id(a.groupName(ev))
+	a.files[id]++
+	a.logical[id] += ev.Size
+	return id
+}
+
+// groupName is the group of a file.
+func (a *Accumulator) groupName(ev analyzer.FileEvent) string {
+	switch a.by {
+	case BySize:
+		return SizeClass(ev.Size)
+	case ByExt:
+		return Ext(ev.Path)
+	}
+	if ev.Arg < 0 || ev.Arg >= len(a.args) {
+		return escape.Path(ev.Path)
+	}
+	arg := a.args[ev.Arg]
+	if !a.oneDir || ev.Path == arg {
+		return escape.Path(arg)
+	}
+	// One directory named: its entries are the groups. The walker names
+	// files filepath.Join(arg, ...).
+	root := filepath.Clean(arg)
+	rel, err := filepath.Rel(root, ev.Path)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+		return escape.Path(arg)
+	}
+	first, _, sub := strings.Cut(rel, string(filepath.Separator))
+	if !sub {
+		return DirectFilesName(root)
+	}
+	return escape.Path(filepath.Join(root, first))
+}
+
+// DirectFilesName names the group of the files that lie directly in the one
+// directory named (ddtsim --by dir DIR).
+func DirectFilesName(dir string) string {
+	return "(files directly in " + escape.Path(filepath.Clean(dir)) + ")"
+}
+
+// sizeClasses are the upper bounds of the --by size classes, bytes.
+var sizeClasses = []struct {
+	max  uint64
+	name string
+}{
+	{0, "empty"},
+	{4 << 10, "<=4K"},
+	{128 << 10, "<=128K"},
+	{1 << 20, "<=1M"},
+	{16 << 20, "<=16M"},
+	{1 << 30, "<=1G"},
+	{math.MaxUint64, ">1G"},
+}
+
+// SizeClass is the --by size group of a file of size bytes: empty, <=4K,
+// <=128K, <=1M, <=16M, <=1G or >1G.
+func SizeClass(size uint64) string {
+	for _, c := range sizeClasses {
+		if size <= c.max {
+			return c.name
+		}
+	}
+	return ">1G"
+}
+
+// Ext is the --by ext group of a file: the lower-cased extension of its
+// name with the dot (".raw"), or "(none)" for a name without one (a leading
+// dot, as in ".bashrc", does not start an extension).
+func Ext(path string) string {
+	base := filepath.Base(path)
+	i := strings.LastIndexByte(base, '.')
+	if i <= 0 || i == len(base)-1 {
+		return "(none)"
+	}
+	return strings.ToLower(escape.Path(base[i:]))
+}
+
+// Block is the analyzer's Options.OnBlock. It may be called from several
+// goroutines at once.
+func (a *Accumulator) Block(ev analyzer.BlockEvent) {
+	n := max(ev.Count, 1)
+	g := uint32(ev.Tag)
+	var sh *accShard
+	if ev.Hole {
+		sh = &a.shards[(uint64(g)*131+ev.BlkID)&255]
+	} else {
+		sh = &a.shards[ev.Key[0]]
+	}
+	sh.mu.Lock()
+	for int(g) >= len(sh.cnt) {
+		sh.cnt = append(sh.cnt, blockCounts{})
+	}
+	c := &sh.cnt[g]
+	c.records += n
+	if ev.Hole {
+		c.holes += n
+		c.holeLSize += n * uint64(ev.LSize)
+		sh.mu.Unlock()
+		return
+	}
+	k := prefixOf(&ev.Key)
+	if ev.Zero {
+		c.zeroBlocks += n
+		sh.zeros[k] = struct{}{}
+	}
+	r, ok := sh.keys[k]
+	switch {
+	case !ok:
+		r = keyRefs{g: g, n: n}
+	case r.g == g:
+		r.n += n
+	default:
+		if r.more == nil {
+			r.more = &[]groupRefs{}
+		}
+		found := false
+		for i := range *r.more {
+			if (*r.more)[i].g == g {
+				(*r.more)[i].n += n
+				found = true
+				break
+			}
+		}
+		if !found {
+			*r.more = append(*r.more, groupRefs{g, n})
+		}
+	}
+	sh.keys[k] = r
+	sh.mu.Unlock()
+}
+
+// split is one group's fractional allocated figures while they are summed:
+// whole parts and the sum of the fractional parts, per column (blocks,
+// LSIZE, PSIZE, DSIZE).
+type split struct {
+	whole [4]uint64
+	frac  [4]float64
+}
+
+// Result joins what was accumulated with the finished table (one pass
+// over it with Range) and returns the rows (see AttributionRule). Call it
+// after the scan has returned.
+func (a *Accumulator) Result(t *ddt.Table) *Result {
+	ng := len(a.names)
+	groups := make([]Group, ng)
+	for i := range groups {
+		groups[i].Name = a.names[i]
+		groups[i].Files = a.files[i]
+		groups[i].LogicalBytes = a.logical[i]
+	}
+	var zeros Zeros
+	splits := make([]split, ng)
+	var total [4]uint64 // allocated: what the splits must add up to
+	for si := range a.shards {
+		for g, c := range a.shards[si].cnt {
+			gr := &groups[g]
+			gr.Records += c.records
+			gr.Holes += c.holes
+			gr.HoleLSize += c.holeLSize
+			gr.ZeroBlocks += c.zeroBlocks
+			zeros.Holes += c.holes
+			zeros.HoleLSize += c.holeLSize
+		}
+	}
+	var refs []groupRefs
+	t.Range(func(k ddt.Key, e ddt.Entry) bool {
+		sh := &a.shards[k[0]]
+		p := prefixOf(&k)
+		r, ok := sh.keys[p]
+		if !ok {
+			return true
+		}
+		refs = append(refs[:0], groupRefs{r.g, r.n})
+		if r.more != nil {
+			refs = append(refs, *r.more...)
+		}
+		var refcnt uint64
+		for _, x := range refs {
+			refcnt += x.n
+		}
+		if e.PSize == 0 { // embedded: not in zdb -S
+			for _, x := range refs {
+				groups[x.g].Embedded += x.n
+			}
+			return true
+		}
+		v := [4]uint64{1, uint64(e.LSize), uint64(e.PSize), e.DSize}
+		alloc := ddt.Stat{Blocks: 1, LSize: v[1], PSize: v[2], DSize: v[3]}
+		for f := range v {
+			total[f] += v[f]
+		}
+		if _, z := sh.zeros[p]; z {
+			zeros.Allocated.Add(alloc)
+			zeros.Referenced.Add(alloc.Times(refcnt))
+		}
+		if len(refs) == 1 {
+			gr := &groups[refs[0].g]
+			gr.Referenced.Add(alloc.Times(refcnt))
+			gr.Unique.Add(alloc)
+			for f := range v {
+				splits[refs[0].g].whole[f] += v[f]
+			}
+			return true
+		}
+		for _, x := range refs {
+			gr := &groups[x.g]
+			ref := alloc.Times(x.n)
+			gr.Referenced.Add(ref)
+			gr.Shared.Add(ref)
+			sp := &splits[x.g]
+			for f := range v {
+				hi, lo := bits.Mul64(v[f], x.n)
+				q, rem := bits.Div64(hi, lo, refcnt) // x.n ≤ refcnt: the quotient fits
+				sp.whole[f] += q
+				sp.frac[f] += float64(rem) / float64(refcnt)
+			}
+		}
+		return true
+	})
+	for f := range total {
+		parts := apportion(total[f], splits, f, groups)
+		for g := range groups {
+			st := &groups[g].Allocated
+			switch f {
+			case 0:
+				st.Blocks = parts[g]
+			case 1:
+				st.LSize = parts[g]
+			case 2:
+				st.PSize = parts[g]
+			case 3:
+				st.DSize = parts[g]
+			}
+		}
+	}
+	zeros.Saved = zeros.HoleLSize + zeros.Referenced.DSize - zeros.Allocated.DSize
+	b := &Result{By: a.by, Basis: a.basis(), Rule: AttributionRule, Groups: groups, Zeros: zeros, oneDir: a.oneDir}
+	b.sortGroups()
+	b.Sum = SumGroups(b.Groups)
+	return b
+}
+
+// apportion turns the fractional shares of column f into integers that add
+// up to total: each group gets the whole part of its share, and the units
+// left go one each to the groups with the largest fractional parts (ties:
+// more references, then name). The fractional sums are floating point; the
+// result is exact whatever their rounding.
+func apportion(total uint64, splits []split, f int, groups []Group) []uint64 {
+	parts := make([]uint64, len(splits))
+	rems := make([]float64, len(splits))
+	var sum uint64
+	for g, sp := range splits {
+		fl := math.Floor(sp.frac[f])
+		parts[g] = sp.whole[f] + uint64(fl)
+		// Quantized so that the order does not depend on summation order.
+		rems[g] = math.Round((sp.frac[f]-fl)*1e9) / 1e9
+		sum += parts[g]
+	}
+	if len(parts) == 0 || sum == total {
+		return parts
+	}
+	order := make([]int, len(parts))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if rems[a] != rems[b] {
+			return rems[a] > rems[b]
+		}
+		if groups[a].Referenced.Blocks != groups[b].Referenced.Blocks {
+			return groups[a].Referenced.Blocks > groups[b].Referenced.Blocks
+		}
+		return groups[a].Name < groups[b].Name
+	})
+	for i := 0; sum < total; i = (i + 1) % len(order) {
+		parts[order[i]]++
+		sum++
+	}
+	// Floating point may have overshot by a unit: take it back from the
+	// smallest fractional parts (never below a group's whole part).
+	for i, n := len(order)-1, 0; sum > total && n < 4*len(order); i, n = (i-1+len(order))%len(order), n+1 {
+		if g := order[i]; parts[g] > splits[g].whole[f] {
+			parts[g]--
+			sum--
+		}
+	}
+	return parts
+}
+
+// SumGroups adds up the columns of groups into a row named TotalName.
+func SumGroups(groups []Group) Group {
+	s := Group{Name: TotalName}
+	for _, g := range groups {
+		s.Files += g.Files
+		s.LogicalBytes += g.LogicalBytes
+		s.Records += g.Records
+		s.Holes += g.Holes
+		s.HoleLSize += g.HoleLSize
+		s.ZeroBlocks += g.ZeroBlocks
+		s.Embedded += g.Embedded
+		s.Referenced.Add(g.Referenced)
+		s.Allocated.Add(g.Allocated)
+		s.Unique.Add(g.Unique)
+		s.Shared.Add(g.Shared)
+	}
+	return s
+}
+
+// basis says in words what the groups are.
+func (a *Accumulator) basis() string {
+	switch a.by {
+	case BySize:
+		return "file size class"
+	case ByExt:
+		return "file name extension (lower-cased)"
+	}
+	if a.oneDir {
+		return "subdirectory of " + escape.Path(a.args[0]) + " (the files directly in it form one row)"
+	}
+	return "path named"
+}
+
+// sortGroups orders the rows: size classes from small to large, paths as
+// named (or, for one directory, by name), extensions by referenced LSIZE,
+// largest first.
+func (b *Result) sortGroups() {
+	g := b.Groups
+	switch b.By {
+	case BySize:
+		rank := map[string]int{}
+		for i, c := range sizeClasses {
+			rank[c.name] = i
+		}
+		sort.SliceStable(g, func(i, j int) bool { return rank[g[i].Name] < rank[g[j].Name] })
+	case ByExt:
+		sort.SliceStable(g, func(i, j int) bool {
+			if g[i].LogicalBytes != g[j].LogicalBytes {
+				return g[i].LogicalBytes > g[j].LogicalBytes
+			}
+			return g[i].Name < g[j].Name
+		})
+	default:
+		if !b.oneDir {
+			return // paths named, in order
+		}
+		sort.SliceStable(g, func(i, j int) bool {
+			di, dj := strings.HasPrefix(g[i].Name, "(files directly in "), strings.HasPrefix(g[j].Name, "(files directly in ")
+			if di != dj {
+				return di
+			}
+			return g[i].Name < g[j].Name
+		})
+	}
+}

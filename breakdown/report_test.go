@@ -1,0 +1,40 @@
+package breakdown_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/breakdown"
+	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+// TestBreakdownTextAndCSV checks the breakdown in report's text: after the
+// summary, which it leaves as it was.
+func TestBreakdownTextAndCSV(t *testing.T) {
+	root := breakdown.BreakdownTree(t)
+	p := breakdown.PolicyT(t, zio.LZ4)
+	res, b := breakdown.ScanBreakdown(t, p, analyzer.SparseAuto, breakdown.ByDir, root)
+	s, err := report.NewScan(p, 12, analyzer.SparseAuto, []string{root}, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain bytes.Buffer
+	if err := s.WriteText(&plain); err != nil {
+		t.Fatal(err)
+	}
+	s.Breakdown = b
+	var text bytes.Buffer
+	if err := s.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(text.Bytes(), plain.Bytes()) {
+		t.Errorf("the breakdown changes the report before it")
+	}
+	for _, want := range []string{"Breakdown by subdirectory of", breakdown.TotalName, "largest remainder", "zeros: "} {
+		if !bytes.Contains(text.Bytes(), []byte(want)) {
+			t.Errorf("text report lacks %q:\n%s", want, text.String())
+		}
+	}
+}
