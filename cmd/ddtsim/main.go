@@ -191,9 +191,9 @@ func (s *scanCmd) run(stdout, stderr io.Writer) int {
 		}
 		var err error
 		if s.JSON {
-			err = writeReleasesJSON(stdout)
+			err = report.WriteReleasesJSON(stdout)
 		} else {
-			err = writeReleases(stdout)
+			err = report.WriteReleases(stdout)
 		}
 		if err != nil {
 			fmt.Fprintln(stderr, "ddtsim: writing the release table:", err)

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"encoding/json"
@@ -6,12 +6,12 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
-// writeReleases prints the release table that drives the model.
-func writeReleases(w io.Writer) error {
+// WriteReleases writes the release table that drives the model
+// (zio.Releases) as text: one row per release, what differs.
+func WriteReleases(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RELEASE\tCOVERS\tPSIZE\tEMBED\tDEDUP+EMBED\tZERO+DEDUP\tON\tDEFAULT\tZSTD\tMAX RECSIZE\tBYTES")
 	yes := map[bool]string{true: "yes", false: "no"}
@@ -37,7 +37,7 @@ func writeReleases(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s%s\t%s\tP%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, def, r.Covers(), r.Band, yes[r.Embed],
 			yes[r.EmbedWithDedup], zero, r.OnMeans, r.DefaultCompression, zstd,
-			report.Nicenum(uint64(r.MaxRecordSize), false), bytes)
+			Nicenum(uint64(r.MaxRecordSize), false), bytes)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -70,8 +70,9 @@ type releaseJSON struct {
 	Note               string `json:"note"`
 }
 
-// writeReleasesJSON prints the release table as JSON.
-func writeReleasesJSON(w io.Writer) error {
+// WriteReleasesJSON writes the release table as JSON: one object per
+// release, with the same columns as WriteReleases.
+func WriteReleasesJSON(w io.Writer) error {
 	var rows []releaseJSON
 	for i, r := range zio.Releases {
 		rows = append(rows, releaseJSON{Name: r.Name, Covers: r.Covers(), Default: &zio.Releases[i] == zio.DefaultRelease,
