@@ -60,6 +60,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -445,4 +446,41 @@ func ReadHeader(path string) (*Header, error) {
 // sortFiles sorts files by path.
 func sortFiles(files []File) {
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+}
+
+// NotSavedScanError is CheckReplaceable's refusal to replace a file that
+// is not a saved scan.
+type NotSavedScanError struct{ why string }
+
+func (e *NotSavedScanError) Error() string {
+	return e.why + ": refusing to overwrite it (remove it first, or save elsewhere)"
+}
+
+// CheckReplaceable accepts a --save target that does not exist, is empty
+// or holds a saved scan (its first bytes are Magic), and refuses
+// any other file with a *NotSavedScanError.
+func CheckReplaceable(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory", path)
+	case !fi.Mode().IsRegular():
+		return &NotSavedScanError{"it exists and is not a regular file"}
+	case fi.Size() == 0:
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, len(Magic))
+	if n, _ := io.ReadFull(f, head); string(head[:n]) != Magic {
+		return &NotSavedScanError{"it exists and is not a ddtsim saved scan"}
+	}
+	return nil
 }

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ddtsim/ddtsim/internal/outpath"
 
 	"github.com/ddtsim/ddtsim/internal/escape"
 
@@ -62,10 +63,10 @@ func (s *scanCmd) startSave(stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitUsage
 	}
-	target, err := linkTarget(s.Save)
+	target, err := outpath.LinkTarget(s.Save)
 	if err == nil {
-		err = checkReplaceable(target)
-		var ne *notSavedScanError
+		err = scanfile.CheckReplaceable(target)
+		var ne *scanfile.NotSavedScanError
 		if errors.As(err, &ne) {
 			fmt.Fprintf(stderr, "ddtsim: --save %s: %v\n", name, err)
 			return exitUsage
@@ -84,42 +85,6 @@ func (s *scanCmd) startSave(stderr io.Writer) int {
 	}
 	s.save.path, s.save.target = s.Save, target
 	return exitOK
-}
-
-// notSavedScanError refuses to replace a file that is not a saved scan.
-type notSavedScanError struct{ why string }
-
-func (e *notSavedScanError) Error() string {
-	return e.why + ": refusing to overwrite it (remove it first, or save elsewhere)"
-}
-
-// checkReplaceable accepts a --save target that does not exist, is empty
-// or holds a saved scan (its first bytes are scanfile.Magic), and refuses
-// any other file with a *notSavedScanError.
-func checkReplaceable(path string) error {
-	fi, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return err
-	case fi.IsDir():
-		return fmt.Errorf("%s is a directory", path)
-	case !fi.Mode().IsRegular():
-		return &notSavedScanError{"it exists and is not a regular file"}
-	case fi.Size() == 0:
-		return nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	head := make([]byte, len(scanfile.Magic))
-	if n, _ := io.ReadFull(f, head); string(head[:n]) != scanfile.Magic {
-		return &notSavedScanError{"it exists and is not a ddtsim saved scan"}
-	}
-	return nil
 }
 
 // run merges the saved scans and prints the report. Exit status: 0
