@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/zdb"
 )
 
 func TestCompareEqualAndDifferent(t *testing.T) {
 	h := workedHistogram()
-	p := ParseString(workedZdbS)
+	p := zdb.ParseString(workedZdbS)
 	c, err := Compare(h, p, CompareOptions{BytesSuffix: true, Model: "m", Source: "s"})
 	if err != nil || c.Exit != CompareEqual || !c.Equal || len(c.Differences) != 0 {
 		t.Fatalf("equal: %v %+v", err, c)
@@ -45,7 +46,7 @@ func TestCompareEqualAndDifferent(t *testing.T) {
 // A predicted value equal to the one integer a text excludes differs: zdb
 // prints 2048 as "2K", never as "2.00K".
 func TestCompareExcludedInteger(t *testing.T) {
-	v, _ := ParseValue("2.00K")
+	v, _ := zdb.ParseValue("2.00K")
 	if v.Contains(2048) || !v.Contains(2047) || !v.Contains(2049) {
 		t.Fatalf("2.00K: %+v", v)
 	}
@@ -57,7 +58,7 @@ func TestCompareExcludedInteger(t *testing.T) {
 		h.Add(2, 131072, 131072, 131072)
 	}
 	h.Add(8, 131072, 131072, 131072)
-	c, err := Compare(h, ParseString(text), CompareOptions{BytesSuffix: true})
+	c, err := Compare(h, zdb.ParseString(text), CompareOptions{BytesSuffix: true})
 	if err != nil || c.Exit != CompareDiffer || !strings.Contains(c.Differences[0], "allocated LSIZE predicted 2K, actual 2.00K (≠") {
 		t.Errorf("%v %+v", err, c)
 	}
@@ -71,7 +72,7 @@ func TestCompareUnusable(t *testing.T) {
 		"bad row":     strings.Replace(workedZdbS, "    384K    384K    384K        6", "    384K    3.8Q    384K        6", 1),
 		"only prompt": "$ zdb -S tank\n",
 	} {
-		_, err := Compare(h, ParseString(text), CompareOptions{})
+		_, err := Compare(h, zdb.ParseString(text), CompareOptions{})
 		if !errors.Is(err, ErrUnusable) {
 			t.Errorf("%s: err %v", name, err)
 		}
@@ -82,7 +83,7 @@ func TestCompareUnusable(t *testing.T) {
 // range the Total row allows; JSON holds no infinities.
 func TestCompareRatiosFromTotals(t *testing.T) {
 	status := " dedup: DDT entries 5, size 1.50K on disk, 500B in core\n" + workedZdbS[len("Simulated DDT histogram:\n"):strings.Index(workedZdbS, "dedup =")]
-	p := ParseString(status)
+	p := zdb.ParseString(status)
 	c, err := Compare(workedHistogram(), p, CompareOptions{})
 	if err != nil || c.Exit != CompareEqual || len(c.Ratios) != 4 || !c.Ratios[0].FromTotals {
 		t.Fatalf("%v %+v", err, c)
@@ -105,7 +106,7 @@ func TestCompareEraNote(t *testing.T) {
 		h.Add(2, 131072, 131072, 131072)
 	}
 	h.Add(8, 131072, 131072, 131072)
-	p := ParseString(text)
+	p := zdb.ParseString(text)
 	if p.Era.To != "0.6" {
 		t.Fatalf("era %+v", p.Era)
 	}
@@ -120,13 +121,13 @@ func TestCompareEraNote(t *testing.T) {
 }
 
 // zdbText is what zdb -S prints for h.
-func zdbText(t *testing.T, h *ddt.Histogram) *Parsed {
+func zdbText(t *testing.T, h *ddt.Histogram) *zdb.Parsed {
 	t.Helper()
 	var b strings.Builder
-	if err := WriteZdbS(&b, h, true); err != nil {
+	if err := zdb.WriteSimulated(&b, h, true); err != nil {
 		t.Fatal(err)
 	}
-	return ParseString(b.String())
+	return zdb.ParseString(b.String())
 }
 
 // The likely causes read the pattern of the totals: the same logical size
@@ -191,4 +192,30 @@ func TestCompareCausesRecordsizeAndAshift(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The worked example of zfs-semantics §2.3, as real zdb -S prints it.
+const workedZdbS = `Simulated DDT histogram:
+
+bucket              allocated                       referenced          
+______   ______________________________   ______________________________
+refcnt   blocks   LSIZE   PSIZE   DSIZE   blocks   LSIZE   PSIZE   DSIZE
+------   ------   -----   -----   -----   ------   -----   -----   -----
+     1        1      5K      5K      8K        1      5K      5K      8K
+     2        3    384K    384K    384K        6    768K    768K    768K
+     8        1    128K    128K    128K        8      1M      1M      1M
+ Total        5    517K    517K    520K       15   1.75M   1.75M   1.76M
+
+dedup = 3.46, compress = 1.00, copies = 1.00, dedup * compress / copies = 3.46
+
+`
+
+func workedHistogram() *ddt.Histogram {
+	h := &ddt.Histogram{}
+	h.Add(1, 5120, 5120, 8192)
+	for range 3 {
+		h.Add(2, 131072, 131072, 131072)
+	}
+	h.Add(8, 131072, 131072, 131072)
+	return h
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/zdb"
 )
 
 type compareCmd struct {
@@ -74,7 +75,7 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 	defer stop()
 
 	var (
-		actual  *report.Parsed
+		actual  *zdb.Parsed
 		source  string
 		zdbDone chan zdbResult
 	)
@@ -144,7 +145,7 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "ddtsim: %s said on stderr:\n%s", source, indent(r.stderr))
 		}
 		var err error
-		actual, err = report.Parse(bytes.NewReader(r.stdout))
+		actual, err = zdb.Parse(bytes.NewReader(r.stdout))
 		if err != nil {
 			return fail("%s: reading its output: %v", source, err)
 		}
@@ -184,11 +185,11 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 	cmp.CompareDDTSize(rep.DDT, actual)
 	shown, more := 0, 0
 	for _, d := range actual.Diags {
-		if d.Severity == report.SevNote {
+		if d.Severity == zdb.SevNote {
 			continue
 		}
-		if d.Severity == report.SevWarning && strings.HasPrefix(d.Msg, report.NotUnderstood) {
-			if shown == report.MaxNotUnderstoodShown {
+		if d.Severity == zdb.SevWarning && strings.HasPrefix(d.Msg, zdb.NotUnderstood) {
+			if shown == zdb.MaxNotUnderstoodShown {
 				more++
 				continue
 			}
@@ -223,7 +224,7 @@ func noSampling(v string) bool {
 }
 
 // printDiags shows why a text could not be used.
-func printDiags(w io.Writer, source string, p *report.Parsed) {
+func printDiags(w io.Writer, source string, p *zdb.Parsed) {
 	const max = 10
 	for i, d := range p.Diags {
 		if i == max {

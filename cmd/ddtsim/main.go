@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -201,7 +202,7 @@ func (s *scanCmd) policy() (*zio.Policy, error) {
 			n, err := parseSize(value)
 			if err != nil || n > uint64(rel.MaxRecordSize) || n < zio.MinRecordSize || n&(n-1) != 0 {
 				return nil, fmt.Errorf("-o recordsize=%s: invalid (accepted: a power of two from 512 to %s, e.g. %s)", value,
-					report.Nicenum(uint64(rel.MaxRecordSize), false), sizeExamples(uint64(rel.MaxRecordSize), 4<<10, 128<<10, 1<<20))
+					zdb.Nicenum(uint64(rel.MaxRecordSize), false), sizeExamples(uint64(rel.MaxRecordSize), 4<<10, 128<<10, 1<<20))
 			}
 			p.RecordSize = uint32(n)
 		case "compression", "compress":
@@ -288,7 +289,7 @@ func sizeExamples(max uint64, examples ...uint64) string {
 	var out []string
 	for _, e := range examples {
 		if e <= max {
-			out = append(out, report.Nicenum(e, false))
+			out = append(out, zdb.Nicenum(e, false))
 		}
 	}
 	return strings.Join(out, ", ")

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/zdb"
 )
 
 // stdin is where "-" reads from (a variable for tests).
@@ -20,7 +21,7 @@ type parseCmd struct {
 // readText reads name ("-": standard input) and parses it. Its errors
 // name the file: "FILE: binary data, not zdb or zpool output" for one that
 // is not text (report.ErrBinary), "FILE: read: ..." when reading fails.
-func readText(name string) (*report.Parsed, error) {
+func readText(name string) (*zdb.Parsed, error) {
 	var r io.Reader = stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -30,13 +31,13 @@ func readText(name string) (*report.Parsed, error) {
 		defer f.Close()
 		r = f
 	}
-	p, err := report.Parse(r)
+	p, err := zdb.Parse(r)
 	if err != nil {
 		shown := report.EscapePath(name)
 		if name == "-" {
 			shown = "standard input"
 		}
-		if errors.Is(err, report.ErrBinary) {
+		if errors.Is(err, zdb.ErrBinary) {
 			return nil, fmt.Errorf("%s: %w", shown, err)
 		}
 		return nil, fmt.Errorf("%s: read: %w", shown, err)

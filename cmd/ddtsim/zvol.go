@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -52,7 +52,7 @@ func (s *scanCmd) volume(p *zio.Policy) error {
 				large = "release " + p.Version + " has no large blocks (they came with 0.6.5)"
 			}
 			return fmt.Errorf("--volblocksize %s: invalid (accepted: a power of two from 512 to %s, e.g. 8K, 16K, 64K; %s)",
-				value, report.Nicenum(uint64(p.Release.MaxRecordSize), false), large)
+				value, zdb.Nicenum(uint64(p.Release.MaxRecordSize), false), large)
 		}
 		bs = n
 	}
