@@ -8,16 +8,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ddtsim/ddtsim/compare"
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/internal/golden"
-	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/zdb"
 )
 
 // FuzzParse feeds the parser arbitrary text: it must not panic, every
 // diagnostic must point at a line of the text, every number it read must
 // be a well-formed interval, the reports must be writable (JSON holds no
-// NaN or infinity), and comparing with it must give an exit status or
+// NaN or infinity), and comparing with it must give an outcome or
 // ErrUnusable.
 //
 //	go test ./zdb -run '^$' -fuzz '^FuzzParse$' -fuzztime 30s
@@ -79,13 +79,13 @@ func FuzzParse(f *testing.F) {
 		}
 		h := &ddt.Histogram{}
 		h.Add(3, 131072, 65536, 69632)
-		c, err := report.Compare(h, p, report.CompareOptions{Tolerance: 0.01})
+		c, err := compare.Compare(h, p, compare.Options{Tolerance: 0.01})
 		switch {
-		case err != nil && !errors.Is(err, report.ErrUnusable):
+		case err != nil && !errors.Is(err, compare.ErrUnusable):
 			t.Fatalf("compare: %v", err)
 		case err != nil:
-		case c.Exit < 0 || c.Exit > 2:
-			t.Fatalf("compare exit %d", c.Exit)
+		case c.Outcome != compare.Equal && c.Outcome != compare.Different && c.Outcome != compare.CannotTell:
+			t.Fatalf("compare outcome %v", c.Outcome)
 		default:
 			if err := c.WriteText(io.Discard); err != nil {
 				t.Fatal(err)

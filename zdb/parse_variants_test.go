@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ddtsim/ddtsim/compare"
 	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/zdb"
 )
 
@@ -72,8 +72,8 @@ func TestParseVariants(t *testing.T) {
 		if got := zdb.RatioText(tb.Ratios); got != "3.46 1.00 1.00 3.46" {
 			t.Errorf("%s: ratios %q", name, got)
 		}
-		c, err := report.Compare(zdb.WorkedHistogram(), p, report.CompareOptions{BytesSuffix: true})
-		if err != nil || c.Exit != report.CompareEqual {
+		c, err := compare.Compare(zdb.WorkedHistogram(), p, compare.Options{BytesSuffix: true})
+		if err != nil || c.Outcome != compare.Equal {
 			t.Errorf("%s: compare: %v %+v", name, err, c)
 		}
 	}
@@ -119,8 +119,8 @@ func TestParseFormatterRoundTrip(t *testing.T) {
 				checkRowHolds(t, fmt.Sprintf("table %d bucket %d", n, hb), row, h[hb])
 			}
 			checkRowHolds(t, fmt.Sprintf("table %d Total", n), tb.Total, h.Total())
-			c, err := report.Compare(h, p, report.CompareOptions{BytesSuffix: bs})
-			if err != nil || c.Exit != report.CompareEqual {
+			c, err := compare.Compare(h, p, compare.Options{BytesSuffix: bs})
+			if err != nil || c.Outcome != compare.Equal {
 				t.Fatalf("table %d: compare: %v %+v\n%s", n, err, c.Differences, b.String())
 			}
 		}
@@ -130,8 +130,8 @@ func TestParseFormatterRoundTrip(t *testing.T) {
 		if p.Era.From != "master" {
 			t.Errorf("raw table: era %+v", p.Era)
 		}
-		c, err := report.Compare(h, p, report.CompareOptions{})
-		if err != nil || c.Exit != report.CompareEqual {
+		c, err := compare.Compare(h, p, compare.Options{})
+		if err != nil || c.Outcome != compare.Equal {
 			t.Fatalf("raw table %d: %v %+v", n, err, c)
 		}
 		for _, row := range p.Primary().Rows {
@@ -192,7 +192,7 @@ func TestParseTruncated(t *testing.T) {
 			if tb != nil && tb.Complete() && len(tb.Rows) > 0 && !p.Truncated && p.Errors() == 0 {
 				t.Errorf("cut at %d (%q): not reported as cut short", cut, text[max(0, cut-10):cut])
 			}
-			if c, err := report.Compare(zdb.WorkedHistogram(), p, report.CompareOptions{}); err == nil && c.Exit == report.CompareEqual {
+			if c, err := compare.Compare(zdb.WorkedHistogram(), p, compare.Options{}); err == nil && c.Outcome == compare.Equal {
 				t.Errorf("cut at %d: compared equal", cut)
 			}
 		}
@@ -268,7 +268,7 @@ func TestParseSmallOutputs(t *testing.T) {
 	if tb := p.Primary(); tb == nil || len(tb.Rows) != 0 || !tb.Complete() {
 		t.Errorf("empty: %+v", tb)
 	}
-	if c, err := report.Compare(&ddt.Histogram{}, p, report.CompareOptions{}); err != nil || c.Exit != report.CompareEqual {
+	if c, err := compare.Compare(&ddt.Histogram{}, p, compare.Options{}); err != nil || c.Outcome != compare.Equal {
 		t.Errorf("empty compare: %v %+v", err, c)
 	}
 	p = mustClean(t, "no DDTs", "$ zdb -DD tank\nAll DDTs are empty\n")

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/compare"
 	"github.com/ddtsim/ddtsim/zdb"
 )
 
@@ -38,7 +38,7 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 	s := &c.Scan
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "ddtsim: "+format+"\n", a...)
-		return report.CompareUnusable
+		return exitCompareUnusable
 	}
 	switch {
 	case c.ZdbOutput == "" && c.Pool == "":
@@ -166,7 +166,7 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 	model := fmt.Sprintf("OpenZFS %s model, %s, compression=%s, copies=%s, dedup=%s, %s, ashift %d, sparse=%s",
 		rep.Release, rep.BlockSizeProperty(), rep.Properties["compression"], rep.Properties["copies"],
 		rep.Properties["dedup"], rep.Pool.Vdev, rep.Pool.Ashift, rep.Sparse)
-	cmp, err := report.Compare(pred.res.Histogram, actual, report.CompareOptions{
+	cmp, err := compare.Compare(pred.res.Histogram, actual, compare.Options{
 		Tolerance:     c.Tolerance,
 		CellTolerance: c.CellTol,
 		BytesSuffix:   pred.policy.Release.BytesSuffix,
@@ -182,7 +182,9 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 	if n := pred.res.Counters.Errors; n > 0 {
 		cmp.Notes = append(cmp.Notes, fmt.Sprintf("the scan could not read %d paths (see the messages above); the prediction leaves them out", n))
 	}
-	cmp.CompareDDTSize(rep.DDT, actual)
+	if d := rep.DDT; d != nil {
+		cmp.CompareDDTSize(d.Entries, d.OnDisk, d.InCore, actual)
+	}
 	shown, more := 0, 0
 	for _, d := range actual.Diags {
 		if d.Severity == zdb.SevNote {
@@ -201,6 +203,7 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 		cmp.Notes = append(cmp.Notes, fmt.Sprintf("%s: ... and %d more lines not understood (ddtsim parse --json lists them all)", source, more))
 	}
 	cmp.Predicted = rep
+	cmp.Exit = compareExit(cmp.Outcome)
 	if s.JSON {
 		err = cmp.WriteJSON(stdout)
 	} else {

@@ -52,7 +52,7 @@ func (c *parseCmd) run(stdout, stderr io.Writer) int {
 	p, err := readText(c.File)
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
-		return report.CompareUnusable
+		return exitCompareUnusable
 	}
 	name := c.File
 	if name == "-" {
@@ -70,7 +70,7 @@ func (c *parseCmd) run(stdout, stderr io.Writer) int {
 	switch {
 	case !p.Usable():
 		fmt.Fprintf(stderr, "ddtsim: %s: no DDT histogram, DDT line or dedup summary found\n", name)
-		return report.CompareUnusable
+		return exitCompareUnusable
 	case p.Errors() > 0 || len(p.Failed()) > 0:
 		fmt.Fprintf(stderr, "ddtsim: %s: %d unreadable lines, %d failed checks (see above)\n", name, p.Errors(), len(p.Failed()))
 		return 1

@@ -1,4 +1,13 @@
-package report
+// Package compare sets ddtsim's prediction (a ddt.Histogram) beside what
+// OpenZFS printed for the pool (a table read by package zdb: zdb -S, or the
+// real DDT of zdb -DD and zpool status -D) and decides whether they are
+// equal within the text's display precision: cell by cell, the four ratios
+// of zdb's ratio line (cmd/zdb/zdb.c: dump_dedup_ratio()), and, where the
+// text lists DDT objects, the DDT's size. When they differ it says where,
+// by how much, and what most likely explains the pattern. Compare returns
+// an Outcome or an error wrapping ErrUnusable; exit statuses are the
+// command line's.
+package compare
 
 import (
 	"encoding/json"
@@ -12,15 +21,30 @@ import (
 	"github.com/ddtsim/ddtsim/zdb"
 )
 
-// Exit statuses of a comparison (ddtsim compare).
+// Outcome is what a comparison concluded.
+type Outcome int
+
+// Outcomes of Compare.
 const (
-	CompareEqual    = 0 // equal within display precision (and the ratio tolerance)
-	CompareDiffer   = 1 // different
-	CompareUnusable = 2 // the actual text cannot be compared
+	Equal      Outcome = iota // equal within display precision (and the tolerances)
+	Different                 // some cells or ratios differ
+	CannotTell                // the cells there agree, but the actual table is incomplete
 )
 
-// CompareOptions tune Compare.
-type CompareOptions struct {
+func (o Outcome) String() string {
+	switch o {
+	case Equal:
+		return "equal"
+	case Different:
+		return "different"
+	case CannotTell:
+		return "cannot tell"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// Options tune Compare.
+type Options struct {
 	// Tolerance is how far (absolute) each predicted ratio may lie outside
 	// the printed ratio's display precision and still count as equal. 0:
 	// the predicted ratio must print exactly as the actual one.
@@ -52,13 +76,13 @@ type Cell struct {
 	// RelPct is (predicted − the middle of the actual interval) / that
 	// middle, in percent; nil when equal or when there is no actual value.
 	RelPct *float64 `json:"relative_pct,omitempty"`
-	// WithinTolerance: equal only by CompareOptions.CellTolerance.
+	// WithinTolerance: equal only by Options.CellTolerance.
 	WithinTolerance bool `json:"within_tolerance,omitempty"`
 	bytes           bool
 }
 
-// CompareRow is one bucket (or the Total row) side by side.
-type CompareRow struct {
+// Row is one bucket (or the Total row) side by side.
+type Row struct {
 	Label     string  `json:"refcnt"`
 	Bucket    int     `json:"bucket"` // -1: Total
 	Predicted bool    `json:"in_prediction"`
@@ -68,7 +92,7 @@ type CompareRow struct {
 }
 
 // Equal reports whether every cell of the row is equal.
-func (r *CompareRow) Equal() bool {
+func (r *Row) Equal() bool {
 	for _, c := range r.Cells {
 		if !c.Equal {
 			return false
@@ -77,8 +101,8 @@ func (r *CompareRow) Equal() bool {
 	return true
 }
 
-// RatioCompare is one of the four ratios side by side.
-type RatioCompare struct {
+// Ratio is one of the four ratios side by side.
+type Ratio struct {
 	Name      string    `json:"name"`
 	Predicted float64   `json:"predicted"`
 	Actual    zdb.Ratio `json:"actual"`
@@ -97,9 +121,9 @@ type Comparison struct {
 	TableKind     zdb.TableKind       `json:"actual_kind"`
 	TableLine     int                 `json:"actual_line"`
 	Era           zdb.Era             `json:"actual_era"`
-	Rows          []CompareRow        `json:"rows"`
-	Total         *CompareRow         `json:"total"` // nil when the actual table has no Total row
-	Ratios        []RatioCompare      `json:"ratios"`
+	Rows          []Row               `json:"rows"`
+	Total         *Row                `json:"total"` // nil when the actual table has no Total row
+	Ratios        []Ratio             `json:"ratios"`
 	Tolerance     float64             `json:"tolerance"`
 	CellTolerance float64             `json:"cell_tolerance"`
 	// Equal: every cell and ratio is equal and the actual table is complete.
@@ -111,19 +135,23 @@ type Comparison struct {
 	// Notes are remarks that do not decide the verdict.
 	Notes   []string `json:"notes"`
 	Verdict string   `json:"verdict"`
-	Exit    int      `json:"exit"`
+	// Outcome is the verdict as a value.
+	Outcome Outcome `json:"-"`
+	// Exit is the exit status ddtsim compare gives Outcome, set by the
+	// caller for JSON (Compare leaves it 0).
+	Exit int `json:"exit"`
 	// Predicted is the full prediction, set by the caller for JSON.
 	Predicted any `json:"predicted,omitempty"`
 	// DDTSize sets the model's DDT size beside the real one, when the
 	// actual text has DDT object lines (zdb -D…, zpool status -D); nil
 	// otherwise. It does not decide the verdict.
-	DDTSize *DDTSizeCompare `json:"ddt_size,omitempty"`
+	DDTSize *DDTSize `json:"ddt_size,omitempty"`
 }
 
-// DDTSizeCompare is the model's DDT (ddt.EstimateSize) beside the real
+// DDTSize is the model's DDT (ddt.EstimateSize) beside the real
 // one, summed over the DDT objects the text lists. Sizes are bytes; an
 // actual size is the span of totals its printed figures allow.
-type DDTSizeCompare struct {
+type DDTSize struct {
 	Entries          uint64       `json:"entries"`
 	PredictedEntries uint64       `json:"predicted_entries"`
 	OnDisk           zdb.Interval `json:"on_disk"`
@@ -134,14 +162,14 @@ type DDTSizeCompare struct {
 	InCorePct        float64      `json:"in_core_pct"`
 }
 
-// CompareDDTSize fills c.DDTSize from the model's DDT estimate and the
-// DDT objects of the actual text, and adds a note; no objects (a zdb -S
-// text) or no estimate leave c as it is.
-func (c *Comparison) CompareDDTSize(pred *DDTEstimate, actual *zdb.Parsed) {
-	if pred == nil || len(actual.Objects) == 0 {
+// CompareDDTSize fills c.DDTSize from the model's DDT estimate (entries,
+// bytes on disk and in core) and the DDT objects of the actual text, and
+// adds a note; no objects (a zdb -S text) leave c as it is.
+func (c *Comparison) CompareDDTSize(entries, onDisk, inCore uint64, actual *zdb.Parsed) {
+	if len(actual.Objects) == 0 {
 		return
 	}
-	d := &DDTSizeCompare{PredictedEntries: pred.Entries, PredictedOnDisk: pred.OnDisk, PredictedInCore: pred.InCore}
+	d := &DDTSize{PredictedEntries: entries, PredictedOnDisk: onDisk, PredictedInCore: inCore}
 	d.Entries, d.OnDisk, d.InCore = actual.DDTTotals()
 	d.OnDiskPct, d.InCorePct = 100*d.OnDisk.Outside(d.PredictedOnDisk), 100*d.InCore.Outside(d.PredictedInCore)
 	c.DDTSize = d
@@ -165,7 +193,7 @@ var ErrUnusable = errors.New("nothing to compare with")
 // parsed text (Parsed.Primary) and decides whether they are equal within
 // the text's display precision. It fails (wrapping ErrUnusable) when the
 // text has no usable table.
-func Compare(pred *ddt.Histogram, actual *zdb.Parsed, opts CompareOptions) (*Comparison, error) {
+func Compare(pred *ddt.Histogram, actual *zdb.Parsed, opts Options) (*Comparison, error) {
 	t := actual.Primary()
 	if t == nil {
 		why := "no DDT histogram table in it"
@@ -180,7 +208,7 @@ func Compare(pred *ddt.Histogram, actual *zdb.Parsed, opts CompareOptions) (*Com
 	c := &Comparison{
 		Model: opts.Model, Source: opts.Source, Table: t, TableKind: t.Kind, TableLine: t.Line,
 		Era: actual.Era, Tolerance: opts.Tolerance, CellTolerance: opts.CellTolerance,
-		Rows: []CompareRow{}, Differences: []string{}, Causes: []string{}, Notes: []string{},
+		Rows: []Row{}, Differences: []string{}, Causes: []string{}, Notes: []string{},
 	}
 	actualRows := map[int]*zdb.Row{}
 	for i := range t.Rows {
@@ -245,7 +273,7 @@ func Compare(pred *ddt.Histogram, actual *zdb.Parsed, opts CompareOptions) (*Com
 	switch {
 	case diffCells == 0 && diffRatios == 0 && complete:
 		c.Equal = true
-		c.Exit = CompareEqual
+		c.Outcome = Equal
 		rows := fmt.Sprintf("%d buckets and the Total row", len(c.Rows))
 		if c.Total == nil {
 			rows = fmt.Sprintf("%d buckets", len(c.Rows))
@@ -258,10 +286,10 @@ func Compare(pred *ddt.Histogram, actual *zdb.Parsed, opts CompareOptions) (*Com
 			c.Verdict += fmt.Sprintf(" (cells within %g%%)", 100*opts.CellTolerance)
 		}
 	case diffCells == 0 && diffRatios == 0:
-		c.Exit = CompareUnusable
+		c.Outcome = CannotTell
 		c.Verdict = fmt.Sprintf("CANNOT TELL: the %d cells that are there agree, but the actual text is incomplete (cut short, or no Total row), so rows may be missing", cells)
 	default:
-		c.Exit = CompareDiffer
+		c.Outcome = Different
 		c.Verdict = fmt.Sprintf("DIFFERENT: %d of %d cells and %d of %d ratios differ", diffCells, cells, diffRatios, len(c.Ratios))
 		if !complete {
 			c.Verdict += " (and the actual text is incomplete)"
@@ -277,8 +305,8 @@ func Compare(pred *ddt.Histogram, actual *zdb.Parsed, opts CompareOptions) (*Com
 	return c, nil
 }
 
-func (c *Comparison) allRows() []*CompareRow {
-	rows := make([]*CompareRow, 0, len(c.Rows)+1)
+func (c *Comparison) allRows() []*Row {
+	rows := make([]*Row, 0, len(c.Rows)+1)
 	for i := range c.Rows {
 		rows = append(rows, &c.Rows[i])
 	}
@@ -288,8 +316,8 @@ func (c *Comparison) allRows() []*CompareRow {
 	return rows
 }
 
-func compareRow(label string, h int, p ddt.Bucket, inPred bool, a *zdb.Row, bytes bool, celltol float64) CompareRow {
-	row := CompareRow{Label: label, Bucket: h, Predicted: inPred, Actual: a != nil}
+func compareRow(label string, h int, p ddt.Bucket, inPred bool, a *zdb.Row, bytes bool, celltol float64) Row {
+	row := Row{Label: label, Bucket: h, Predicted: inPred, Actual: a != nil}
 	pv := [8]uint64{p.Allocated.Blocks, p.Allocated.LSize, p.Allocated.PSize, p.Allocated.DSize,
 		p.Referenced.Blocks, p.Referenced.LSize, p.Referenced.PSize, p.Referenced.DSize}
 	var av [8]*zdb.Value
@@ -350,7 +378,7 @@ func (c *Comparison) compareRatios(total ddt.Bucket, t *zdb.HistogramTable, tol 
 	}
 	for i := range names {
 		d := av[i].Distance(pv[i])
-		c.Ratios = append(c.Ratios, RatioCompare{Name: names[i], Predicted: pv[i], Actual: av[i], FromTotals: fromTotals,
+		c.Ratios = append(c.Ratios, Ratio{Name: names[i], Predicted: pv[i], Actual: av[i], FromTotals: fromTotals,
 			Equal: math.Abs(d) <= tol, Diff: d})
 	}
 }
@@ -464,7 +492,7 @@ func likelyCauses(c *Comparison, pred ddt.Bucket, t *zdb.HistogramTable) []strin
 	// uncompressed waste part of a larger sector). Another compression
 	// alone leaves both sides alike.
 	sectors := false
-	var compress *RatioCompare
+	var compress *Ratio
 	for i, r := range c.Ratios {
 		if r.Name == "copies" && !r.Equal {
 			sectors = (r.Actual.Lo <= 1 && 1 <= r.Actual.Hi) != (r.Predicted < 1.005)

@@ -1,4 +1,4 @@
-package report
+package compare
 
 import (
 	"encoding/json"
@@ -13,8 +13,8 @@ import (
 func TestCompareEqualAndDifferent(t *testing.T) {
 	h := workedHistogram()
 	p := zdb.ParseString(workedZdbS)
-	c, err := Compare(h, p, CompareOptions{BytesSuffix: true, Model: "m", Source: "s"})
-	if err != nil || c.Exit != CompareEqual || !c.Equal || len(c.Differences) != 0 {
+	c, err := Compare(h, p, Options{BytesSuffix: true, Model: "m", Source: "s"})
+	if err != nil || c.Outcome != Equal || !c.Equal || len(c.Differences) != 0 {
 		t.Fatalf("equal: %v %+v", err, c)
 	}
 	var b strings.Builder
@@ -30,8 +30,8 @@ func TestCompareEqualAndDifferent(t *testing.T) {
 		h2.Add(2, 131072, 131072, 131072)
 	}
 	h2.Add(9, 131072, 131072, 131072)
-	c, err = Compare(h2, p, CompareOptions{BytesSuffix: true})
-	if err != nil || c.Exit != CompareDiffer {
+	c, err = Compare(h2, p, Options{BytesSuffix: true})
+	if err != nil || c.Outcome != Different {
 		t.Fatalf("different: %v %+v", err, c)
 	}
 	want := "refcnt 8 bucket (line 9): referenced blocks predicted 9, actual 8 (+1, +12.5%); referenced LSIZE predicted 1.12M, actual 1M (+128K, +12.5%)"
@@ -58,8 +58,8 @@ func TestCompareExcludedInteger(t *testing.T) {
 		h.Add(2, 131072, 131072, 131072)
 	}
 	h.Add(8, 131072, 131072, 131072)
-	c, err := Compare(h, zdb.ParseString(text), CompareOptions{BytesSuffix: true})
-	if err != nil || c.Exit != CompareDiffer || !strings.Contains(c.Differences[0], "allocated LSIZE predicted 2K, actual 2.00K (≠") {
+	c, err := Compare(h, zdb.ParseString(text), Options{BytesSuffix: true})
+	if err != nil || c.Outcome != Different || !strings.Contains(c.Differences[0], "allocated LSIZE predicted 2K, actual 2.00K (≠") {
 		t.Errorf("%v %+v", err, c)
 	}
 }
@@ -72,7 +72,7 @@ func TestCompareUnusable(t *testing.T) {
 		"bad row":     strings.Replace(workedZdbS, "    384K    384K    384K        6", "    384K    3.8Q    384K        6", 1),
 		"only prompt": "$ zdb -S tank\n",
 	} {
-		_, err := Compare(h, zdb.ParseString(text), CompareOptions{})
+		_, err := Compare(h, zdb.ParseString(text), Options{})
 		if !errors.Is(err, ErrUnusable) {
 			t.Errorf("%s: err %v", name, err)
 		}
@@ -84,8 +84,8 @@ func TestCompareUnusable(t *testing.T) {
 func TestCompareRatiosFromTotals(t *testing.T) {
 	status := " dedup: DDT entries 5, size 1.50K on disk, 500B in core\n" + workedZdbS[len("Simulated DDT histogram:\n"):strings.Index(workedZdbS, "dedup =")]
 	p := zdb.ParseString(status)
-	c, err := Compare(workedHistogram(), p, CompareOptions{})
-	if err != nil || c.Exit != CompareEqual || len(c.Ratios) != 4 || !c.Ratios[0].FromTotals {
+	c, err := Compare(workedHistogram(), p, Options{})
+	if err != nil || c.Outcome != Equal || len(c.Ratios) != 4 || !c.Ratios[0].FromTotals {
 		t.Fatalf("%v %+v", err, c)
 	}
 	if !strings.Contains(strings.Join(c.Notes, "\n"), "real DDT") {
@@ -110,13 +110,13 @@ func TestCompareEraNote(t *testing.T) {
 	if p.Era.To != "0.6" {
 		t.Fatalf("era %+v", p.Era)
 	}
-	c, err := Compare(h, p, CompareOptions{ReleaseFrom: "2.3", ReleaseTo: "2.4"})
+	c, err := Compare(h, p, Options{ReleaseFrom: "2.3", ReleaseTo: "2.4"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	all := strings.Join(append(c.Notes, c.Causes...), "\n")
 	if !strings.Contains(all, "pass --release") {
-		t.Errorf("no era note: %q (exit %d, %q)", all, c.Exit, c.Differences)
+		t.Errorf("no era note: %q (%v, %q)", all, c.Outcome, c.Differences)
 	}
 }
 
@@ -179,8 +179,8 @@ func TestCompareCausesRecordsizeAndAshift(t *testing.T) {
 		{"raidz, modelled a disk", a12, raidz, "same compressed size but different allocated size", "different compressed size"},
 		{"zle, modelled lz4", a12, zle, "different compression on disk", "ashift"},
 	} {
-		cmp, err := Compare(c.pred, zdbText(t, c.actual), CompareOptions{BytesSuffix: true})
-		if err != nil || cmp.Exit != CompareDiffer || len(cmp.Causes) == 0 {
+		cmp, err := Compare(c.pred, zdbText(t, c.actual), Options{BytesSuffix: true})
+		if err != nil || cmp.Outcome != Different || len(cmp.Causes) == 0 {
 			t.Fatalf("%s: %v %+v", c.name, err, cmp)
 		}
 		if !strings.Contains(cmp.Causes[0], c.first) {
