@@ -1,5 +1,6 @@
 // Package zdb is the text OpenZFS prints about dedup tables, read and
-// written: one format, as archive/tar is one.
+// written (one format, as archive/tar is one), and the running of zdb -S
+// on a live pool.
 //
 // Writing. WriteSimulated prints exactly what `zdb -S` prints for a
 // simulated DDT (cmd/zdb/zdb.c: dump_simulated_ddt()); WriteHistogram is
@@ -16,6 +17,11 @@
 // and sums of them are Intervals. The text is checked against itself
 // (Check) and dated (Era); what is not understood is reported by line
 // (Diag).
+//
+// Running. Run runs zdb -S on a live pool, read-only, and returns what it
+// printed or a typed error (ErrNotFound, ErrTimeout, ErrOutputTooLong,
+// *ExitError); CheckPoolName refuses what OpenZFS would not take for a pool
+// name (module/zcommon/zfs_namecheck.c) before anything runs.
 //
 // The package imports only package ddt of this module, for the histogram
 // it writes; the parser imports nothing of it.

@@ -20,7 +20,7 @@ type parseCmd struct {
 
 // readText reads name ("-": standard input) and parses it. Its errors
 // name the file: "FILE: binary data, not zdb or zpool output" for one that
-// is not text (report.ErrBinary), "FILE: read: ..." when reading fails.
+// is not text (zdb.ErrBinary), "FILE: read: ..." when reading fails.
 func readText(name string) (*zdb.Parsed, error) {
 	var r io.Reader = stdin
 	if name != "-" {
