@@ -12,14 +12,14 @@ import (
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/ddtsize"
 	"github.com/ddtsim/ddtsim/internal/golden"
-	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
 // shapesOf is the block shape of each class from a parsed zdb histogram,
 // as the tool derives it from its own (Classes, ShapeOf):
 // the refcnt-1 row and the others.
-func shapesOf(tab *report.Table) (unique, dup ddtsize.BlockShape) {
+func shapesOf(tab *zdb.HistogramTable) (unique, dup ddtsize.BlockShape) {
 	var u, d ddt.Stat
 	for _, r := range tab.Rows {
 		st := ddt.Stat{Blocks: uint64(r.Allocated.Blocks.Mid()), LSize: uint64(r.Allocated.LSize.Mid()), PSize: uint64(r.Allocated.PSize.Mid())}
@@ -52,7 +52,7 @@ func TestDDTSizeGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		n++
-		p := report.ParseString(string(text))
+		p := zdb.ParseString(string(text))
 		var unique, dup uint64
 		for _, o := range p.Objects {
 			switch o.Class {
@@ -109,7 +109,7 @@ func TestDDTSizeGolden(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		for _, sum := range report.ParseString(string(st)).Summaries {
+		for _, sum := range zdb.ParseString(string(st)).Summaries {
 			if s.LogInCore > 0 {
 				if !sum.InCore.Printed.Contains(s.LogInCore) {
 					t.Errorf("%s: zpool status -D in core %s, model's log %d", c.Name, sum.InCore.Printed, s.LogInCore)

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/ddtsize"
-	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/zdb"
 )
 
 // TestDDTSizeValidation checks the model on real tables it was not fitted
@@ -30,7 +30,7 @@ func TestDDTSizeValidation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := report.ParseString(string(text))
+		p := zdb.ParseString(string(text))
 		var unique, dup uint64
 		for _, o := range p.Objects {
 			if o.Class == "unique" {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -116,9 +117,9 @@ func TestSavedOverScannedBytes(t *testing.T) {
 		t.Errorf("Saved() = %d, %d, %v", saved, of, ok)
 	}
 	o := render(t, s)
-	want := "of " + Nicenum(c.ScannedBytes, true) + " file data covered ("
-	if !strings.Contains(o.text, want) || strings.Contains(o.text, "of "+Nicenum(c.LogicalBytes, true)+" file data (") ||
-		!strings.Contains(o.text, "  covered      "+Nicenum(c.ScannedBytes, true)) {
+	want := "of " + zdb.Nicenum(c.ScannedBytes, true) + " file data covered ("
+	if !strings.Contains(o.text, want) || strings.Contains(o.text, "of "+zdb.Nicenum(c.LogicalBytes, true)+" file data (") ||
+		!strings.Contains(o.text, "  covered      "+zdb.Nicenum(c.ScannedBytes, true)) {
 		t.Errorf("text does not figure the savings over the %d bytes covered (%q):\n%s", c.ScannedBytes, want, o.text)
 	}
 	if o.csv["scanned_bytes"] != jsonNumber(c.ScannedBytes) {
@@ -130,7 +131,7 @@ func TestSavedOverScannedBytes(t *testing.T) {
 	if counters := o.json["counters"].(map[string]any); counters["scanned_bytes"] != float64(c.ScannedBytes) || counters["logical_bytes"] != float64(c.LogicalBytes) {
 		t.Errorf("JSON counters %v", counters)
 	}
-	if !strings.Contains(o.html, "<span>file data covered</span><b>"+Nicenum(c.ScannedBytes, true)+"</b><small>of "+Nicenum(c.LogicalBytes, true)+"</small>") {
+	if !strings.Contains(o.html, "<span>file data covered</span><b>"+zdb.Nicenum(c.ScannedBytes, true)+"</b><small>of "+zdb.Nicenum(c.LogicalBytes, true)+"</small>") {
 		t.Errorf("HTML file data card:\n%s", cards(o.html))
 	}
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/breakdown"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/zdb"
 )
 
 // WriteHTML writes the report as one self-contained HTML page: inline CSS,
@@ -39,9 +40,9 @@ func (s *Scan) WriteHTML(w io.Writer) error {
 		Saved:        "-",
 		SavedClass:   "card",
 		LogicalLabel: "file data",
-		Logical:      Nicenum(of, true),
-		NoDedup:      Nicenum(s.Total.Referenced.DSize, true),
-		HasDedup:     Nicenum(s.Total.Allocated.DSize, true),
+		Logical:      zdb.Nicenum(of, true),
+		NoDedup:      zdb.Nicenum(s.Total.Referenced.DSize, true),
+		HasDedup:     zdb.Nicenum(s.Total.Allocated.DSize, true),
 		Dedup:        "-",
 		Compress:     "-",
 	}
@@ -49,7 +50,7 @@ func (s *Scan) WriteHTML(w io.Writer) error {
 		// Interrupted, or files that could not be read: the figures are
 		// for the bytes covered.
 		v.LogicalLabel = "file data covered"
-		v.LogicalNote = "of " + Nicenum(s.Counters.LogicalBytes, true)
+		v.LogicalNote = "of " + zdb.Nicenum(s.Counters.LogicalBytes, true)
 	}
 	if s.Ratios != nil {
 		v.Dedup = fmt.Sprintf("%.2f", s.Ratios.Dedup)
@@ -77,7 +78,7 @@ func (s *Scan) WriteHTML(w io.Writer) error {
 			}
 			iv := func(i ddt.Interval) string { return fmt.Sprintf("95%%: %.2f to %.2f", i.Low, i.High) }
 			v.DedupIv, v.CompressIv = iv(e.Dedup), iv(e.Compress)
-			v.HasDedupIv = fmt.Sprintf("95%%: %s to %s", Nicenum(uint64(e.Allocated.Low), true), Nicenum(uint64(e.Allocated.High), true))
+			v.HasDedupIv = fmt.Sprintf("95%%: %s to %s", zdb.Nicenum(uint64(e.Allocated.Low), true), zdb.Nicenum(uint64(e.Allocated.High), true))
 		}
 	}
 	if b := s.Breakdown; b != nil {
@@ -117,7 +118,7 @@ type htmlRow struct {
 
 func rowView(g breakdown.Group, total bool) htmlRow {
 	n := func(v uint64) htmlCell { return htmlCell{fmt.Sprint(v), ""} }
-	b := func(v uint64) htmlCell { return htmlCell{Nicenum(v, true), fmt.Sprintf("%d bytes", v)} }
+	b := func(v uint64) htmlCell { return htmlCell{zdb.Nicenum(v, true), fmt.Sprintf("%d bytes", v)} }
 	return htmlRow{Name: g.Name, Total: total, Cells: []htmlCell{
 		n(g.Files), b(g.LogicalBytes), n(g.Holes), n(g.ZeroBlocks), n(g.Embedded),
 		n(g.Referenced.Blocks), b(g.Referenced.DSize), b(g.Allocated.DSize), b(g.Unique.DSize), b(g.Shared.DSize),
@@ -155,7 +156,7 @@ func histogramSVG(s *Scan) template.HTML {
 	for i := uint64(0); i <= ticks; i++ {
 		y := float64(top) + plotH*(1-float64(i)/float64(ticks))
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#e3e7ee"/>`, left, width-right, y, y)
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`, left-6, y+4, Nicenum(i*step, true))
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`, left-6, y+4, zdb.Nicenum(i*step, true))
 	}
 	slot := float64(width-left-right) / float64(len(s.Histogram))
 	barW := min(slot*0.36, 60)
@@ -169,9 +170,9 @@ func histogramSVG(s *Scan) template.HTML {
 			h := plotH * float64(bar.v) / float64(maxV)
 			bx := x - barW + float64(j)*barW
 			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>refcnt %s: %s DSIZE %d bytes</title></rect>`,
-				bx, float64(top)+plotH-h, barW-2, h, bar.colour, Nicenum(r.RefcntMin, false), bar.what, bar.v)
+				bx, float64(top)+plotH-h, barW-2, h, bar.colour, zdb.Nicenum(r.RefcntMin, false), bar.what, bar.v)
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`, x, height-bottom+16, Nicenum(r.RefcntMin, false))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`, x, height-bottom+16, zdb.Nicenum(r.RefcntMin, false))
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">refcnt (references per unique block)</text>`, (width+left)/2, height-8)
 	b.WriteString(`</svg>`)
@@ -234,7 +235,7 @@ func breakdownSVG(bd *Breakdown) template.HTML {
 			}
 			by := y + 3 + j*14
 			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="12" fill="%s"/>`, label, by, max(w, 1), bar.colour)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text>`, float64(label)+w+6, by+10, Nicenum(bar.v, true))
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text>`, float64(label)+w+6, by+10, zdb.Nicenum(bar.v, true))
 		}
 	}
 	b.WriteString(`</svg>`)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/zdb"
 )
 
 // memoryLine is the summary's line on memory: the table's own bytes at its
@@ -14,9 +15,9 @@ func memoryLine(c analyzer.Counters) string {
 	if c.TableBytes == 0 && c.PeakRSS == 0 {
 		return ""
 	}
-	line := fmt.Sprintf("  memory       table %s at its peak", Nicenum(c.TableBytes, true))
+	line := fmt.Sprintf("  memory       table %s at its peak", zdb.Nicenum(c.TableBytes, true))
 	if c.PeakRSS > 0 {
-		line += fmt.Sprintf(", process %s peak RSS", Nicenum(c.PeakRSS, true))
+		line += fmt.Sprintf(", process %s peak RSS", zdb.Nicenum(c.PeakRSS, true))
 	}
 	if c.SpillRuns > 0 {
 		line += fmt.Sprintf("; spilled to disk in %s (--mem)", plural(c.SpillRuns, "run"))

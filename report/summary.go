@@ -9,6 +9,7 @@ import (
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/internal/escape"
+	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -95,7 +96,7 @@ func NewScan(p *zio.Policy, ashift int, sparse analyzer.Sparse, paths []string, 
 		Rules:    p.Release.Name,
 		Problems: []Problem{},
 		Properties: map[string]string{
-			"recordsize":  Nicenum(uint64(p.RecordSize), false),
+			"recordsize":  zdb.Nicenum(uint64(p.RecordSize), false),
 			"compression": zio.CompressionName(p.Compression, p.Level),
 			"copies":      fmt.Sprint(p.Copies),
 			"dedup":       map[bool]string{true: "on", false: "off"}[p.Dedup],
@@ -121,7 +122,7 @@ func NewScan(p *zio.Policy, ashift int, sparse analyzer.Sparse, paths []string, 
 		Note:       rawNote(p.Vdev),
 	}
 	var zb stringWriter
-	if err := WriteZdbS(&zb, res.Histogram, p.Release.BytesSuffix); err != nil {
+	if err := zdb.WriteSimulated(&zb, res.Histogram, p.Release.BytesSuffix); err != nil {
 		return nil, err
 	}
 	s.Zdb = string(zb)
@@ -189,7 +190,7 @@ func (s *Scan) WriteText(w io.Writer) error {
 	if s.Sample != nil {
 		s.writeSample(pr)
 	}
-	pr("  files        %s, %s (%d bytes); %s\n", plural(c.Files, "regular file"), Nicenum(c.LogicalBytes, true), c.LogicalBytes, plural(c.Dirs, "directory"))
+	pr("  files        %s, %s (%d bytes); %s\n", plural(c.Files, "regular file"), zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes, plural(c.Dirs, "directory"))
 	pr("  skipped      %s, %s, %s, %s; %s\n", plural(c.Symlinks, "symlink"), plural(c.Special, "special file"),
 		plural(c.HardLinks, "extra hard link"), plural(c.RepeatedFiles+c.RepeatedDirs, "repeated path"), plural(c.Errors, "error"))
 	if c.Changed > 0 {
@@ -199,7 +200,7 @@ func (s *Scan) WriteText(w io.Writer) error {
 		c.Records, c.Stored, c.Embedded, plural(c.Holes, "hole"), plural(c.ZeroBlocks, "all-zero block"))
 	if c.ScannedBytes != c.LogicalBytes {
 		pr("  covered      %s (%d bytes) of the %s of file data: the records read or found in holes; the figures below are for these bytes only\n",
-			Nicenum(c.ScannedBytes, true), c.ScannedBytes, Nicenum(c.LogicalBytes, true))
+			zdb.Nicenum(c.ScannedBytes, true), c.ScannedBytes, zdb.Nicenum(c.LogicalBytes, true))
 	}
 	if s.Sample != nil {
 		estimates := "; sizes below are estimates"
@@ -213,9 +214,9 @@ func (s *Scan) WriteText(w io.Writer) error {
 	nothing := s.NothingSampled()
 	if !nothing {
 		pr("  on disk      %s (%d bytes) without dedup, %s (%d bytes) with dedup\n",
-			Nicenum(t.Referenced.DSize, true), t.Referenced.DSize, Nicenum(t.Allocated.DSize, true), t.Allocated.DSize)
+			zdb.Nicenum(t.Referenced.DSize, true), t.Referenced.DSize, zdb.Nicenum(t.Allocated.DSize, true), t.Allocated.DSize)
 		pr("  raw capacity %s (%d bytes) without dedup, %s (%d bytes) with dedup (ASIZE: %s)\n",
-			Nicenum(s.Raw.Referenced, true), s.Raw.Referenced, Nicenum(s.Raw.Allocated, true), s.Raw.Allocated, s.Raw.Note)
+			zdb.Nicenum(s.Raw.Referenced, true), s.Raw.Referenced, zdb.Nicenum(s.Raw.Allocated, true), s.Raw.Allocated, s.Raw.Note)
 	}
 	if s.Pool.Mixed {
 		pr("  assumption   the top-level vdevs differ in shape: DSIZE and raw capacity assume every block (all copies) is written to the first, %s\n", s.Pool.DSizeVdev)
@@ -232,14 +233,14 @@ func (s *Scan) WriteText(w io.Writer) error {
 			pct := func(v float64) float64 { return 100 * v / float64(of) }
 			lo, hi := float64(of)-e.Allocated.High, float64(of)-e.Allocated.Low
 			pr("  saved        about %s of %s %s (%.1f%%; 95%%: %.1f%% to %.1f%%), estimated from the sample; dedup alone about %s\n",
-				signedNice(saved), Nicenum(of, true), what, pct(float64(saved)), pct(lo), pct(hi), dedupSaves)
+				signedNice(saved), zdb.Nicenum(of, true), what, pct(float64(saved)), pct(lo), pct(hi), dedupSaves)
 		} else if saved < 0 {
 			pr("  saved        nothing: the pool would take %s more than the %s %s (%.1f%%): copies, parity and\n"+
 				"               padding cost more than holes, compression and dedup save; dedup alone saves %s\n",
-				Nicenum(uint64(-saved), true), Nicenum(of, true), what, -100*float64(saved)/float64(of), dedupSaves)
+				zdb.Nicenum(uint64(-saved), true), zdb.Nicenum(of, true), what, -100*float64(saved)/float64(of), dedupSaves)
 		} else {
 			pr("  saved        %s of %s %s (%.1f%%) by holes, compression and dedup together; dedup alone saves %s\n",
-				signedNice(saved), Nicenum(of, true), what, 100*float64(saved)/float64(of), dedupSaves)
+				signedNice(saved), zdb.Nicenum(of, true), what, 100*float64(saved)/float64(of), dedupSaves)
 		}
 	}
 	if s.DDT != nil && !nothing {
@@ -305,9 +306,9 @@ func (s *Scan) EstimateNote() string {
 
 func signedNice(v int64) string {
 	if v < 0 {
-		return "-" + Nicenum(uint64(-v), true)
+		return "-" + zdb.Nicenum(uint64(-v), true)
 	}
-	return Nicenum(uint64(v), true)
+	return zdb.Nicenum(uint64(v), true)
 }
 
 // plural writes n and the noun, with the noun's plural unless n is 1.
@@ -345,7 +346,7 @@ func (s *Scan) ApplySample(est *ddt.SampleEstimate, bytesSuffix bool) error {
 		s.Ratios = &r
 	}
 	var zb stringWriter
-	if err := WriteZdbS(&zb, est.Histogram, bytesSuffix); err != nil {
+	if err := zdb.WriteSimulated(&zb, est.Histogram, bytesSuffix); err != nil {
 		return err
 	}
 	s.Zdb = string(zb)

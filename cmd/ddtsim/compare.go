@@ -7,14 +7,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/report"
+
+	"github.com/ddtsim/ddtsim/compare"
+	"github.com/ddtsim/ddtsim/zdb"
 )
 
 type compareCmd struct {
@@ -28,9 +29,6 @@ type compareCmd struct {
 	Timeout   time.Duration `default:"2h" help:"With --pool: stop zdb after this long (0: no limit). zdb -S reads every block pointer of the pool; large pools take hours."`
 }
 
-// zdbCommand is the name looked up on PATH for --pool.
-const zdbCommand = "zdb"
-
 // run compares the prediction for the paths with the actual text. Exit
 // status: 0 equal within display precision, 1 different, 2 unusable input
 // (or bad flags), 130 interrupted.
@@ -38,7 +36,7 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 	s := &c.Scan
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "ddtsim: "+format+"\n", a...)
-		return report.CompareUnusable
+		return exitCompareUnusable
 	}
 	switch {
 	case c.ZdbOutput == "" && c.Pool == "":
@@ -75,7 +73,7 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 	defer stop()
 
 	var (
-		actual  *report.Parsed
+		actual  *zdb.Parsed
 		source  string
 		zdbDone chan zdbResult
 	)
@@ -98,7 +96,7 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 			return fail("%s: no DDT histogram table found: nothing to compare with", source)
 		}
 	} else {
-		if err := checkPoolName(c.Pool); err != nil {
+		if err := zdb.CheckPoolName(c.Pool); err != nil {
 			return fail("--pool %q: %v", c.Pool, err)
 		}
 		if c.Dir != "" {
@@ -106,19 +104,19 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 				return fail("--dir %s: not a directory", c.Dir)
 			}
 		}
-		zdb, err := exec.LookPath(zdbCommand)
+		path, err := zdb.LookPath()
 		if err != nil {
 			return fail("zdb not found on PATH: install the OpenZFS tools (zfsutils-linux, zfs), or run zdb -S %s elsewhere and pass its output with --zdb-output FILE", c.Pool)
 		}
-		args := zdbArgs(c.Pool, c.Exported, c.Dir)
-		source = "zdb " + strings.Join(args, " ")
+		opts := zdb.RunOptions{Path: path, Exported: c.Exported, Dir: c.Dir, Timeout: c.Timeout}
+		source = "zdb " + strings.Join(zdb.Args(c.Pool, opts), " ")
 		zdbDone = make(chan zdbResult, 1)
 		go func() {
-			r := runZdb(zdbCtx, zdb, args, c.Timeout)
-			if r.err != nil {
+			out, err := zdb.Run(zdbCtx, c.Pool, opts)
+			if err != nil {
 				cancelScan() // no point in finishing the scan
 			}
-			zdbDone <- r
+			zdbDone <- zdbResult{out, err}
 		}()
 	}
 
@@ -139,13 +137,13 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 			return code
 		}
 		if r.err != nil {
-			return fail("%s: %v", source, r.err)
+			return fail("%s: %v", source, zdbError(r.err, c.Timeout))
 		}
-		if r.stderr != "" {
-			fmt.Fprintf(stderr, "ddtsim: %s said on stderr:\n%s", source, indent(r.stderr))
+		if r.out.Stderr != "" {
+			fmt.Fprintf(stderr, "ddtsim: %s said on stderr:\n%s", source, indent(r.out.Stderr))
 		}
 		var err error
-		actual, err = report.Parse(bytes.NewReader(r.stdout))
+		actual, err = zdb.Parse(bytes.NewReader(r.out.Stdout))
 		if err != nil {
 			return fail("%s: reading its output: %v", source, err)
 		}
@@ -166,7 +164,7 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 	model := fmt.Sprintf("OpenZFS %s model, %s, compression=%s, copies=%s, dedup=%s, %s, ashift %d, sparse=%s",
 		rep.Release, rep.BlockSizeProperty(), rep.Properties["compression"], rep.Properties["copies"],
 		rep.Properties["dedup"], rep.Pool.Vdev, rep.Pool.Ashift, rep.Sparse)
-	cmp, err := report.Compare(pred.res.Scan.Histogram, actual, report.CompareOptions{
+	cmp, err := compare.Compare(pred.res.Scan.Histogram, actual, compare.Options{
 		Tolerance:     c.Tolerance,
 		CellTolerance: c.CellTol,
 		BytesSuffix:   pred.res.Policy.Release.BytesSuffix,
@@ -182,14 +180,16 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 	if n := pred.res.Scan.Counters.Errors; n > 0 {
 		cmp.Notes = append(cmp.Notes, fmt.Sprintf("the scan could not read %d paths (see the messages above); the prediction leaves them out", n))
 	}
-	cmp.CompareDDTSize(rep.DDT, actual)
+	if d := rep.DDT; d != nil {
+		cmp.CompareDDTSize(d.Entries, d.OnDisk, d.InCore, actual)
+	}
 	shown, more := 0, 0
 	for _, d := range actual.Diags {
-		if d.Severity == report.SevNote {
+		if d.Severity == zdb.SevNote {
 			continue
 		}
-		if d.Severity == report.SevWarning && strings.HasPrefix(d.Msg, report.NotUnderstood) {
-			if shown == report.MaxNotUnderstoodShown {
+		if d.Severity == zdb.SevWarning && strings.HasPrefix(d.Msg, zdb.NotUnderstood) {
+			if shown == zdb.MaxNotUnderstoodShown {
 				more++
 				continue
 			}
@@ -201,6 +201,7 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 		cmp.Notes = append(cmp.Notes, fmt.Sprintf("%s: ... and %d more lines not understood (ddtsim parse --json lists them all)", source, more))
 	}
 	cmp.Predicted = rep
+	cmp.Exit = compareExit(cmp.Outcome)
 	if s.JSON {
 		err = cmp.WriteJSON(stdout)
 	} else {
@@ -224,7 +225,7 @@ func noSampling(v string) bool {
 }
 
 // printDiags shows why a text could not be used.
-func printDiags(w io.Writer, source string, p *report.Parsed) {
+func printDiags(w io.Writer, source string, p *zdb.Parsed) {
 	const max = 10
 	for i, d := range p.Diags {
 		if i == max {
@@ -243,144 +244,41 @@ func indent(s string) string {
 	return b.String()
 }
 
-// checkPoolName accepts what OpenZFS accepts as a pool name
-// (module/zcommon/zfs_namecheck.c: pool_namecheck()): a letter first, then
-// letters, digits, '_', '-', '.', ':' and spaces, fewer than 256
-// characters. Anything else (a dataset path, an option) is refused before
-// zdb runs.
-func checkPoolName(name string) error {
-	switch {
-	case name == "":
-		return errors.New("empty pool name")
-	case len(name) >= 256:
-		return errors.New("pool names are shorter than 256 characters")
-	case strings.ContainsAny(name, "/@#"):
-		return errors.New("a pool name, not a dataset or snapshot, is expected")
-	case !isLetter(name[0]):
-		return errors.New("a pool name begins with a letter")
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !isLetter(c) && !(c >= '0' && c <= '9') && !strings.ContainsRune("_-.: ", rune(c)) {
-			return fmt.Errorf("character %q is not allowed in a pool name", c)
-		}
-	}
-	return nil
-}
-
-func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-
-// zdbArgs is zdb's argument vector: -S POOL, with -e [-p DIR] first for
-// an exported pool.
-func zdbArgs(pool string, exported bool, dir string) []string {
-	var args []string
-	if exported {
-		args = append(args, "-e")
-		if dir != "" {
-			args = append(args, "-p", dir)
-		}
-	}
-	return append(args, "-S", pool)
-}
-
 // zdbResult is what one zdb run gave.
 type zdbResult struct {
-	stdout []byte
-	stderr string
-	err    error // a sentence for the user; nil when zdb exited 0
+	out zdb.Output
+	err error
 }
 
-// Output limits: zdb -S prints a few dozen lines.
-const (
-	maxZdbStdout = 16 << 20
-	maxZdbStderr = 64 << 10
-)
-
-// runZdb runs zdb (path, an absolute file found on PATH) with args, no
-// shell, stdin closed, in the C locale (so %.2f prints a decimal point),
-// stopping it after timeout (0: no limit) or when ctx is cancelled.
-func runZdb(ctx context.Context, path string, args []string, timeout time.Duration) zdbResult {
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
-	cmd.Stdin = nil
-	var stdout, stderr limitedBuffer
-	stdout.max, stderr.max = maxZdbStdout, maxZdbStderr
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// After zdb is killed, do not wait for children that hold its pipes.
-	cmd.WaitDelay = 3 * time.Second
-	err := cmd.Run()
-	r := zdbResult{stdout: stdout.Bytes(), stderr: stderr.String()}
-	var exitErr *exec.ExitError
+// zdbError words an error of zdb.Run for the command line: what to do
+// about it, with the flags that do it.
+func zdbError(err error, timeout time.Duration) error {
+	var exit *zdb.ExitError
 	switch {
-	case err == nil && stdout.cut:
-		r.err = fmt.Errorf("printed more than %d MiB: this is not zdb -S output", maxZdbStdout>>20)
-	case err == nil:
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		r.err = fmt.Errorf("did not finish within %s (--timeout) and was stopped; zdb -S reads every block pointer of the pool, which takes long on a large pool: raise --timeout, or run zdb -S yourself and pass its output with --zdb-output", timeout)
-	case ctx.Err() != nil:
-		r.err = ctx.Err()
-	case errors.As(err, &exitErr):
-		r.err = zdbFailure(exitErr, r.stderr)
-	default:
-		r.err = fmt.Errorf("could not run %s: %v", path, err)
+	case errors.Is(err, zdb.ErrTimeout):
+		return fmt.Errorf("did not finish within %s (--timeout) and was stopped; zdb -S reads every block pointer of the pool, which takes long on a large pool: raise --timeout, or run zdb -S yourself and pass its output with --zdb-output", timeout)
+	case errors.As(err, &exit):
+		return zdbFailure(exit)
 	}
-	return r
+	return err
 }
 
-// zdbFailure explains a non-zero exit of zdb.
-func zdbFailure(e *exec.ExitError, stderr string) error {
-	msg := strings.TrimSpace(stderr)
-	if len(msg) > 2000 {
-		msg = "..." + msg[len(msg)-2000:]
-	}
-	status := e.String()
-	lower := strings.ToLower(stderr)
+// zdbFailure explains a non-zero exit of zdb, with a hint when zdb's
+// message (or the user running it) suggests one.
+func zdbFailure(e *zdb.ExitError) error {
 	var hint string
 	switch {
-	case strings.Contains(lower, "permission denied") || strings.Contains(lower, "operation not permitted") ||
-		strings.Contains(lower, "eacces") || strings.Contains(lower, "eperm"):
+	case e.PermissionDenied():
 		hint = "zdb needs root: run ddtsim compare as root (sudo), or run sudo zdb -S yourself and pass its output with --zdb-output"
 	case os.Geteuid() != 0:
 		hint = "zdb usually needs root (this runs as uid " + fmt.Sprint(os.Geteuid()) + "): try sudo, or run sudo zdb -S yourself and pass its output with --zdb-output"
 	}
-	if strings.Contains(lower, "no such file or directory") || strings.Contains(lower, "no such pool") {
+	if e.NoSuchPool() {
 		hint = strings.TrimPrefix(hint+"; ", "; ") + "if the pool is not imported, add --exported (and --dir with the directory of its devices)"
 	}
-	s := "zdb failed (" + status + ")"
-	if msg != "" {
-		s += ": " + msg
-	} else {
-		s += " without a message"
-	}
+	s := e.Error()
 	if hint != "" {
 		s += "\n  " + hint
 	}
 	return errors.New(s)
 }
-
-// limitedBuffer keeps the first max bytes written to it and drops the
-// rest. (It has no ReadFrom, so io.Copy goes through Write.)
-type limitedBuffer struct {
-	buf bytes.Buffer
-	max int
-	cut bool
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.buf.Len(); room < len(p) {
-		b.cut = true
-		if room > 0 {
-			b.buf.Write(p[:room])
-		}
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
-func (b *limitedBuffer) Bytes() []byte  { return b.buf.Bytes() }
-func (b *limitedBuffer) String() string { return b.buf.String() }

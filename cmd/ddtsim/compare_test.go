@@ -345,19 +345,6 @@ func TestComparePoolFailures(t *testing.T) {
 	}
 }
 
-func TestCheckPoolName(t *testing.T) {
-	for _, ok := range []string{"tank", "rpool", "my pool", "a.b:c-d_e", "T1"} {
-		if err := checkPoolName(ok); err != nil {
-			t.Errorf("%q: %v", ok, err)
-		}
-	}
-	for _, bad := range []string{"", "-e", "1tank", "tank/fs", "tank@snap", "tank\n", "tänk", strings.Repeat("a", 256), "/dev/sda"} {
-		if err := checkPoolName(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
 // compare refuses --sample: a sampled prediction is an estimate, and set
 // beside zdb's exact table its sampling error would read as the pool's
 // fault. --sample 1 (no sampling) is accepted. zdb is not run.

@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/ddtsim/ddtsim/compare"
+
 	"github.com/ddtsim/ddtsim/breakdown"
 
 	"github.com/alecthomas/kong"
@@ -29,7 +31,23 @@ const (
 	exitUsage      = 2 // bad flags or property values
 	exitWithErrors = 3 // completed, but some paths could not be read
 	exitInterrupt  = 130
+
+	// ddtsim compare (and parse: 2 when nothing of a DDT was read).
+	exitCompareEqual    = 0 // equal within display precision (and the ratio tolerance)
+	exitCompareDiffer   = 1 // different
+	exitCompareUnusable = 2 // the actual text cannot be compared
 )
+
+// compareExit is the exit status of a comparison's outcome.
+func compareExit(o compare.Outcome) int {
+	switch o {
+	case compare.Equal:
+		return exitCompareEqual
+	case compare.Different:
+		return exitCompareDiffer
+	}
+	return exitCompareUnusable // compare.CannotTell
+}
 
 type cli struct {
 	Scan    scanCmd    `cmd:"" default:"withargs" help:"Scan files and print the simulated dedup table (the default command)."`

@@ -8,8 +8,9 @@ import (
 	"os"
 	"sync"
 
+	"github.com/ddtsim/ddtsim/zdb"
+
 	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/report"
 )
 
 // --mem SIZE and --tmpdir DIR: the table's memory bound and where it
@@ -40,14 +41,14 @@ func (s *scanCmd) startSpill(stderr io.Writer) (mem int64, dir string, code int)
 	n, err := model.ParseSize(s.Mem)
 	if err != nil || n == 0 || n > math.MaxInt64 {
 		fmt.Fprintf(stderr, "ddtsim: --mem %s: invalid (accepted: the table's memory bound as a size, a whole number with an optional K, M, G, T suffix, at least %s, e.g. 512M, 4G, 1T)\n",
-			s.Mem, report.Nicenum(minMem, false))
+			s.Mem, zdb.Nicenum(minMem, false))
 		return 0, "", exitUsage
 	}
 	if n < minMem {
 		// Each spill writes a run; tiny bounds write thousands, which the
 		// final merge may not be able to open at once.
 		fmt.Fprintf(stderr, "ddtsim: --mem %s: too small (accepted: at least %s, e.g. 512M, 4G, 1T; the table spills a run to disk each time it reaches the bound)\n",
-			s.Mem, report.Nicenum(minMem, false))
+			s.Mem, zdb.Nicenum(minMem, false))
 		return 0, "", exitUsage
 	}
 	parent, where := s.TmpDir, "--tmpdir "+s.TmpDir

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/ddtsim/ddtsim/internal/escape"
-	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/zdb"
 )
 
 // stdin is where "-" reads from (a variable for tests).
@@ -20,8 +20,8 @@ type parseCmd struct {
 
 // readText reads name ("-": standard input) and parses it. Its errors
 // name the file: "FILE: binary data, not zdb or zpool output" for one that
-// is not text (report.ErrBinary), "FILE: read: ..." when reading fails.
-func readText(name string) (*report.Parsed, error) {
+// is not text (zdb.ErrBinary), "FILE: read: ..." when reading fails.
+func readText(name string) (*zdb.Parsed, error) {
 	var r io.Reader = stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -31,13 +31,13 @@ func readText(name string) (*report.Parsed, error) {
 		defer f.Close()
 		r = f
 	}
-	p, err := report.Parse(r)
+	p, err := zdb.Parse(r)
 	if err != nil {
 		shown := escape.Path(name)
 		if name == "-" {
 			shown = "standard input"
 		}
-		if errors.Is(err, report.ErrBinary) {
+		if errors.Is(err, zdb.ErrBinary) {
 			return nil, fmt.Errorf("%s: %w", shown, err)
 		}
 		return nil, fmt.Errorf("%s: read: %w", shown, err)
@@ -52,7 +52,7 @@ func (c *parseCmd) run(stdout, stderr io.Writer) int {
 	p, err := readText(c.File)
 	if err != nil {
 		fmt.Fprintln(stderr, "ddtsim:", err)
-		return report.CompareUnusable
+		return exitCompareUnusable
 	}
 	name := c.File
 	if name == "-" {
@@ -70,7 +70,7 @@ func (c *parseCmd) run(stdout, stderr io.Writer) int {
 	switch {
 	case !p.Usable():
 		fmt.Fprintf(stderr, "ddtsim: %s: no DDT histogram, DDT line or dedup summary found\n", name)
-		return report.CompareUnusable
+		return exitCompareUnusable
 	case p.Errors() > 0 || len(p.Failed()) > 0:
 		fmt.Fprintf(stderr, "ddtsim: %s: %d unreadable lines, %d failed checks (see above)\n", name, p.Errors(), len(p.Failed()))
 		return 1

@@ -10,12 +10,13 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ddtsim/ddtsim/zdb"
+
 	"github.com/ddtsim/ddtsim/ddtsize"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/sweep"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -229,7 +230,7 @@ func (s *sweepCmd) run(stdout, stderr io.Writer) int {
 		if err == nil && s.Histogram > 0 {
 			r := rows[s.Histogram-1]
 			_, err = fmt.Fprintf(stdout, "\nrow %d: recordsize=%s compression=%s\n%s", r.Row,
-				report.Nicenum(uint64(r.RecordSize), false), r.Compression, r.Zdb)
+				zdb.Nicenum(uint64(r.RecordSize), false), r.Compression, r.Zdb)
 		}
 	}
 	if err != nil {
@@ -262,7 +263,7 @@ func sweepRows(res *sweep.Result) []sweepRow {
 		}
 		size := ddtsize.EstimateHistogram(l.Histogram, p, total.Allocated.DSize)
 		var zb bytes.Buffer
-		report.WriteZdbS(&zb, l.Histogram, p.Release.BytesSuffix)
+		zdb.WriteSimulated(&zb, l.Histogram, p.Release.BytesSuffix)
 		rows[i] = sweepRow{RecordSize: p.RecordSize, Compression: zio.CompressionName(p.Compression, p.Level),
 			Ratios: r, DSize: total.Allocated.DSize, Entries: l.Summary.Entries, InCore: size.InCore,
 			Zdb: zb.String(), order: i}
@@ -296,10 +297,10 @@ func writeSweep(w io.Writer, p *zio.Policy, props sweepProps, c sweep.Counters, 
 	var b bytes.Buffer
 	holes := ""
 	if c.HoleBytes > 0 {
-		holes = fmt.Sprintf("; %s in source holes, not read", report.Nicenum(c.HoleBytes, true))
+		holes = fmt.Sprintf("; %s in source holes, not read", zdb.Nicenum(c.HoleBytes, true))
 	}
 	fmt.Fprintf(&b, "OpenZFS %s, %s, %s (%d bytes%s) read once for %s; best first by %s\nevery row: %s\n\n",
-		p.Version, plural(c.Files, "file"), report.Nicenum(c.LogicalBytes, true), c.LogicalBytes, holes, plural(uint64(len(rows)), "combination"), by, props)
+		p.Version, plural(c.Files, "file"), zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes, holes, plural(uint64(len(rows)), "combination"), by, props)
 	fmt.Fprintf(&b, "%3s  %10s  %-11s  %6s  %8s  %8s  %22s  %11s  %14s\n",
 		"row", "recordsize", "compression", "dedup", "compress", "combined", "allocated (DSIZE)", "DDT entries", "DDT in core")
 	for _, r := range rows {
@@ -308,9 +309,9 @@ func writeSweep(w io.Writer, p *zio.Policy, props sweepProps, c sweep.Counters, 
 			dedup, compress, combined = fmt.Sprintf("%.2f", q.Dedup), fmt.Sprintf("%.2f", q.Compress), fmt.Sprintf("%.2f", q.Combined)
 		}
 		fmt.Fprintf(&b, "%3d  %10s  %-11s  %6s  %8s  %8s  %22s  %11d  %14s\n",
-			r.Row, report.Nicenum(uint64(r.RecordSize), false), r.Compression,
+			r.Row, zdb.Nicenum(uint64(r.RecordSize), false), r.Compression,
 			dedup, compress, combined,
-			fmt.Sprintf("%s (%d)", report.Nicenum(r.DSize, true), r.DSize), r.Entries, report.Nicenum(r.InCore, true))
+			fmt.Sprintf("%s (%d)", zdb.Nicenum(r.DSize, true), r.DSize), r.Entries, zdb.Nicenum(r.InCore, true))
 	}
 	_, err := w.Write(b.Bytes())
 	return err

@@ -1,4 +1,4 @@
-package report
+package zdb
 
 import (
 	"strings"
@@ -31,7 +31,7 @@ func TestWriteZdbSWorkedExample(t *testing.T) {
 		"dedup = 3.46, compress = 1.00, copies = 1.00, dedup * compress / copies = 3.46\n" +
 		"\n"
 	var b strings.Builder
-	if err := WriteZdbS(&b, h, true); err != nil {
+	if err := WriteSimulated(&b, h, true); err != nil {
 		t.Fatal(err)
 	}
 	if b.String() != want {
@@ -48,7 +48,7 @@ func TestWriteZdbSWorkedExample(t *testing.T) {
 // no rows, no Total, no ratio line.
 func TestWriteZdbSEmpty(t *testing.T) {
 	var b strings.Builder
-	if err := WriteZdbS(&b, &ddt.Histogram{}, true); err != nil {
+	if err := WriteSimulated(&b, &ddt.Histogram{}, true); err != nil {
 		t.Fatal(err)
 	}
 	want := "Simulated DDT histogram:\n\n" +

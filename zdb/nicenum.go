@@ -1,6 +1,4 @@
-// Package report writes ddtsim's results: the `zdb -S` text byte for byte,
-// a human summary, and JSON.
-package report
+package zdb
 
 import (
 	"strconv"

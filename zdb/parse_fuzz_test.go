@@ -1,4 +1,4 @@
-package report
+package zdb_test
 
 import (
 	"errors"
@@ -8,19 +8,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ddtsim/ddtsim/compare"
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/zdb"
 )
 
 // FuzzParse feeds the parser arbitrary text: it must not panic, every
 // diagnostic must point at a line of the text, every number it read must
 // be a well-formed interval, the reports must be writable (JSON holds no
-// NaN or infinity), and comparing with it must give an exit status or
+// NaN or infinity), and comparing with it must give an outcome or
 // ErrUnusable.
 //
-//	go test ./report -run '^$' -fuzz '^FuzzParse$' -fuzztime 30s
+//	go test ./zdb -run '^$' -fuzz '^FuzzParse$' -fuzztime 30s
 func FuzzParse(f *testing.F) {
-	seeds, _ := filepath.Glob(filepath.Join(zdbOutputs(), "*.txt"))
+	seeds, _ := filepath.Glob(filepath.Join(zdb.ZdbOutputs(), "*.txt"))
 	for _, name := range []string{"lz4-128k-a12-dedup", "v21-lz4-128k-a12-dedup", "off-128k-a12-never-dedup"} {
 		for _, file := range []string{"zdb-S.txt", "zdb-DD.txt", "zpool-status-D.txt"} {
 			seeds = append(seeds, filepath.Join(golden.Root(), "cases", name, file))
@@ -31,21 +33,21 @@ func FuzzParse(f *testing.F) {
 			f.Add(string(b))
 		}
 	}
-	f.Add(workedZdbS)
-	f.Add(strings.Replace(workedZdbS, "copies = 1.00, dedup", "copies = 1.00,\ndedup", 1))
+	f.Add(zdb.WorkedZdbS)
+	f.Add(strings.Replace(zdb.WorkedZdbS, "copies = 1.00, dedup", "copies = 1.00,\ndedup", 1))
 	f.Add("DDT-log-sha256-0: flags=0x01 [FLUSHING CHECKPOINT]; obj=1; len=0x10; txg=9; entries=2\n    checkpoint: 1:2:3:4:5\n")
 	f.Add(" dedup: DDT entries 7, size 2.27K on disk, 1K in core, 1K cached (99.50%)\n")
 	f.Add("     1    16.0E    16.0E   1.00K   2.00K   1024K   99999999999999999999 1 1\n Total 1 1 1 1 1 1 1 1\n")
 	f.Add("dedup = 1.00, compress = 1.00,\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		p := ParseString(text)
+		p := zdb.ParseString(text)
 		for _, d := range p.Diags {
 			if d.Line < 0 || d.Line > p.Lines {
 				t.Fatalf("diagnostic at line %d of %d: %s", d.Line, p.Lines, d)
 			}
 		}
 		for _, tb := range p.Tables {
-			rows := append([]ParsedRow(nil), tb.Rows...)
+			rows := append([]zdb.Row(nil), tb.Rows...)
 			if tb.Total != nil {
 				rows = append(rows, *tb.Total)
 			}
@@ -58,7 +60,7 @@ func FuzzParse(f *testing.F) {
 					}
 					last = r.Bucket
 				}
-				for _, v := range r.cells() {
+				for _, v := range r.Cells() {
 					checkValue(t, *v)
 				}
 			}
@@ -77,13 +79,13 @@ func FuzzParse(f *testing.F) {
 		}
 		h := &ddt.Histogram{}
 		h.Add(3, 131072, 65536, 69632)
-		c, err := Compare(h, p, CompareOptions{Tolerance: 0.01})
+		c, err := compare.Compare(h, p, compare.Options{Tolerance: 0.01})
 		switch {
-		case err != nil && !errors.Is(err, ErrUnusable):
+		case err != nil && !errors.Is(err, compare.ErrUnusable):
 			t.Fatalf("compare: %v", err)
 		case err != nil:
-		case c.Exit < 0 || c.Exit > 2:
-			t.Fatalf("compare exit %d", c.Exit)
+		case c.Outcome != compare.Equal && c.Outcome != compare.Different && c.Outcome != compare.CannotTell:
+			t.Fatalf("compare outcome %v", c.Outcome)
 		default:
 			if err := c.WriteText(io.Discard); err != nil {
 				t.Fatal(err)
@@ -95,14 +97,14 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-func checkValue(t *testing.T, v Value) {
+func checkValue(t *testing.T, v zdb.Value) {
 	t.Helper()
 	if v.Lo > v.Hi || v.Except != 0 && (v.Except <= v.Lo || v.Except >= v.Hi) {
 		t.Fatalf("bad interval %+v", v)
 	}
 	if c := v.Text[len(v.Text)-1]; c >= 'E' && c <= 'T' && c != 'B' {
-		if Nicenum(v.Lo, false) != v.Text || Nicenum(v.Hi, false) != v.Text {
-			t.Fatalf("%q: ends %d, %d print as %q, %q", v.Text, v.Lo, v.Hi, Nicenum(v.Lo, false), Nicenum(v.Hi, false))
+		if zdb.Nicenum(v.Lo, false) != v.Text || zdb.Nicenum(v.Hi, false) != v.Text {
+			t.Fatalf("%q: ends %d, %d print as %q, %q", v.Text, v.Lo, v.Hi, zdb.Nicenum(v.Lo, false), zdb.Nicenum(v.Hi, false))
 		}
 	}
 }

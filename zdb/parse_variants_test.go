@@ -1,4 +1,4 @@
-package report
+package zdb_test
 
 import (
 	"fmt"
@@ -6,41 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ddtsim/ddtsim/compare"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/zdb"
 )
 
-// The worked example of zfs-semantics §2.3, as real zdb -S prints it.
-const workedZdbS = `Simulated DDT histogram:
-
-bucket              allocated                       referenced          
-______   ______________________________   ______________________________
-refcnt   blocks   LSIZE   PSIZE   DSIZE   blocks   LSIZE   PSIZE   DSIZE
-------   ------   -----   -----   -----   ------   -----   -----   -----
-     1        1      5K      5K      8K        1      5K      5K      8K
-     2        3    384K    384K    384K        6    768K    768K    768K
-     8        1    128K    128K    128K        8      1M      1M      1M
- Total        5    517K    517K    520K       15   1.75M   1.75M   1.76M
-
-dedup = 3.46, compress = 1.00, copies = 1.00, dedup * compress / copies = 3.46
-
-`
-
-func workedHistogram() *ddt.Histogram {
-	h := &ddt.Histogram{}
-	h.Add(1, 5120, 5120, 8192)
-	for range 3 {
-		h.Add(2, 131072, 131072, 131072)
-	}
-	h.Add(8, 131072, 131072, 131072)
-	return h
-}
-
 // mustClean parses text and fails on any error or warning.
-func mustClean(t *testing.T, name, text string) *Parsed {
+func mustClean(t *testing.T, name, text string) *zdb.Parsed {
 	t.Helper()
-	p := ParseString(text)
+	p := zdb.ParseString(text)
 	for _, d := range p.Diags {
-		if d.Severity != SevNote {
+		if d.Severity != zdb.SevNote {
 			t.Errorf("%s: %s", name, d)
 		}
 	}
@@ -52,7 +28,7 @@ func mustClean(t *testing.T, name, text string) *Parsed {
 
 // The same text pasted in the ways people paste it reads the same.
 func TestParseVariants(t *testing.T) {
-	lines := strings.Split(strings.TrimSuffix(workedZdbS, "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(zdb.WorkedZdbS, "\n"), "\n")
 	mapLines := func(f func(string) string) string {
 		out := make([]string, len(lines))
 		for i, l := range lines {
@@ -61,7 +37,7 @@ func TestParseVariants(t *testing.T) {
 		return strings.Join(out, "\n") + "\n"
 	}
 	variants := map[string]string{
-		"as printed":   workedZdbS,
+		"as printed":   zdb.WorkedZdbS,
 		"CRLF":         mapLines(func(l string) string { return l + "\r" }),
 		"indented":     mapLines(func(l string) string { return "    " + l }),
 		"tabs":         mapLines(func(l string) string { return "\t" + strings.ReplaceAll(l, "   ", "\t") }),
@@ -69,35 +45,35 @@ func TestParseVariants(t *testing.T) {
 		"wide":         mapLines(func(l string) string { return strings.ReplaceAll(l, " ", "  ") }),
 		"quoted":       mapLines(func(l string) string { return strings.TrimRight("> "+l, " ") }),
 		"listed":       mapLines(func(l string) string { return "- " + l }),
-		"prompt":       "$ sudo zdb -S tank\n" + workedZdbS,
-		"root prompt":  "[root@host ~]# zdb -S tank\n" + workedZdbS + "[root@host ~]# \n",
-		"no blanks":    strings.ReplaceAll(workedZdbS, "\n\n", "\n"),
-		"wrapped":      strings.Replace(workedZdbS, "copies = 1.00, dedup", "copies = 1.00,\n     dedup", 1),
-		"wrapped at =": strings.Replace(workedZdbS, "copies = 3.46", "copies\n= 3.46", 1),
-		"comments":     "# zdb -S output of my pool\n# (pasted)\n" + workedZdbS,
-		"fenced":       "```\n$ zdb -S tank\n" + workedZdbS + "```\n",
-		"nbsp":         strings.ReplaceAll(workedZdbS, "   ", "\u00a0\u00a0\u00a0"),
-		"BOM":          "\ufeff" + workedZdbS, // a file saved by a Windows editor
+		"prompt":       "$ sudo zdb -S tank\n" + zdb.WorkedZdbS,
+		"root prompt":  "[root@host ~]# zdb -S tank\n" + zdb.WorkedZdbS + "[root@host ~]# \n",
+		"no blanks":    strings.ReplaceAll(zdb.WorkedZdbS, "\n\n", "\n"),
+		"wrapped":      strings.Replace(zdb.WorkedZdbS, "copies = 1.00, dedup", "copies = 1.00,\n     dedup", 1),
+		"wrapped at =": strings.Replace(zdb.WorkedZdbS, "copies = 3.46", "copies\n= 3.46", 1),
+		"comments":     "# zdb -S output of my pool\n# (pasted)\n" + zdb.WorkedZdbS,
+		"fenced":       "```\n$ zdb -S tank\n" + zdb.WorkedZdbS + "```\n",
+		"nbsp":         strings.ReplaceAll(zdb.WorkedZdbS, "   ", "\u00a0\u00a0\u00a0"),
+		"BOM":          "\ufeff" + zdb.WorkedZdbS, // a file saved by a Windows editor
 	}
-	if p, err := Parse(strings.NewReader("\ufeff" + mapLines(func(l string) string { return l + "\r" }))); err != nil ||
-		p.Primary() == nil || p.Primary().Kind != KindSimulated {
+	if p, err := zdb.Parse(strings.NewReader("\ufeff" + mapLines(func(l string) string { return l + "\r" }))); err != nil ||
+		p.Primary() == nil || p.Primary().Kind != zdb.KindSimulated {
 		t.Errorf("Parse of a BOM and CRLF text: %v %+v", err, p)
 	}
 	for name, text := range variants {
 		p := mustClean(t, name, text)
 		tb := p.Primary()
-		if tb == nil || tb.Kind != KindSimulated || len(tb.Rows) != 3 || tb.Total == nil || tb.Ratios == nil {
+		if tb == nil || tb.Kind != zdb.KindSimulated || len(tb.Rows) != 3 || tb.Total == nil || tb.Ratios == nil {
 			t.Errorf("%s: primary table %+v", name, tb)
 			continue
 		}
-		if got := rowText(tb.Total); got != "5 517K 517K 520K 15 1.75M 1.75M 1.76M" {
+		if got := zdb.RowText(tb.Total); got != "5 517K 517K 520K 15 1.75M 1.75M 1.76M" {
 			t.Errorf("%s: Total %q", name, got)
 		}
-		if got := ratioText(tb.Ratios); got != "3.46 1.00 1.00 3.46" {
+		if got := zdb.RatioText(tb.Ratios); got != "3.46 1.00 1.00 3.46" {
 			t.Errorf("%s: ratios %q", name, got)
 		}
-		c, err := Compare(workedHistogram(), p, CompareOptions{BytesSuffix: true})
-		if err != nil || c.Exit != CompareEqual {
+		c, err := compare.Compare(zdb.WorkedHistogram(), p, compare.Options{BytesSuffix: true})
+		if err != nil || c.Outcome != compare.Equal {
 			t.Errorf("%s: compare: %v %+v", name, err, c)
 		}
 	}
@@ -122,7 +98,7 @@ func TestParseFormatterRoundTrip(t *testing.T) {
 		}
 		for _, bs := range []bool{true, false} {
 			var b strings.Builder
-			if err := WriteZdbS(&b, h, bs); err != nil {
+			if err := zdb.WriteSimulated(&b, h, bs); err != nil {
 				t.Fatal(err)
 			}
 			p := mustClean(t, fmt.Sprintf("table %d", n), b.String())
@@ -143,8 +119,8 @@ func TestParseFormatterRoundTrip(t *testing.T) {
 				checkRowHolds(t, fmt.Sprintf("table %d bucket %d", n, hb), row, h[hb])
 			}
 			checkRowHolds(t, fmt.Sprintf("table %d Total", n), tb.Total, h.Total())
-			c, err := Compare(h, p, CompareOptions{BytesSuffix: bs})
-			if err != nil || c.Exit != CompareEqual {
+			c, err := compare.Compare(h, p, compare.Options{BytesSuffix: bs})
+			if err != nil || c.Outcome != compare.Equal {
 				t.Fatalf("table %d: compare: %v %+v\n%s", n, err, c.Differences, b.String())
 			}
 		}
@@ -154,12 +130,12 @@ func TestParseFormatterRoundTrip(t *testing.T) {
 		if p.Era.From != "master" {
 			t.Errorf("raw table: era %+v", p.Era)
 		}
-		c, err := Compare(h, p, CompareOptions{})
-		if err != nil || c.Exit != CompareEqual {
+		c, err := compare.Compare(h, p, compare.Options{})
+		if err != nil || c.Outcome != compare.Equal {
 			t.Fatalf("raw table %d: %v %+v", n, err, c)
 		}
 		for _, row := range p.Primary().Rows {
-			for _, v := range row.cells() {
+			for _, v := range row.Cells() {
 				if !v.Exact() {
 					t.Fatalf("raw value %q not exact", v.Text)
 				}
@@ -168,13 +144,13 @@ func TestParseFormatterRoundTrip(t *testing.T) {
 	}
 }
 
-func checkRowHolds(t *testing.T, name string, row *ParsedRow, b ddt.Bucket) {
+func checkRowHolds(t *testing.T, name string, row *zdb.Row, b ddt.Bucket) {
 	t.Helper()
 	want := [8]uint64{b.Allocated.Blocks, b.Allocated.LSize, b.Allocated.PSize, b.Allocated.DSize,
 		b.Referenced.Blocks, b.Referenced.LSize, b.Referenced.PSize, b.Referenced.DSize}
-	for i, v := range row.cells() {
+	for i, v := range row.Cells() {
 		if !v.Contains(want[i]) {
-			t.Errorf("%s %s: %q = [%d, %d] except %d does not hold %d", name, columnNames[i], v.Text, v.Lo, v.Hi, v.Except, want[i])
+			t.Errorf("%s %s: %q = [%d, %d] except %d does not hold %d", name, zdb.ColumnNames[i], v.Text, v.Lo, v.Hi, v.Except, want[i])
 		}
 	}
 }
@@ -198,17 +174,17 @@ func rawTable(h *ddt.Histogram) string {
 	}
 	row("Total", h.Total())
 	b.WriteString("\n")
-	WriteRatioLine(&b, h.Total())
+	zdb.WriteRatioLine(&b, h.Total())
 	return b.String()
 }
 
 // Cut-short texts: nothing panics, and a cut inside the table is reported
 // (truncated, an error, or a table that is not complete).
 func TestParseTruncated(t *testing.T) {
-	text := workedZdbS
+	text := zdb.WorkedZdbS
 	tableEnd := strings.Index(text, " Total")
 	for cut := 0; cut <= len(text); cut++ {
-		p := ParseString(text[:cut])
+		p := zdb.ParseString(text[:cut])
 		_ = p.Primary()
 		tb := p.Primary()
 		if cut > strings.Index(text, "     1 ") && cut < tableEnd+len(" Total        5    517K    517K    520K       15   1.75M   1.75M   1.76M") {
@@ -216,14 +192,14 @@ func TestParseTruncated(t *testing.T) {
 			if tb != nil && tb.Complete() && len(tb.Rows) > 0 && !p.Truncated && p.Errors() == 0 {
 				t.Errorf("cut at %d (%q): not reported as cut short", cut, text[max(0, cut-10):cut])
 			}
-			if c, err := Compare(workedHistogram(), p, CompareOptions{}); err == nil && c.Exit == CompareEqual {
+			if c, err := compare.Compare(zdb.WorkedHistogram(), p, compare.Options{}); err == nil && c.Outcome == compare.Equal {
 				t.Errorf("cut at %d: compared equal", cut)
 			}
 		}
 	}
 	// Cut after the Total row: the table is whole, the missing ratio line
 	// is reported.
-	p := ParseString(text[:strings.Index(text, "dedup =")])
+	p := zdb.ParseString(text[:strings.Index(text, "dedup =")])
 	if !p.Truncated || p.Primary() == nil || !p.Primary().Complete() {
 		t.Errorf("cut before the ratio line: %+v", p)
 	}
@@ -239,7 +215,7 @@ func TestParseChecksFail(t *testing.T) {
 		{"product", "copies = 3.46", "copies = 3.56", "ratios", "dedup * compress / copies = 3.56"},
 		{"refcnt range", "     8        1    128K    128K    128K        8", "     8        1    128K    128K    128K        3", "rows", "bucket 8: referenced blocks 3 does not fit"},
 	} {
-		p := ParseString(strings.Replace(workedZdbS, tc.from, tc.to, 1))
+		p := zdb.ParseString(strings.Replace(zdb.WorkedZdbS, tc.from, tc.to, 1))
 		found := false
 		for _, c := range p.Failed() {
 			if c.Name == tc.check && strings.Contains(c.Detail, tc.says) {
@@ -266,7 +242,7 @@ func TestParseErrorsByLine(t *testing.T) {
 		{"short row", "     2        3    384K    384K    384K        6    768K    768K    768K", "     2        3    384K    384K", 8, "histogram row has 4 fields"},
 		{"garbage line", "\ndedup =", "\nsomething else\ndedup =", 12, "not understood"},
 	} {
-		p := ParseString(strings.Replace(workedZdbS, tc.from, tc.to, 1))
+		p := zdb.ParseString(strings.Replace(zdb.WorkedZdbS, tc.from, tc.to, 1))
 		if tc.line == 0 {
 			continue // a valid but different number: no diagnostic
 		}
@@ -292,7 +268,7 @@ func TestParseSmallOutputs(t *testing.T) {
 	if tb := p.Primary(); tb == nil || len(tb.Rows) != 0 || !tb.Complete() {
 		t.Errorf("empty: %+v", tb)
 	}
-	if c, err := Compare(&ddt.Histogram{}, p, CompareOptions{}); err != nil || c.Exit != CompareEqual {
+	if c, err := compare.Compare(&ddt.Histogram{}, p, compare.Options{}); err != nil || c.Outcome != compare.Equal {
 		t.Errorf("empty compare: %v %+v", err, c)
 	}
 	p = mustClean(t, "no DDTs", "$ zdb -DD tank\nAll DDTs are empty\n")
@@ -318,7 +294,7 @@ func TestParseSmallOutputs(t *testing.T) {
 		"------   ------   -----   -----   -----   ------   -----   -----   -----\n" +
 		"     1        3      3K   1.50K   1.50K        3      3K   1.50K   1.50K\n\n"
 	p = mustClean(t, "2.4 -DDD", dddd)
-	if len(p.Tables) != 1 || p.Tables[0].Kind != KindObject || p.Tables[0].Object != "DDT-sha256-zap-unique" ||
+	if len(p.Tables) != 1 || p.Tables[0].Kind != zdb.KindObject || p.Tables[0].Object != "DDT-sha256-zap-unique" ||
 		p.Era.From != "2.4" || len(p.Headers) != 1 || p.Headers[0].Kind != "LEGACY" {
 		t.Errorf("2.4 -DDD: %+v", p)
 	}
@@ -328,17 +304,17 @@ func TestParseSmallOutputs(t *testing.T) {
 	st := " dedup: DDT entries 2530, size 2.27K on disk, 1.08K in core\n\n" + strings.Replace(empty[len("Simulated DDT histogram:\n"):], "-----\n\n",
 		"-----\n     1    2.47K   2.47M    512B    512B    2.47K   2.47M    512B    512B\n Total    2.47K   2.47M    512B    512B    2.47K   2.47M    512B    512B\n\n", 1)
 	p = mustClean(t, "0.7 status", st)
-	if s := p.Summaries; len(s) != 1 || s[0].OnDisk.Meaning != PerEntry || s[0].OnDisk.Sure || p.Era.From != "0.7" {
+	if s := p.Summaries; len(s) != 1 || s[0].OnDisk.Meaning != zdb.PerEntry || s[0].OnDisk.Sure || p.Era.From != "0.7" {
 		t.Errorf("0.7 status: %+v era %+v", p.Summaries, p.Era)
 	}
 	// zpool status -p of 2.3: raw totals (multiples of 512, plausible per
 	// entry) read as totals, with a note.
 	p = mustClean(t, "2.3 -p", " dedup: DDT entries 518, size 245760 on disk, 229376 in core\n")
-	if s := p.Summaries; len(s) != 1 || s[0].OnDisk.Meaning != Total || s[0].OnDisk.Sure {
+	if s := p.Summaries; len(s) != 1 || s[0].OnDisk.Meaning != zdb.Total || s[0].OnDisk.Sure {
 		t.Errorf("2.3 -p: %+v", p.Summaries)
 	}
 	// A text that holds nothing of a DDT.
-	p = ParseString("hello\nworld\n")
+	p = zdb.ParseString("hello\nworld\n")
 	if p.Usable() || len(p.Diags) != 2 || p.Diags[1].Line != 2 {
 		t.Errorf("garbage: %+v", p)
 	}

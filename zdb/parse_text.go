@@ -1,4 +1,4 @@
-package report
+package zdb
 
 import (
 	"encoding/json"
@@ -66,7 +66,7 @@ func (p *Parsed) WriteText(w io.Writer, name string) error {
 		if t == primary && len(p.Tables) > 1 {
 			mark = " (the one compare uses)"
 		}
-		pr("  table        lines %d-%d: %s%s, %d bucket rows", t.Line, t.EndLine, kindText(t), mark, len(t.Rows))
+		pr("  table        lines %d-%d: %s%s, %d bucket rows", t.Line, t.EndLine, t.Description(), mark, len(t.Rows))
 		if t.Errors > 0 {
 			pr(", %d unreadable", t.Errors)
 		}
@@ -143,7 +143,9 @@ func (p *Parsed) DiagLines(max int) []string {
 	return out
 }
 
-func kindText(t *Table) string {
+// Description says which output printed the table ("zdb -S simulated DDT
+// histogram").
+func (t *HistogramTable) Description() string {
 	switch t.Kind {
 	case KindSimulated:
 		return "zdb -S simulated DDT histogram"

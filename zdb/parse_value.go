@@ -1,4 +1,4 @@
-package report
+package zdb
 
 import (
 	"fmt"
@@ -56,30 +56,30 @@ func (v Value) String() string { return v.Text }
 // ExactValue returns the Value of an exactly known integer.
 func ExactValue(x uint64) Value { return Value{Text: strconv.FormatUint(x, 10), Lo: x, Hi: x} }
 
-// Span is a closed interval of integers, used for sums of Values.
-type Span struct {
+// Interval is a closed interval of integers, used for sums of Values.
+type Interval struct {
 	Lo uint64 `json:"lo"`
 	Hi uint64 `json:"hi"`
 }
 
-// Span returns v's [Lo, Hi].
-func (v Value) Span() Span { return Span{v.Lo, v.Hi} }
+// Interval returns v's [Lo, Hi].
+func (v Value) Interval() Interval { return Interval{v.Lo, v.Hi} }
 
 // Add returns the interval sum s + o, saturating at 2^64-1.
-func (s Span) Add(o Span) Span { return Span{satAdd(s.Lo, o.Lo), satAdd(s.Hi, o.Hi)} }
+func (s Interval) Add(o Interval) Interval { return Interval{satAdd(s.Lo, o.Lo), satAdd(s.Hi, o.Hi)} }
 
 // Mul returns s × k, saturating.
-func (s Span) Mul(k uint64) Span { return Span{satMul(s.Lo, k), satMul(s.Hi, k)} }
+func (s Interval) Mul(k uint64) Interval { return Interval{satMul(s.Lo, k), satMul(s.Hi, k)} }
 
 // Overlaps reports whether the two intervals share an integer.
-func (s Span) Overlaps(o Span) bool { return s.Lo <= o.Hi && o.Lo <= s.Hi }
+func (s Interval) Overlaps(o Interval) bool { return s.Lo <= o.Hi && o.Lo <= s.Hi }
 
 // Contains reports whether x is in s.
-func (s Span) Contains(x uint64) bool { return x >= s.Lo && x <= s.Hi }
+func (s Interval) Contains(x uint64) bool { return x >= s.Lo && x <= s.Hi }
 
 // Outside returns how far x lies outside s, relative to s's middle: 0
 // inside, negative below, positive above (0.05 = 5% too high).
-func (s Span) Outside(x uint64) float64 {
+func (s Interval) Outside(x uint64) float64 {
 	mid := float64(s.Lo)/2 + float64(s.Hi)/2
 	switch {
 	case mid == 0 || s.Contains(x):
@@ -90,7 +90,7 @@ func (s Span) Outside(x uint64) float64 {
 	return (float64(x) - float64(s.Hi)) / mid
 }
 
-func (s Span) String() string {
+func (s Interval) String() string {
 	if s.Lo == s.Hi {
 		return strconv.FormatUint(s.Lo, 10)
 	}

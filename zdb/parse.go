@@ -1,4 +1,4 @@
-package report
+package zdb
 
 import (
 	"bufio"
@@ -31,8 +31,8 @@ const (
 	KindUnknown    TableKind = "unknown"      // a table without a title line
 )
 
-// ParsedStat is one group of four cells: blocks, LSIZE, PSIZE, DSIZE.
-type ParsedStat struct {
+// Stat is one group of four cells: blocks, LSIZE, PSIZE, DSIZE.
+type Stat struct {
 	Blocks Value `json:"blocks"`
 	LSize  Value `json:"lsize"`
 	PSize  Value `json:"psize"`
@@ -40,42 +40,42 @@ type ParsedStat struct {
 }
 
 // Cells returns the four cells in column order.
-func (s *ParsedStat) Cells() [4]*Value { return [4]*Value{&s.Blocks, &s.LSize, &s.PSize, &s.DSize} }
+func (s *Stat) Cells() [4]*Value { return [4]*Value{&s.Blocks, &s.LSize, &s.PSize, &s.DSize} }
 
-// ParsedRow is one row of a histogram table.
-type ParsedRow struct {
-	Line       int        `json:"line"`
-	Label      string     `json:"label"`  // refcnt label as printed ("1", "2", "1K"), or "Total"
-	Bucket     int        `json:"bucket"` // floor(log2(refcnt)); -1 for the Total row
-	Allocated  ParsedStat `json:"allocated"`
-	Referenced ParsedStat `json:"referenced"`
+// Row is one row of a histogram table.
+type Row struct {
+	Line       int    `json:"line"`
+	Label      string `json:"label"`  // refcnt label as printed ("1", "2", "1K"), or "Total"
+	Bucket     int    `json:"bucket"` // floor(log2(refcnt)); -1 for the Total row
+	Allocated  Stat   `json:"allocated"`
+	Referenced Stat   `json:"referenced"`
 }
 
 // Refcnt returns the bucket's smallest refcnt, 2^Bucket (0 for Total).
-func (r *ParsedRow) Refcnt() uint64 {
+func (r *Row) Refcnt() uint64 {
 	if r.Bucket < 0 {
 		return 0
 	}
 	return 1 << r.Bucket
 }
 
-// Table is one DDT histogram table.
-type Table struct {
-	Kind    TableKind   `json:"kind"`
-	Object  string      `json:"object,omitempty"` // KindObject: the DDT object, e.g. DDT-sha256-zap-unique
-	Line    int         `json:"line"`             // first line (title or header)
-	EndLine int         `json:"end_line"`         // last line read as part of it
-	Header  bool        `json:"header"`           // the column header lines were there
-	Rows    []ParsedRow `json:"rows"`             // bucket rows, as printed
-	Total   *ParsedRow  `json:"total"`            // nil when there is no Total row
-	Ratios  *RatioLine  `json:"ratios"`           // the ratio line printed after the table, if any
+// HistogramTable is one DDT histogram table as printed.
+type HistogramTable struct {
+	Kind    TableKind  `json:"kind"`
+	Object  string     `json:"object,omitempty"` // KindObject: the DDT object, e.g. DDT-sha256-zap-unique
+	Line    int        `json:"line"`             // first line (title or header)
+	EndLine int        `json:"end_line"`         // last line read as part of it
+	Header  bool       `json:"header"`           // the column header lines were there
+	Rows    []Row      `json:"rows"`             // bucket rows, as printed
+	Total   *Row       `json:"total"`            // nil when there is no Total row
+	Ratios  *RatioLine `json:"ratios"`           // the ratio line printed after the table, if any
 	// Errors counts rows that could not be read (bad or missing numbers).
 	Errors int `json:"errors"`
 }
 
 // Complete reports whether the table was read without errors and has its
 // Total row where the output always prints one.
-func (t *Table) Complete() bool {
+func (t *HistogramTable) Complete() bool {
 	return t.Errors == 0 && (t.Total != nil || t.Kind == KindObject || len(t.Rows) == 0 && t.Header)
 }
 
@@ -99,12 +99,12 @@ const (
 // means, both as bytes per entry and in total. The one that was printed is
 // Printed; the other is derived from it and the entry count.
 type DDTSize struct {
-	Printed  Value  `json:"printed"`
-	Meaning  string `json:"meaning"`         // PerEntry or Total: what the text meant
-	Sure     bool   `json:"sure"`            // false: the format alone does not say; Basis tells why this reading was taken
-	Basis    string `json:"basis,omitempty"` // how Meaning was decided
-	PerEntry Span   `json:"per_entry"`       // bytes per entry (integer average)
-	Total    Span   `json:"total"`           // bytes over all entries
+	Printed  Value    `json:"printed"`
+	Meaning  string   `json:"meaning"`         // PerEntry or Total: what the text meant
+	Sure     bool     `json:"sure"`            // false: the format alone does not say; Basis tells why this reading was taken
+	Basis    string   `json:"basis,omitempty"` // how Meaning was decided
+	PerEntry Interval `json:"per_entry"`       // bytes per entry (integer average)
+	Total    Interval `json:"total"`           // bytes over all entries
 }
 
 // DDTObject is one DDT object line of zdb -D: "DDT-sha256-zap-unique: 402
@@ -120,9 +120,9 @@ type DDTObject struct {
 	InCore   DDTSize `json:"in_core"`
 }
 
-// DDTTotals sums the DDT objects of the text: entries, and the spans of
+// DDTTotals sums the DDT objects of the text: entries, and the intervals of
 // total bytes on disk and in core their printed sizes allow.
-func (p *Parsed) DDTTotals() (entries uint64, onDisk, inCore Span) {
+func (p *Parsed) DDTTotals() (entries uint64, onDisk, inCore Interval) {
 	for _, o := range p.Objects {
 		entries += o.Entries
 		onDisk = onDisk.Add(o.OnDisk.Total)
@@ -202,13 +202,13 @@ func (d Diag) String() string {
 
 // Parsed is everything read from one text.
 type Parsed struct {
-	Lines     int            `json:"lines"`
-	Commands  []Command      `json:"commands"`
-	Tables    []*Table       `json:"tables"`
-	Headers   []DDTHeader    `json:"ddt_headers"`
-	Objects   []DDTObject    `json:"ddt_objects"`
-	Logs      []DDTLog       `json:"ddt_logs"`
-	Summaries []DedupSummary `json:"dedup_summaries"`
+	Lines     int               `json:"lines"`
+	Commands  []Command         `json:"commands"`
+	Tables    []*HistogramTable `json:"tables"`
+	Headers   []DDTHeader       `json:"ddt_headers"`
+	Objects   []DDTObject       `json:"ddt_objects"`
+	Logs      []DDTLog          `json:"ddt_logs"`
+	Summaries []DedupSummary    `json:"dedup_summaries"`
 	// Empty is set when zdb said "All DDTs are empty".
 	Empty bool `json:"all_ddts_empty"`
 	// Orphans are ratio lines that follow no table, such as the one zdb -D
@@ -242,7 +242,7 @@ func (p *Parsed) Usable() bool {
 // text: the first zdb -S table, else the last zdb -DD aggregated table,
 // else the last zpool status table, else the last table with a Total row,
 // else the only table. Nil when there is none.
-func (p *Parsed) Primary() *Table {
+func (p *Parsed) Primary() *HistogramTable {
 	for _, t := range p.Tables {
 		if t.Kind == KindSimulated {
 			return t
@@ -299,13 +299,13 @@ type parser struct {
 	p        *Parsed
 	lines    []string
 	n        int // current line number (1-based)
-	cur      *Table
+	cur      *HistogramTable
 	hdr      int       // header lines of cur seen: 1 bucket, 2 underscores, 3 names, 4 dashes
 	pending  TableKind // kind of the next table, from a title line
 	pendObj  string
-	last     *Table // the table a ratio line would belong to
-	inStatus bool   // inside zpool status's pool:/config: block
-	lastLog  bool   // the previous line was a DDT log line
+	last     *HistogramTable // the table a ratio line would belong to
+	inStatus bool            // inside zpool status's pool:/config: block
+	lastLog  bool            // the previous line was a DDT log line
 	tabEra   tableEra
 	// objectsSinceTable: DDT object lines came after the last table (a
 	// following ratio line is zdb -D's, not the table's).
@@ -314,6 +314,9 @@ type parser struct {
 	sums              []pendingSummary
 }
 
+// utf8BOM starts texts some editors save; Parse and ParseString skip it.
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
 // Parse reads a text printed by zdb -S, zdb -D/-DD/-DDD or zpool status -D
 // (any release, several concatenated, with prompts, comments, indentation
 // and cut short). It fails when r fails, and with ErrBinary when the text
@@ -321,9 +324,6 @@ type parser struct {
 // first 8 KiB); everything about the text itself is in the result (Diags,
 // Checks). Lines may be of any length: one longer than MaxLineBytes is
 // reported as not understood, by its number, and only its start is kept.
-// utf8BOM starts texts some editors save; Parse and ParseString skip it.
-var utf8BOM = []byte{0xef, 0xbb, 0xbf}
-
 func Parse(r io.Reader) (*Parsed, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, err := br.Peek(binarySniff)
@@ -531,9 +531,9 @@ func (ps *parser) endTable() {
 }
 
 // startTable begins a new table at the current line, of the pending kind.
-func (ps *parser) startTable() *Table {
+func (ps *parser) startTable() *HistogramTable {
 	ps.endTable()
-	t := &Table{Kind: ps.pending, Object: ps.pendObj, Line: ps.n, EndLine: ps.n, Rows: []ParsedRow{}}
+	t := &HistogramTable{Kind: ps.pending, Object: ps.pendObj, Line: ps.n, EndLine: ps.n, Rows: []Row{}}
 	if t.Kind == "" {
 		t.Kind = KindUnknown
 	}
@@ -727,7 +727,7 @@ func (ps *parser) row(fields []string) {
 		}
 		return
 	}
-	r := ParsedRow{Line: ps.n, Label: fields[0], Bucket: -1}
+	r := Row{Line: ps.n, Label: fields[0], Bucket: -1}
 	if fields[0] != "Total" {
 		h, raw, ok := bucketOf(fields[0])
 		if !ok {
@@ -740,7 +740,7 @@ func (ps *parser) row(fields []string) {
 			ps.tabEra.raw, ps.tabEra.rawLine = fields[0], ps.n
 		}
 	}
-	cells := r.cells()
+	cells := r.Cells()
 	for i, f := range fields[1:] {
 		v, err := ParseValue(f)
 		if err != nil {
@@ -1102,9 +1102,9 @@ func plausibleTotal(inCore Value, n uint64) bool {
 
 // totalSize builds a DDTSize from a printed total over n entries.
 func totalSize(v Value, n uint64, sure bool, basis string) DDTSize {
-	d := DDTSize{Printed: v, Meaning: Total, Sure: sure, Basis: basis, Total: v.Span()}
+	d := DDTSize{Printed: v, Meaning: Total, Sure: sure, Basis: basis, Total: v.Interval()}
 	if n > 0 {
-		d.PerEntry = Span{v.Lo / n, v.Hi / n}
+		d.PerEntry = Interval{v.Lo / n, v.Hi / n}
 	}
 	return d
 }
@@ -1112,9 +1112,9 @@ func totalSize(v Value, n uint64, sure bool, basis string) DDTSize {
 // perEntrySize builds a DDTSize from a printed per-entry average (total /
 // n, integer division) over n entries.
 func perEntrySize(v Value, n uint64, sure bool, basis string) DDTSize {
-	d := DDTSize{Printed: v, Meaning: PerEntry, Sure: sure, Basis: basis, PerEntry: v.Span()}
+	d := DDTSize{Printed: v, Meaning: PerEntry, Sure: sure, Basis: basis, PerEntry: v.Interval()}
 	if n > 0 {
-		d.Total = Span{satMul(v.Lo, n), satAdd(satMul(v.Hi, n), n-1)}
+		d.Total = Interval{satMul(v.Lo, n), satAdd(satMul(v.Hi, n), n-1)}
 	}
 	return d
 }
@@ -1187,6 +1187,14 @@ type Evidence struct {
 	From string `json:"from,omitempty"`
 	To   string `json:"to,omitempty"`
 	Says string `json:"says"`
+}
+
+// Excludes reports whether the release families from to to ("2.3",
+// "2.4": those of Era.From and Era.To) lie wholly outside the era; false
+// when either is not such a family.
+func (e Era) Excludes(from, to string) bool {
+	a, b := famIndex(from), famIndex(to)
+	return a >= 0 && b >= 0 && (b < famIndex(e.From) || a > famIndex(e.To))
 }
 
 type eraBuilder struct {

@@ -1,4 +1,4 @@
-package report
+package zdb
 
 import (
 	"bufio"
@@ -56,9 +56,9 @@ func WriteRatioLine(w io.Writer, total ddt.Bucket) error {
 	return err
 }
 
-// WriteZdbS writes exactly what `zdb -S` prints on stdout for a pool whose
+// WriteSimulated writes exactly what `zdb -S` prints on stdout for a pool whose
 // simulated DDT is h (cmd/zdb/zdb.c: dump_simulated_ddt()).
-func WriteZdbS(w io.Writer, h *ddt.Histogram, bytesSuffix bool) error {
+func WriteSimulated(w io.Writer, h *ddt.Histogram, bytesSuffix bool) error {
 	if _, err := io.WriteString(w, "Simulated DDT histogram:\n"); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package report
+package compare
 
 import (
 	"encoding/json"
@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/zdb"
 )
 
 func TestCompareEqualAndDifferent(t *testing.T) {
 	h := workedHistogram()
-	p := ParseString(workedZdbS)
-	c, err := Compare(h, p, CompareOptions{BytesSuffix: true, Model: "m", Source: "s"})
-	if err != nil || c.Exit != CompareEqual || !c.Equal || len(c.Differences) != 0 {
+	p := zdb.ParseString(workedZdbS)
+	c, err := Compare(h, p, Options{BytesSuffix: true, Model: "m", Source: "s"})
+	if err != nil || c.Outcome != Equal || !c.Equal || len(c.Differences) != 0 {
 		t.Fatalf("equal: %v %+v", err, c)
 	}
 	var b strings.Builder
@@ -29,8 +30,8 @@ func TestCompareEqualAndDifferent(t *testing.T) {
 		h2.Add(2, 131072, 131072, 131072)
 	}
 	h2.Add(9, 131072, 131072, 131072)
-	c, err = Compare(h2, p, CompareOptions{BytesSuffix: true})
-	if err != nil || c.Exit != CompareDiffer {
+	c, err = Compare(h2, p, Options{BytesSuffix: true})
+	if err != nil || c.Outcome != Different {
 		t.Fatalf("different: %v %+v", err, c)
 	}
 	want := "refcnt 8 bucket (line 9): referenced blocks predicted 9, actual 8 (+1, +12.5%); referenced LSIZE predicted 1.12M, actual 1M (+128K, +12.5%)"
@@ -45,7 +46,7 @@ func TestCompareEqualAndDifferent(t *testing.T) {
 // A predicted value equal to the one integer a text excludes differs: zdb
 // prints 2048 as "2K", never as "2.00K".
 func TestCompareExcludedInteger(t *testing.T) {
-	v, _ := ParseValue("2.00K")
+	v, _ := zdb.ParseValue("2.00K")
 	if v.Contains(2048) || !v.Contains(2047) || !v.Contains(2049) {
 		t.Fatalf("2.00K: %+v", v)
 	}
@@ -57,8 +58,8 @@ func TestCompareExcludedInteger(t *testing.T) {
 		h.Add(2, 131072, 131072, 131072)
 	}
 	h.Add(8, 131072, 131072, 131072)
-	c, err := Compare(h, ParseString(text), CompareOptions{BytesSuffix: true})
-	if err != nil || c.Exit != CompareDiffer || !strings.Contains(c.Differences[0], "allocated LSIZE predicted 2K, actual 2.00K (≠") {
+	c, err := Compare(h, zdb.ParseString(text), Options{BytesSuffix: true})
+	if err != nil || c.Outcome != Different || !strings.Contains(c.Differences[0], "allocated LSIZE predicted 2K, actual 2.00K (≠") {
 		t.Errorf("%v %+v", err, c)
 	}
 }
@@ -71,7 +72,7 @@ func TestCompareUnusable(t *testing.T) {
 		"bad row":     strings.Replace(workedZdbS, "    384K    384K    384K        6", "    384K    3.8Q    384K        6", 1),
 		"only prompt": "$ zdb -S tank\n",
 	} {
-		_, err := Compare(h, ParseString(text), CompareOptions{})
+		_, err := Compare(h, zdb.ParseString(text), Options{})
 		if !errors.Is(err, ErrUnusable) {
 			t.Errorf("%s: err %v", name, err)
 		}
@@ -82,9 +83,9 @@ func TestCompareUnusable(t *testing.T) {
 // range the Total row allows; JSON holds no infinities.
 func TestCompareRatiosFromTotals(t *testing.T) {
 	status := " dedup: DDT entries 5, size 1.50K on disk, 500B in core\n" + workedZdbS[len("Simulated DDT histogram:\n"):strings.Index(workedZdbS, "dedup =")]
-	p := ParseString(status)
-	c, err := Compare(workedHistogram(), p, CompareOptions{})
-	if err != nil || c.Exit != CompareEqual || len(c.Ratios) != 4 || !c.Ratios[0].FromTotals {
+	p := zdb.ParseString(status)
+	c, err := Compare(workedHistogram(), p, Options{})
+	if err != nil || c.Outcome != Equal || len(c.Ratios) != 4 || !c.Ratios[0].FromTotals {
 		t.Fatalf("%v %+v", err, c)
 	}
 	if !strings.Contains(strings.Join(c.Notes, "\n"), "real DDT") {
@@ -105,28 +106,28 @@ func TestCompareEraNote(t *testing.T) {
 		h.Add(2, 131072, 131072, 131072)
 	}
 	h.Add(8, 131072, 131072, 131072)
-	p := ParseString(text)
+	p := zdb.ParseString(text)
 	if p.Era.To != "0.6" {
 		t.Fatalf("era %+v", p.Era)
 	}
-	c, err := Compare(h, p, CompareOptions{ReleaseFrom: "2.3", ReleaseTo: "2.4"})
+	c, err := Compare(h, p, Options{ReleaseFrom: "2.3", ReleaseTo: "2.4"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	all := strings.Join(append(c.Notes, c.Causes...), "\n")
 	if !strings.Contains(all, "pass --release") {
-		t.Errorf("no era note: %q (exit %d, %q)", all, c.Exit, c.Differences)
+		t.Errorf("no era note: %q (%v, %q)", all, c.Outcome, c.Differences)
 	}
 }
 
 // zdbText is what zdb -S prints for h.
-func zdbText(t *testing.T, h *ddt.Histogram) *Parsed {
+func zdbText(t *testing.T, h *ddt.Histogram) *zdb.Parsed {
 	t.Helper()
 	var b strings.Builder
-	if err := WriteZdbS(&b, h, true); err != nil {
+	if err := zdb.WriteSimulated(&b, h, true); err != nil {
 		t.Fatal(err)
 	}
-	return ParseString(b.String())
+	return zdb.ParseString(b.String())
 }
 
 // The likely causes read the pattern of the totals: the same logical size
@@ -178,8 +179,8 @@ func TestCompareCausesRecordsizeAndAshift(t *testing.T) {
 		{"raidz, modelled a disk", a12, raidz, "same compressed size but different allocated size", "different compressed size"},
 		{"zle, modelled lz4", a12, zle, "different compression on disk", "ashift"},
 	} {
-		cmp, err := Compare(c.pred, zdbText(t, c.actual), CompareOptions{BytesSuffix: true})
-		if err != nil || cmp.Exit != CompareDiffer || len(cmp.Causes) == 0 {
+		cmp, err := Compare(c.pred, zdbText(t, c.actual), Options{BytesSuffix: true})
+		if err != nil || cmp.Outcome != Different || len(cmp.Causes) == 0 {
 			t.Fatalf("%s: %v %+v", c.name, err, cmp)
 		}
 		if !strings.Contains(cmp.Causes[0], c.first) {
@@ -191,4 +192,30 @@ func TestCompareCausesRecordsizeAndAshift(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The worked example of zfs-semantics §2.3, as real zdb -S prints it.
+const workedZdbS = `Simulated DDT histogram:
+
+bucket              allocated                       referenced          
+______   ______________________________   ______________________________
+refcnt   blocks   LSIZE   PSIZE   DSIZE   blocks   LSIZE   PSIZE   DSIZE
+------   ------   -----   -----   -----   ------   -----   -----   -----
+     1        1      5K      5K      8K        1      5K      5K      8K
+     2        3    384K    384K    384K        6    768K    768K    768K
+     8        1    128K    128K    128K        8      1M      1M      1M
+ Total        5    517K    517K    520K       15   1.75M   1.75M   1.76M
+
+dedup = 3.46, compress = 1.00, copies = 1.00, dedup * compress / copies = 3.46
+
+`
+
+func workedHistogram() *ddt.Histogram {
+	h := &ddt.Histogram{}
+	h.Add(1, 5120, 5120, 8192)
+	for range 3 {
+		h.Add(2, 131072, 131072, 131072)
+	}
+	h.Add(8, 131072, 131072, 131072)
+	return h
 }

@@ -1,4 +1,4 @@
-package report
+package zdb
 
 import "testing"
 
@@ -49,17 +49,5 @@ func TestBucketLabels(t *testing.T) {
 	}
 	if got := Nicenum(1<<20, false); got != "1M" {
 		t.Errorf("label of bucket 20 = %q, want 1M", got)
-	}
-}
-
-func TestPlural(t *testing.T) {
-	for _, c := range []struct {
-		n    uint64
-		noun string
-		want string
-	}{{1, "error", "1 error"}, {0, "error", "0 errors"}, {2, "directory", "2 directories"}, {3, "regular file", "3 regular files"}} {
-		if got := plural(c.n, c.noun); got != c.want {
-			t.Errorf("plural(%d, %q) = %q, want %q", c.n, c.noun, got, c.want)
-		}
 	}
 }

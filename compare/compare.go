@@ -1,4 +1,13 @@
-package report
+// Package compare sets ddtsim's prediction (a ddt.Histogram) beside what
+// OpenZFS printed for the pool (a table read by package zdb: zdb -S, or the
+// real DDT of zdb -DD and zpool status -D) and decides whether they are
+// equal within the text's display precision: cell by cell, the four ratios
+// of zdb's ratio line (cmd/zdb/zdb.c: dump_dedup_ratio()), and, where the
+// text lists DDT objects, the DDT's size. When they differ it says where,
+// by how much, and what most likely explains the pattern. Compare returns
+// an Outcome or an error wrapping ErrUnusable; exit statuses are the
+// command line's.
+package compare
 
 import (
 	"encoding/json"
@@ -9,17 +18,33 @@ import (
 	"strings"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/zdb"
 )
 
-// Exit statuses of a comparison (ddtsim compare).
+// Outcome is what a comparison concluded.
+type Outcome int
+
+// Outcomes of Compare.
 const (
-	CompareEqual    = 0 // equal within display precision (and the ratio tolerance)
-	CompareDiffer   = 1 // different
-	CompareUnusable = 2 // the actual text cannot be compared
+	Equal      Outcome = iota // equal within display precision (and the tolerances)
+	Different                 // some cells or ratios differ
+	CannotTell                // the cells there agree, but the actual table is incomplete
 )
 
-// CompareOptions tune Compare.
-type CompareOptions struct {
+func (o Outcome) String() string {
+	switch o {
+	case Equal:
+		return "equal"
+	case Different:
+		return "different"
+	case CannotTell:
+		return "cannot tell"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// Options tune Compare.
+type Options struct {
 	// Tolerance is how far (absolute) each predicted ratio may lie outside
 	// the printed ratio's display precision and still count as equal. 0:
 	// the predicted ratio must print exactly as the actual one.
@@ -43,21 +68,21 @@ type CompareOptions struct {
 
 // Cell is one cell of the side-by-side table.
 type Cell struct {
-	Column    string  `json:"column"`
-	Predicted uint64  `json:"predicted"`
-	Actual    *Value  `json:"actual"` // nil: the actual table has no such row
-	Equal     bool    `json:"equal"`
-	Diff      float64 `json:"difference"` // predicted − the nearest actual value; 0 when equal
+	Column    string     `json:"column"`
+	Predicted uint64     `json:"predicted"`
+	Actual    *zdb.Value `json:"actual"` // nil: the actual table has no such row
+	Equal     bool       `json:"equal"`
+	Diff      float64    `json:"difference"` // predicted − the nearest actual value; 0 when equal
 	// RelPct is (predicted − the middle of the actual interval) / that
 	// middle, in percent; nil when equal or when there is no actual value.
 	RelPct *float64 `json:"relative_pct,omitempty"`
-	// WithinTolerance: equal only by CompareOptions.CellTolerance.
+	// WithinTolerance: equal only by Options.CellTolerance.
 	WithinTolerance bool `json:"within_tolerance,omitempty"`
 	bytes           bool
 }
 
-// CompareRow is one bucket (or the Total row) side by side.
-type CompareRow struct {
+// Row is one bucket (or the Total row) side by side.
+type Row struct {
 	Label     string  `json:"refcnt"`
 	Bucket    int     `json:"bucket"` // -1: Total
 	Predicted bool    `json:"in_prediction"`
@@ -67,7 +92,7 @@ type CompareRow struct {
 }
 
 // Equal reports whether every cell of the row is equal.
-func (r *CompareRow) Equal() bool {
+func (r *Row) Equal() bool {
 	for _, c := range r.Cells {
 		if !c.Equal {
 			return false
@@ -76,11 +101,11 @@ func (r *CompareRow) Equal() bool {
 	return true
 }
 
-// RatioCompare is one of the four ratios side by side.
-type RatioCompare struct {
-	Name      string  `json:"name"`
-	Predicted float64 `json:"predicted"`
-	Actual    Ratio   `json:"actual"`
+// Ratio is one of the four ratios side by side.
+type Ratio struct {
+	Name      string    `json:"name"`
+	Predicted float64   `json:"predicted"`
+	Actual    zdb.Ratio `json:"actual"`
 	// FromTotals: the actual text printed no ratio line; Actual is the
 	// interval its Total row allows.
 	FromTotals bool    `json:"from_totals"`
@@ -90,17 +115,17 @@ type RatioCompare struct {
 
 // Comparison is a prediction set beside what OpenZFS printed.
 type Comparison struct {
-	Model         string         `json:"model"`
-	Source        string         `json:"source"`
-	Table         *Table         `json:"-"`
-	TableKind     TableKind      `json:"actual_kind"`
-	TableLine     int            `json:"actual_line"`
-	Era           Era            `json:"actual_era"`
-	Rows          []CompareRow   `json:"rows"`
-	Total         *CompareRow    `json:"total"` // nil when the actual table has no Total row
-	Ratios        []RatioCompare `json:"ratios"`
-	Tolerance     float64        `json:"tolerance"`
-	CellTolerance float64        `json:"cell_tolerance"`
+	Model         string              `json:"model"`
+	Source        string              `json:"source"`
+	Table         *zdb.HistogramTable `json:"-"`
+	TableKind     zdb.TableKind       `json:"actual_kind"`
+	TableLine     int                 `json:"actual_line"`
+	Era           zdb.Era             `json:"actual_era"`
+	Rows          []Row               `json:"rows"`
+	Total         *Row                `json:"total"` // nil when the actual table has no Total row
+	Ratios        []Ratio             `json:"ratios"`
+	Tolerance     float64             `json:"tolerance"`
+	CellTolerance float64             `json:"cell_tolerance"`
 	// Equal: every cell and ratio is equal and the actual table is complete.
 	Equal bool `json:"equal"`
 	// Differences says where and by how much, one sentence each.
@@ -110,51 +135,55 @@ type Comparison struct {
 	// Notes are remarks that do not decide the verdict.
 	Notes   []string `json:"notes"`
 	Verdict string   `json:"verdict"`
-	Exit    int      `json:"exit"`
+	// Outcome is the verdict as a value.
+	Outcome Outcome `json:"-"`
+	// Exit is the exit status ddtsim compare gives Outcome, set by the
+	// caller for JSON (Compare leaves it 0).
+	Exit int `json:"exit"`
 	// Predicted is the full prediction, set by the caller for JSON.
 	Predicted any `json:"predicted,omitempty"`
 	// DDTSize sets the model's DDT size beside the real one, when the
 	// actual text has DDT object lines (zdb -D…, zpool status -D); nil
 	// otherwise. It does not decide the verdict.
-	DDTSize *DDTSizeCompare `json:"ddt_size,omitempty"`
+	DDTSize *DDTSize `json:"ddt_size,omitempty"`
 }
 
-// DDTSizeCompare is the model's DDT (ddtsize.Estimate) beside the real
+// DDTSize is the model's DDT (ddtsize.Estimate) beside the real
 // one, summed over the DDT objects the text lists. Sizes are bytes; an
 // actual size is the span of totals its printed figures allow.
-type DDTSizeCompare struct {
-	Entries          uint64  `json:"entries"`
-	PredictedEntries uint64  `json:"predicted_entries"`
-	OnDisk           Span    `json:"on_disk"`
-	PredictedOnDisk  uint64  `json:"predicted_on_disk"`
-	InCore           Span    `json:"in_core"`
-	PredictedInCore  uint64  `json:"predicted_in_core"`
-	OnDiskPct        float64 `json:"on_disk_pct"` // how far the model lies outside the span, percent of its middle (0 inside)
-	InCorePct        float64 `json:"in_core_pct"`
+type DDTSize struct {
+	Entries          uint64       `json:"entries"`
+	PredictedEntries uint64       `json:"predicted_entries"`
+	OnDisk           zdb.Interval `json:"on_disk"`
+	PredictedOnDisk  uint64       `json:"predicted_on_disk"`
+	InCore           zdb.Interval `json:"in_core"`
+	PredictedInCore  uint64       `json:"predicted_in_core"`
+	OnDiskPct        float64      `json:"on_disk_pct"` // how far the model lies outside the span, percent of its middle (0 inside)
+	InCorePct        float64      `json:"in_core_pct"`
 }
 
-// CompareDDTSize fills c.DDTSize from the model's DDT estimate and the
-// DDT objects of the actual text, and adds a note; no objects (a zdb -S
-// text) or no estimate leave c as it is.
-func (c *Comparison) CompareDDTSize(pred *DDTEstimate, actual *Parsed) {
-	if pred == nil || len(actual.Objects) == 0 {
+// CompareDDTSize fills c.DDTSize from the model's DDT estimate (entries,
+// bytes on disk and in core) and the DDT objects of the actual text, and
+// adds a note; no objects (a zdb -S text) leave c as it is.
+func (c *Comparison) CompareDDTSize(entries, onDisk, inCore uint64, actual *zdb.Parsed) {
+	if len(actual.Objects) == 0 {
 		return
 	}
-	d := &DDTSizeCompare{PredictedEntries: pred.Entries, PredictedOnDisk: pred.OnDisk, PredictedInCore: pred.InCore}
+	d := &DDTSize{PredictedEntries: entries, PredictedOnDisk: onDisk, PredictedInCore: inCore}
 	d.Entries, d.OnDisk, d.InCore = actual.DDTTotals()
 	d.OnDiskPct, d.InCorePct = 100*d.OnDisk.Outside(d.PredictedOnDisk), 100*d.InCore.Outside(d.PredictedInCore)
 	c.DDTSize = d
 	c.Notes = append(c.Notes, fmt.Sprintf("DDT size: the text's objects hold %d entries, %s on disk, %s in core; the model of the scanned files: %d entries, %s on disk (%+.1f%%), %s in core (%+.1f%%) — "+
 		"alike when the pool holds just these files, written with dedup on and its dedup log flushed (ddtsim models a pool filled by one copy)",
-		d.Entries, spanText(d.OnDisk), spanText(d.InCore), d.PredictedEntries, Nicenum(d.PredictedOnDisk, true), d.OnDiskPct, Nicenum(d.PredictedInCore, true), d.InCorePct))
+		d.Entries, spanText(d.OnDisk), spanText(d.InCore), d.PredictedEntries, zdb.Nicenum(d.PredictedOnDisk, true), d.OnDiskPct, zdb.Nicenum(d.PredictedInCore, true), d.InCorePct))
 }
 
 // spanText prints a span of bytes: one figure when it is one value.
-func spanText(s Span) string {
+func spanText(s zdb.Interval) string {
 	if s.Lo == s.Hi {
-		return Nicenum(s.Lo, true)
+		return zdb.Nicenum(s.Lo, true)
 	}
-	return Nicenum(s.Lo, true) + "–" + Nicenum(s.Hi, true)
+	return zdb.Nicenum(s.Lo, true) + "–" + zdb.Nicenum(s.Hi, true)
 }
 
 // ErrUnusable wraps every reason Compare cannot compare.
@@ -164,7 +193,7 @@ var ErrUnusable = errors.New("nothing to compare with")
 // parsed text (Parsed.Primary) and decides whether they are equal within
 // the text's display precision. It fails (wrapping ErrUnusable) when the
 // text has no usable table.
-func Compare(pred *ddt.Histogram, actual *Parsed, opts CompareOptions) (*Comparison, error) {
+func Compare(pred *ddt.Histogram, actual *zdb.Parsed, opts Options) (*Comparison, error) {
 	t := actual.Primary()
 	if t == nil {
 		why := "no DDT histogram table in it"
@@ -174,14 +203,14 @@ func Compare(pred *ddt.Histogram, actual *Parsed, opts CompareOptions) (*Compari
 		return nil, fmt.Errorf("%w: %s", ErrUnusable, why)
 	}
 	if t.Errors > 0 {
-		return nil, fmt.Errorf("%w: the %s has %d unreadable rows (see the diagnostics); a verdict would be a guess", ErrUnusable, tableName(t), t.Errors)
+		return nil, fmt.Errorf("%w: the %s has %d unreadable rows (see the diagnostics); a verdict would be a guess", ErrUnusable, t.Name(), t.Errors)
 	}
 	c := &Comparison{
 		Model: opts.Model, Source: opts.Source, Table: t, TableKind: t.Kind, TableLine: t.Line,
 		Era: actual.Era, Tolerance: opts.Tolerance, CellTolerance: opts.CellTolerance,
-		Rows: []CompareRow{}, Differences: []string{}, Causes: []string{}, Notes: []string{},
+		Rows: []Row{}, Differences: []string{}, Causes: []string{}, Notes: []string{},
 	}
-	actualRows := map[int]*ParsedRow{}
+	actualRows := map[int]*zdb.Row{}
 	for i := range t.Rows {
 		actualRows[t.Rows[i].Bucket] = &t.Rows[i]
 	}
@@ -190,7 +219,7 @@ func Compare(pred *ddt.Histogram, actual *Parsed, opts CompareOptions) (*Compari
 		if pred[h].Allocated.Blocks == 0 && ar == nil {
 			continue
 		}
-		row := compareRow(Nicenum(uint64(1)<<h, false), h, pred[h], pred[h].Allocated.Blocks != 0, ar, opts.BytesSuffix, opts.CellTolerance)
+		row := compareRow(zdb.Nicenum(uint64(1)<<h, false), h, pred[h], pred[h].Allocated.Blocks != 0, ar, opts.BytesSuffix, opts.CellTolerance)
 		c.Rows = append(c.Rows, row)
 	}
 	total := pred.Total()
@@ -202,18 +231,17 @@ func Compare(pred *ddt.Histogram, actual *Parsed, opts CompareOptions) (*Compari
 
 	// Notes about the actual text.
 	switch t.Kind {
-	case KindAggregated, KindStatus, KindObject:
-		c.Notes = append(c.Notes, "the actual table is a real DDT ("+kindText(t)+"): it holds only blocks written with dedup on; ddtsim predicts zdb -S, which counts all file data blocks whether dedup is on or not")
-	case KindUnknown:
+	case zdb.KindAggregated, zdb.KindStatus, zdb.KindObject:
+		c.Notes = append(c.Notes, "the actual table is a real DDT ("+t.Description()+"): it holds only blocks written with dedup on; ddtsim predicts zdb -S, which counts all file data blocks whether dedup is on or not")
+	case zdb.KindUnknown:
 		c.Notes = append(c.Notes, "the actual table has no title line: read as a DDT histogram of unknown origin")
 	}
 	if n := len(actual.Tables); n > 1 {
-		c.Notes = append(c.Notes, fmt.Sprintf("the text holds %d tables; compared with the %s", n, tableName(t)))
+		c.Notes = append(c.Notes, fmt.Sprintf("the text holds %d tables; compared with the %s", n, t.Name()))
 	}
 	var eraNote string
 	if opts.ReleaseFrom != "" && len(actual.Era.Evidence) > 0 && !actual.Era.Conflict {
-		a, b := famIndex(opts.ReleaseFrom), famIndex(opts.ReleaseTo)
-		if a >= 0 && b >= 0 && (b < famIndex(actual.Era.From) || a > famIndex(actual.Era.To)) {
+		if actual.Era.Excludes(opts.ReleaseFrom, opts.ReleaseTo) {
 			eraNote = fmt.Sprintf("the actual text is from %s, but the model is of another release: pass --release to match it", actual.Era.Text)
 		}
 	}
@@ -245,7 +273,7 @@ func Compare(pred *ddt.Histogram, actual *Parsed, opts CompareOptions) (*Compari
 	switch {
 	case diffCells == 0 && diffRatios == 0 && complete:
 		c.Equal = true
-		c.Exit = CompareEqual
+		c.Outcome = Equal
 		rows := fmt.Sprintf("%d buckets and the Total row", len(c.Rows))
 		if c.Total == nil {
 			rows = fmt.Sprintf("%d buckets", len(c.Rows))
@@ -258,10 +286,10 @@ func Compare(pred *ddt.Histogram, actual *Parsed, opts CompareOptions) (*Compari
 			c.Verdict += fmt.Sprintf(" (cells within %g%%)", 100*opts.CellTolerance)
 		}
 	case diffCells == 0 && diffRatios == 0:
-		c.Exit = CompareUnusable
+		c.Outcome = CannotTell
 		c.Verdict = fmt.Sprintf("CANNOT TELL: the %d cells that are there agree, but the actual text is incomplete (cut short, or no Total row), so rows may be missing", cells)
 	default:
-		c.Exit = CompareDiffer
+		c.Outcome = Different
 		c.Verdict = fmt.Sprintf("DIFFERENT: %d of %d cells and %d of %d ratios differ", diffCells, cells, diffRatios, len(c.Ratios))
 		if !complete {
 			c.Verdict += " (and the actual text is incomplete)"
@@ -277,8 +305,8 @@ func Compare(pred *ddt.Histogram, actual *Parsed, opts CompareOptions) (*Compari
 	return c, nil
 }
 
-func (c *Comparison) allRows() []*CompareRow {
-	rows := make([]*CompareRow, 0, len(c.Rows)+1)
+func (c *Comparison) allRows() []*Row {
+	rows := make([]*Row, 0, len(c.Rows)+1)
 	for i := range c.Rows {
 		rows = append(rows, &c.Rows[i])
 	}
@@ -288,17 +316,17 @@ func (c *Comparison) allRows() []*CompareRow {
 	return rows
 }
 
-func compareRow(label string, h int, p ddt.Bucket, inPred bool, a *ParsedRow, bytes bool, celltol float64) CompareRow {
-	row := CompareRow{Label: label, Bucket: h, Predicted: inPred, Actual: a != nil}
+func compareRow(label string, h int, p ddt.Bucket, inPred bool, a *zdb.Row, bytes bool, celltol float64) Row {
+	row := Row{Label: label, Bucket: h, Predicted: inPred, Actual: a != nil}
 	pv := [8]uint64{p.Allocated.Blocks, p.Allocated.LSize, p.Allocated.PSize, p.Allocated.DSize,
 		p.Referenced.Blocks, p.Referenced.LSize, p.Referenced.PSize, p.Referenced.DSize}
-	var av [8]*Value
+	var av [8]*zdb.Value
 	if a != nil {
 		row.Line = a.Line
-		av = a.cells()
+		av = a.Cells()
 	}
 	for i := range row.Cells {
-		cell := Cell{Column: columnNames[i], Predicted: pv[i], bytes: bytes && i%4 != 0}
+		cell := Cell{Column: zdb.ColumnNames[i], Predicted: pv[i], bytes: bytes && i%4 != 0}
 		switch {
 		case av[i] == nil:
 			cell.Diff = float64(pv[i])
@@ -329,33 +357,28 @@ func compareRow(label string, h int, p ddt.Bucket, inPred bool, a *ParsedRow, by
 
 // compareRatios compares the predicted ratio line with the actual one, or
 // with the ratios the actual Total row allows when no line was printed.
-func (c *Comparison) compareRatios(total ddt.Bucket, t *Table, tol float64) {
+func (c *Comparison) compareRatios(total ddt.Bucket, t *zdb.HistogramTable, tol float64) {
 	pr, ok := ddt.RatiosOf(total)
 	if !ok {
 		return
 	}
 	names := []string{"dedup", "compress", "copies", "dedup * compress / copies"}
 	pv := []float64{pr.Dedup, pr.Compress, pr.Copies, pr.Combined}
-	var av []Ratio
+	var av []zdb.Ratio
 	fromTotals := false
 	switch {
 	case t.Ratios != nil:
-		av = []Ratio{t.Ratios.Dedup, t.Ratios.Compress, t.Ratios.Copies, t.Ratios.Combined}
+		av = []zdb.Ratio{t.Ratios.Dedup, t.Ratios.Compress, t.Ratios.Copies, t.Ratios.Combined}
 	case t.Total != nil && t.Total.Allocated.Blocks.Hi > 0:
 		fromTotals = true
-		tt := t.Total
-		rL, rP, rD := toF(tt.Referenced.LSize.Span()), toF(tt.Referenced.PSize.Span()), toF(tt.Referenced.DSize.Span())
-		D := toF(tt.Allocated.DSize.Span())
-		for _, f := range []fspan{rD.div(D), rL.div(rP), rD.div(rP), rL.div(D)} {
-			f = f.slack()
-			av = append(av, Ratio{Text: fmt.Sprintf("%.3f..%.3f", f.lo, f.hi), Lo: f.lo, Hi: f.hi})
-		}
+		r := t.Total.AllowedRatios()
+		av = r[:]
 	default:
 		return
 	}
 	for i := range names {
 		d := av[i].Distance(pv[i])
-		c.Ratios = append(c.Ratios, RatioCompare{Name: names[i], Predicted: pv[i], Actual: av[i], FromTotals: fromTotals,
+		c.Ratios = append(c.Ratios, Ratio{Name: names[i], Predicted: pv[i], Actual: av[i], FromTotals: fromTotals,
 			Equal: math.Abs(d) <= tol, Diff: d})
 	}
 }
@@ -373,7 +396,7 @@ func (c *Comparison) describeDifferences() {
 		switch {
 		case !r.Actual:
 			c.Differences = append(c.Differences, fmt.Sprintf("%s: predicted (%s blocks, %s referenced LSIZE) but not in the actual table",
-				where, Nicenum(r.Cells[0].Predicted, false), fmtCell(r.Cells[5].Predicted, r.Cells[5].bytes)))
+				where, zdb.Nicenum(r.Cells[0].Predicted, false), fmtCell(r.Cells[5].Predicted, r.Cells[5].bytes)))
 			continue
 		case !r.Predicted:
 			c.Differences = append(c.Differences, fmt.Sprintf("%s: in the actual table (line %d: %s blocks, %s referenced LSIZE) but not predicted",
@@ -412,7 +435,7 @@ func tolText(t float64) string {
 	return fmt.Sprintf(", tolerance %g", t)
 }
 
-func fmtCell(v uint64, bytes bool) string { return Nicenum(v, bytes) }
+func fmtCell(v uint64, bytes bool) string { return zdb.Nicenum(v, bytes) }
 
 // diffText shows a cell's difference in display units: "=", "+128K",
 // "-3", or "≠" for a cell off by the one integer its text excludes.
@@ -421,7 +444,7 @@ func diffText(c Cell) string {
 	case c.Equal:
 		return "="
 	case c.Actual == nil:
-		return "+" + Nicenum(c.Predicted, c.bytes)
+		return "+" + zdb.Nicenum(c.Predicted, c.bytes)
 	case c.Actual.Except != 0 && c.Predicted == c.Actual.Except:
 		return "≠"
 	}
@@ -430,20 +453,20 @@ func diffText(c Cell) string {
 	if d < 0 {
 		sign, d = "-", -d
 	}
-	return sign + Nicenum(uint64(math.Round(d)), c.bytes)
+	return sign + zdb.Nicenum(uint64(math.Round(d)), c.bytes)
 }
 
 // likelyCauses reads the pattern of the differences: which totals differ
 // says what kind of difference it is.
-func likelyCauses(c *Comparison, pred ddt.Bucket, t *Table) []string {
+func likelyCauses(c *Comparison, pred ddt.Bucket, t *zdb.HistogramTable) []string {
 	var causes []string
 	if t.Total == nil {
 		return []string{"the actual table has no Total row: compare the differing buckets above"}
 	}
 	a := t.Total
-	eq := func(v Value, x uint64) int { // -1 predicted below, 0 equal, 1 above
+	eq := func(v zdb.Value, x uint64) int { // -1 predicted below, 0 equal, 1 above
 		switch {
-		case v.Contains(x) || v.Span().Contains(x):
+		case v.Contains(x) || v.Interval().Contains(x):
 			return 0
 		case x < v.Lo:
 			return -1
@@ -455,7 +478,7 @@ func likelyCauses(c *Comparison, pred ddt.Bucket, t *Table) []string {
 	refP := eq(a.Referenced.PSize, pred.Referenced.PSize)
 	refD := eq(a.Referenced.DSize, pred.Referenced.DSize)
 	alloc := eq(a.Allocated.Blocks, pred.Allocated.Blocks)
-	real := t.Kind == KindAggregated || t.Kind == KindStatus || t.Kind == KindObject
+	real := t.Kind == zdb.KindAggregated || t.Kind == zdb.KindStatus || t.Kind == zdb.KindObject
 	// The same data cut into blocks of another size: about the same
 	// logical size (within 10%: the last record of a file is padded to the
 	// recordsize, so LSIZE moves a little with it) in a number of blocks
@@ -469,7 +492,7 @@ func likelyCauses(c *Comparison, pred ddt.Bucket, t *Table) []string {
 	// uncompressed waste part of a larger sector). Another compression
 	// alone leaves both sides alike.
 	sectors := false
-	var compress *RatioCompare
+	var compress *Ratio
 	for i, r := range c.Ratios {
 		if r.Name == "copies" && !r.Equal {
 			sectors = (r.Actual.Lo <= 1 && 1 <= r.Actual.Hi) != (r.Predicted < 1.005)
@@ -486,8 +509,8 @@ func likelyCauses(c *Comparison, pred ddt.Bucket, t *Table) []string {
 		}
 		causes = append(causes, fmt.Sprintf("about the same logical size (%s predicted, %s actual) in a different number of blocks (%s predicted, averaging %s; %s actual, averaging %s): "+
 			"the files were written with a %s recordsize than modelled (or, for volumes, volblocksize); check -o recordsize (a recordsize change affects only blocks written after it, so files may hold blocks of both)",
-			Nicenum(pred.Referenced.LSize, true), a.Referenced.LSize.Text, Nicenum(pred.Referenced.Blocks, false), Nicenum(avg(float64(pred.Referenced.LSize), float64(pred.Referenced.Blocks)), true),
-			a.Referenced.Blocks.Text, Nicenum(avg(a.Referenced.LSize.Mid(), a.Referenced.Blocks.Mid()), true), larger))
+			zdb.Nicenum(pred.Referenced.LSize, true), a.Referenced.LSize.Text, zdb.Nicenum(pred.Referenced.Blocks, false), zdb.Nicenum(avg(float64(pred.Referenced.LSize), float64(pred.Referenced.Blocks)), true),
+			a.Referenced.Blocks.Text, zdb.Nicenum(avg(a.Referenced.LSize.Mid(), a.Referenced.Blocks.Mid()), true), larger))
 	case refBlocks > 0 && real:
 		causes = append(causes, "more blocks predicted than the real DDT holds: a real DDT holds only blocks written while dedup was on (data written before dedup was enabled, or in datasets without dedup, is not in it); compare with zdb -S instead")
 	case refBlocks < 0:
@@ -564,7 +587,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	var b strings.Builder
 	pr := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	pr("predicted: ddtsim, %s\n", c.Model)
-	pr("actual:    %s: %s, line %d (era: %s)\n\n", c.Source, kindText(c.Table), c.TableLine, c.Era.Text)
+	pr("actual:    %s: %s, line %d (era: %s)\n\n", c.Source, c.Table.Description(), c.TableLine, c.Era.Text)
 	pr("%-6s %-10s %8s %8s %8s %8s %8s %8s %8s %8s\n", "bucket", "", "alloc", "", "", "", "refer", "", "", "")
 	pr("%-6s %-10s %8s %8s %8s %8s %8s %8s %8s %8s\n", "refcnt", "", "blocks", "LSIZE", "PSIZE", "DSIZE", "blocks", "LSIZE", "PSIZE", "DSIZE")
 	for _, r := range c.allRows() {

@@ -1,4 +1,4 @@
-package report
+package zdb
 
 import (
 	"math"
@@ -196,9 +196,9 @@ func parseFile(t *testing.T, p string) *Parsed {
 	return parsed
 }
 
-func rowText(r *ParsedRow) string {
+func rowText(r *Row) string {
 	var s []string
-	for _, v := range r.cells() {
+	for _, v := range r.Cells() {
 		s = append(s, v.Text)
 	}
 	return strings.Join(s, " ")
@@ -214,12 +214,12 @@ func ratioText(rl *RatioLine) string {
 func checkCellIntervals(t *testing.T, name string, p *Parsed) {
 	t.Helper()
 	for _, tb := range p.Tables {
-		rows := append([]ParsedRow(nil), tb.Rows...)
+		rows := append([]Row(nil), tb.Rows...)
 		if tb.Total != nil {
 			rows = append(rows, *tb.Total)
 		}
 		for i := range rows {
-			for _, v := range rows[i].cells() {
+			for _, v := range rows[i].Cells() {
 				txt := v.Text
 				i := strings.IndexByte("KMGTPE", txt[len(txt)-1]) + 1
 				if i == 0 {
@@ -324,10 +324,10 @@ func TestParseZdbOutputs(t *testing.T) {
 				if wo.meaning == PerEntry {
 					// Per-entry averages: the total lies in [avg·n, avg·n + n - 1].
 					a := mustUint(wo.onDisk)
-					if o.OnDisk.Total != (Span{a * wo.entries, a*wo.entries + wo.entries - 1}) || o.OnDisk.PerEntry != (Span{a, a}) {
+					if o.OnDisk.Total != (Interval{a * wo.entries, a*wo.entries + wo.entries - 1}) || o.OnDisk.PerEntry != (Interval{a, a}) {
 						t.Errorf("object %d: on disk %+v", i, o.OnDisk)
 					}
-				} else if o.OnDisk.Total != (Span{wo.totalDisk, wo.totalDisk}) || o.InCore.Total != (Span{wo.totM, wo.totM}) ||
+				} else if o.OnDisk.Total != (Interval{wo.totalDisk, wo.totalDisk}) || o.InCore.Total != (Interval{wo.totM, wo.totM}) ||
 					o.OnDisk.PerEntry.Lo != wo.totalDisk/wo.entries {
 					t.Errorf("object %d: sizes %+v %+v", i, o.OnDisk, o.InCore)
 				}
@@ -493,9 +493,9 @@ func TestParseGoldenDDT(t *testing.T) {
 	}
 	// 2.3.2, fast dedup: totals.
 	p := read("lz4-128k-a12-dedup", "zdb-DD.txt")
-	if len(p.Objects) != 2 || p.Objects[0].Entries != 116 || p.Objects[0].OnDisk.Total != (Span{61440, 61440}) ||
-		p.Objects[0].InCore.Total != (Span{65536, 65536}) || p.Objects[1].Entries != 402 ||
-		p.Objects[1].OnDisk.Total != (Span{184320, 184320}) || p.Objects[1].InCore.Total != (Span{163840, 163840}) ||
+	if len(p.Objects) != 2 || p.Objects[0].Entries != 116 || p.Objects[0].OnDisk.Total != (Interval{61440, 61440}) ||
+		p.Objects[0].InCore.Total != (Interval{65536, 65536}) || p.Objects[1].Entries != 402 ||
+		p.Objects[1].OnDisk.Total != (Interval{184320, 184320}) || p.Objects[1].InCore.Total != (Interval{163840, 163840}) ||
 		p.Objects[0].OnDisk.Meaning != Total || p.Era.From != "2.3" {
 		t.Errorf("lz4-128k-a12-dedup zdb -DD: %+v era %+v", p.Objects, p.Era)
 	}
@@ -506,27 +506,27 @@ func TestParseGoldenDDT(t *testing.T) {
 	// both with suffixes: totals, by the size per entry (not sure).
 	p = read("lz4-128k-a12-dedup", "zpool-status-D.txt")
 	if s := p.Summaries; len(s) != 1 || s[0].Entries != 518 || s[0].OnDisk.Printed.Text != "72K" || s[0].OnDisk.Meaning != Total ||
-		s[0].OnDisk.Sure || s[0].OnDisk.Total != (Span{73728, 73728}) {
+		s[0].OnDisk.Sure || s[0].OnDisk.Total != (Interval{73728, 73728}) {
 		t.Errorf("lz4-128k-a12-dedup zpool status: %+v", p.Summaries)
 	}
 	// " dedup: DDT entries 523, size 0 on disk, 73.5K in core": a bare 0
 	// beside 73.5K is zfs_nicenum: totals, sure; 2.3+.
 	p = read("off-128k-a12-never-dedup", "zpool-status-D.txt")
-	if s := p.Summaries; len(s) != 1 || s[0].Entries != 523 || s[0].OnDisk.Total != (Span{0, 0}) || s[0].InCore.Meaning != Total ||
+	if s := p.Summaries; len(s) != 1 || s[0].Entries != 523 || s[0].OnDisk.Total != (Interval{0, 0}) || s[0].InCore.Meaning != Total ||
 		!s[0].InCore.Sure || p.Era.From != "2.3" {
 		t.Errorf("off-128k-a12-never-dedup zpool status: %+v era %+v", p.Summaries, p.Era)
 	}
 	// 2.1.11: per-entry averages, "size 525 on disk, 175 in core".
 	p = read("v21-lz4-128k-a12-dedup", "zdb-DD.txt")
-	if len(p.Objects) != 2 || p.Objects[0].Entries != 117 || p.Objects[0].OnDisk.PerEntry != (Span{525, 525}) ||
-		p.Objects[0].InCore.PerEntry != (Span{175, 175}) || p.Objects[1].Entries != 405 ||
-		p.Objects[1].OnDisk.PerEntry != (Span{546, 546}) || !p.Objects[1].OnDisk.Sure || p.Era.To != "2.2" {
+	if len(p.Objects) != 2 || p.Objects[0].Entries != 117 || p.Objects[0].OnDisk.PerEntry != (Interval{525, 525}) ||
+		p.Objects[0].InCore.PerEntry != (Interval{175, 175}) || p.Objects[1].Entries != 405 ||
+		p.Objects[1].OnDisk.PerEntry != (Interval{546, 546}) || !p.Objects[1].OnDisk.Sure || p.Era.To != "2.2" {
 		t.Errorf("v21 zdb -DD: %+v", p.Objects)
 	}
 	// " dedup: DDT entries 522, size 329B on disk, 109B in core".
 	p = read("v21-lz4-128k-a12-dedup", "zpool-status-D.txt")
-	if s := p.Summaries; len(s) != 1 || s[0].Entries != 522 || s[0].OnDisk.PerEntry != (Span{329, 329}) ||
-		s[0].InCore.Total != (Span{109 * 522, 110*522 - 1}) || !s[0].OnDisk.Sure || p.Era.From != "0.7" || p.Era.To != "2.2" {
+	if s := p.Summaries; len(s) != 1 || s[0].Entries != 522 || s[0].OnDisk.PerEntry != (Interval{329, 329}) ||
+		s[0].InCore.Total != (Interval{109 * 522, 110*522 - 1}) || !s[0].OnDisk.Sure || p.Era.From != "0.7" || p.Era.To != "2.2" {
 		t.Errorf("v21 zpool status: %+v era %+v", p.Summaries, p.Era)
 	}
 }

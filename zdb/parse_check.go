@@ -1,4 +1,4 @@
-package report
+package zdb
 
 import (
 	"fmt"
@@ -25,18 +25,23 @@ func (p *Parsed) Failed() []Check {
 	return f
 }
 
-// Column names in the order of ParsedRow cells.
-var columnNames = [8]string{
+// ColumnNames are the names of the eight cells of a Row, in the order of
+// Row.Cells.
+var ColumnNames = [8]string{
 	"allocated blocks", "allocated LSIZE", "allocated PSIZE", "allocated DSIZE",
 	"referenced blocks", "referenced LSIZE", "referenced PSIZE", "referenced DSIZE",
 }
 
-func (r *ParsedRow) cells() [8]*Value {
+// Cells returns the row's eight cells in column order: allocated blocks,
+// LSIZE, PSIZE, DSIZE, then referenced.
+func (r *Row) Cells() [8]*Value {
 	a, b := r.Allocated.Cells(), r.Referenced.Cells()
 	return [8]*Value{a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]}
 }
 
-func tableName(t *Table) string {
+// Name names the table in messages: its kind (or DDT object) and its
+// first line ("simulated table at line 3").
+func (t *HistogramTable) Name() string {
 	s := string(t.Kind) + " table"
 	if t.Object != "" {
 		s = t.Object + " table"
@@ -66,19 +71,19 @@ func runChecks(p *Parsed) []Check {
 		for i := range t.Rows {
 			probs = append(probs, rowProblems(&t.Rows[i])...)
 		}
-		add("rows", t.Line, probs, fmt.Sprintf("%s: every row fits its refcnt bucket", tableName(t)))
+		add("rows", t.Line, probs, fmt.Sprintf("%s: every row fits its refcnt bucket", t.Name()))
 		if t.Total == nil {
 			continue
 		}
 		// Total against the sum of the rows.
 		probs = nil
 		sum := sumRows(t.Rows)
-		for i, v := range t.Total.cells() {
-			if !sum[i].Overlaps(v.Span()) {
-				probs = append(probs, fmt.Sprintf("Total %s is %s (%s) but the rows sum to %s", columnNames[i], v.Text, v.Span(), sum[i]))
+		for i, v := range t.Total.Cells() {
+			if !sum[i].Overlaps(v.Interval()) {
+				probs = append(probs, fmt.Sprintf("Total %s is %s (%s) but the rows sum to %s", ColumnNames[i], v.Text, v.Interval(), sum[i]))
 			}
 		}
-		add("totals", t.Total.Line, probs, fmt.Sprintf("%s: the Total row matches the sum of the rows", tableName(t)))
+		add("totals", t.Total.Line, probs, fmt.Sprintf("%s: the Total row matches the sum of the rows", t.Name()))
 		// The ratio line against the Total row.
 		if rl := t.Ratios; rl != nil {
 			add("ratios", rl.Line, ratioProblems(rl, t.Total), fmt.Sprintf("the ratio line matches the Total row of line %d", t.Total.Line))
@@ -90,11 +95,11 @@ func runChecks(p *Parsed) []Check {
 }
 
 // sumRows returns the interval sums of the rows' cells.
-func sumRows(rows []ParsedRow) [8]Span {
-	var sum [8]Span
+func sumRows(rows []Row) [8]Interval {
+	var sum [8]Interval
 	for i := range rows {
-		for j, v := range rows[i].cells() {
-			sum[j] = sum[j].Add(v.Span())
+		for j, v := range rows[i].Cells() {
+			sum[j] = sum[j].Add(v.Interval())
 		}
 	}
 	return sum
@@ -104,25 +109,25 @@ func sumRows(rows []ParsedRow) [8]Span {
 // refcnt r in [2^h, 2^(h+1)-1], its allocated size x is floor(referenced
 // size / r), so referenced blocks lie in [a·2^h, a·(2^(h+1)-1)] and a
 // referenced size in [x·2^h, (x+a)·(2^(h+1)-1)] (a = allocated blocks).
-func rowProblems(r *ParsedRow) []string {
+func rowProblems(r *Row) []string {
 	if r.Bucket >= 63 {
 		return nil
 	}
 	lo, hi := uint64(1)<<r.Bucket, uint64(1)<<(r.Bucket+1)-1
 	var probs []string
-	a := r.Allocated.Blocks.Span()
-	c := r.cells()
+	a := r.Allocated.Blocks.Interval()
+	c := r.Cells()
 	for i := 0; i < 4; i++ {
-		alloc, ref := c[i].Span(), c[i+4].Span()
-		var want Span
+		alloc, ref := c[i].Interval(), c[i+4].Interval()
+		var want Interval
 		if i == 0 {
-			want = Span{satMul(alloc.Lo, lo), satMul(alloc.Hi, hi)}
+			want = Interval{satMul(alloc.Lo, lo), satMul(alloc.Hi, hi)}
 		} else {
-			want = Span{satMul(alloc.Lo, lo), satMul(satAdd(alloc.Hi, a.Hi), hi)}
+			want = Interval{satMul(alloc.Lo, lo), satMul(satAdd(alloc.Hi, a.Hi), hi)}
 		}
 		if !want.Overlaps(ref) {
 			probs = append(probs, fmt.Sprintf("bucket %s: %s %s does not fit allocated %s %s (refcnt %d..%d)",
-				r.Label, columnNames[i+4], c[i+4].Text, strings.TrimPrefix(columnNames[i], "allocated "), c[i].Text, lo, hi))
+				r.Label, ColumnNames[i+4], c[i+4].Text, strings.TrimPrefix(ColumnNames[i], "allocated "), c[i].Text, lo, hi))
 		}
 	}
 	return probs
@@ -131,7 +136,7 @@ func rowProblems(r *ParsedRow) []string {
 // fspan is a closed interval of reals.
 type fspan struct{ lo, hi float64 }
 
-func toF(s Span) fspan { return fspan{float64(s.Lo), float64(s.Hi)} }
+func toF(s Interval) fspan { return fspan{float64(s.Lo), float64(s.Hi)} }
 
 func (a fspan) div(b fspan) fspan {
 	// Unbounded ends are MaxFloat64, not Inf, so that JSON can hold them.
@@ -153,9 +158,24 @@ func (a fspan) slack() fspan { return fspan{a.lo * (1 - 1e-9), min(a.hi*(1+1e-9)
 
 func (a fspan) overlaps(r Ratio) bool { return a.lo <= r.Hi && r.Lo <= a.hi }
 
-func ratioProblems(rl *RatioLine, total *ParsedRow) []string {
-	rL, rP, rD := toF(total.Referenced.LSize.Span()), toF(total.Referenced.PSize.Span()), toF(total.Referenced.DSize.Span())
-	D := toF(total.Allocated.DSize.Span())
+// AllowedRatios returns the four figures of zdb's ratio line (dedup,
+// compress, copies, dedup * compress / copies) as the intervals a Total
+// row's printed sizes allow, widened for zdb's double arithmetic; each
+// Text is the interval ("1.996..2.004").
+func (r *Row) AllowedRatios() [4]Ratio {
+	rL, rP, rD := toF(r.Referenced.LSize.Interval()), toF(r.Referenced.PSize.Interval()), toF(r.Referenced.DSize.Interval())
+	D := toF(r.Allocated.DSize.Interval())
+	var out [4]Ratio
+	for i, f := range []fspan{rD.div(D), rL.div(rP), rD.div(rP), rL.div(D)} {
+		f = f.slack()
+		out[i] = Ratio{Text: fmt.Sprintf("%.3f..%.3f", f.lo, f.hi), Lo: f.lo, Hi: f.hi}
+	}
+	return out
+}
+
+func ratioProblems(rl *RatioLine, total *Row) []string {
+	rL, rP, rD := toF(total.Referenced.LSize.Interval()), toF(total.Referenced.PSize.Interval()), toF(total.Referenced.DSize.Interval())
+	D := toF(total.Allocated.DSize.Interval())
 	want := []struct {
 		name    string
 		printed Ratio
@@ -189,7 +209,7 @@ func entryChecks(p *Parsed) []Check {
 	var checks []Check
 	// zdb -D object lines: the aggregated table printed after them.
 	if len(p.Objects) > 0 {
-		var t *Table
+		var t *HistogramTable
 		last := p.Objects[len(p.Objects)-1].Line
 		for _, x := range p.Tables {
 			if x.Kind == KindAggregated && x.Line > last && x.Total != nil && x.Errors == 0 {
@@ -223,22 +243,22 @@ func entryChecks(p *Parsed) []Check {
 					logged += l.Entries
 				}
 			}
-			want := Span{entries, entries + logged}
+			want := Interval{entries, entries + logged}
 			got := t.Total.Allocated.Blocks
-			c := Check{Name: "entries", Line: t.Total.Line, OK: want.Overlaps(got.Span())}
+			c := Check{Name: "entries", Line: t.Total.Line, OK: want.Overlaps(got.Interval())}
 			if c.OK {
 				c.Detail = fmt.Sprintf("the DDT objects hold %s entries and the table %s allocated blocks", want, got.Text)
 			} else {
-				c.Detail = fmt.Sprintf("the DDT objects hold %s entries, but the Total row of line %d has %s (%s) allocated blocks", want, t.Total.Line, got.Text, got.Span())
+				c.Detail = fmt.Sprintf("the DDT objects hold %s entries, but the Total row of line %d has %s (%s) allocated blocks", want, t.Total.Line, got.Text, got.Interval())
 			}
 			checks = append(checks, c)
 			if logged == 0 {
-				var one, more Span
+				var one, more Interval
 				for i := range t.Rows {
 					if t.Rows[i].Bucket == 0 {
-						one = one.Add(t.Rows[i].Allocated.Blocks.Span())
+						one = one.Add(t.Rows[i].Allocated.Blocks.Interval())
 					} else {
-						more = more.Add(t.Rows[i].Allocated.Blocks.Span())
+						more = more.Add(t.Rows[i].Allocated.Blocks.Interval())
 					}
 				}
 				c := Check{Name: "classes", Line: t.Line, OK: one.Contains(unique) && more.Contains(dup)}
@@ -262,11 +282,11 @@ func entryChecks(p *Parsed) []Check {
 			}
 			if t.Kind == KindStatus && t.Total != nil && t.Errors == 0 {
 				got := t.Total.Allocated.Blocks
-				c := Check{Name: "entries", Line: s.Line, OK: got.Contains(s.Entries) || got.Span().Contains(s.Entries)}
+				c := Check{Name: "entries", Line: s.Line, OK: got.Contains(s.Entries) || got.Interval().Contains(s.Entries)}
 				if c.OK {
 					c.Detail = fmt.Sprintf("dedup: %d entries match the table's %s allocated blocks", s.Entries, got.Text)
 				} else {
-					c.Detail = fmt.Sprintf("dedup: %d entries, but the Total row of line %d has %s (%s) allocated blocks", s.Entries, t.Total.Line, got.Text, got.Span())
+					c.Detail = fmt.Sprintf("dedup: %d entries, but the Total row of line %d has %s (%s) allocated blocks", s.Entries, t.Total.Line, got.Text, got.Interval())
 				}
 				checks = append(checks, c)
 			}
@@ -280,7 +300,7 @@ func entryChecks(p *Parsed) []Check {
 // the per-object tables printed before it.
 func objectTableChecks(p *Parsed) []Check {
 	var checks []Check
-	var objs []*Table
+	var objs []*HistogramTable
 	for _, t := range p.Tables {
 		switch t.Kind {
 		case KindObject:
@@ -297,14 +317,14 @@ func objectTableChecks(p *Parsed) []Check {
 			if !ok {
 				break
 			}
-			var sums [64][8]Span
+			var sums [64][8]Interval
 			var present [64]bool
 			for _, o := range objs {
 				for i := range o.Rows {
 					r := &o.Rows[i]
 					present[r.Bucket] = true
-					for j, v := range r.cells() {
-						sums[r.Bucket][j] = sums[r.Bucket][j].Add(v.Span())
+					for j, v := range r.Cells() {
+						sums[r.Bucket][j] = sums[r.Bucket][j].Add(v.Interval())
 					}
 				}
 			}
@@ -317,9 +337,9 @@ func objectTableChecks(p *Parsed) []Check {
 					probs = append(probs, fmt.Sprintf("bucket %s is in no per-object table", r.Label))
 					continue
 				}
-				for j, v := range r.cells() {
-					if !sums[r.Bucket][j].Overlaps(v.Span()) {
-						probs = append(probs, fmt.Sprintf("bucket %s %s is %s, the per-object tables sum to %s", r.Label, columnNames[j], v.Text, sums[r.Bucket][j]))
+				for j, v := range r.Cells() {
+					if !sums[r.Bucket][j].Overlaps(v.Interval()) {
+						probs = append(probs, fmt.Sprintf("bucket %s %s is %s, the per-object tables sum to %s", r.Label, ColumnNames[j], v.Text, sums[r.Bucket][j]))
 					}
 				}
 			}
