@@ -160,47 +160,11 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 		return exitInterrupt
 	}
 
-	rep := pred.report
-	model := fmt.Sprintf("OpenZFS %s model, %s, compression=%s, copies=%s, dedup=%s, %s, ashift %d, sparse=%s",
-		rep.Release, rep.BlockSizeProperty(), rep.Properties["compression"], rep.Properties["copies"],
-		rep.Properties["dedup"], rep.Pool.Vdev, rep.Pool.Ashift, rep.Sparse)
-	cmp, err := compare.Compare(pred.res.Scan.Histogram, actual, compare.Options{
-		Tolerance:     c.Tolerance,
-		CellTolerance: c.CellTol,
-		BytesSuffix:   pred.res.Policy.Release.BytesSuffix,
-		Model:         model,
-		Source:        source,
-		ReleaseFrom:   fmt.Sprintf("%d.%d", pred.res.Policy.Release.First[0], pred.res.Policy.Release.First[1]),
-		ReleaseTo:     fmt.Sprintf("%d.%d", pred.res.Policy.Release.Last[0], pred.res.Policy.Release.Last[1]),
-	})
+	cmp, err := pred.res.Compare(pred.report, actual, source, compare.Options{Tolerance: c.Tolerance, CellTolerance: c.CellTol})
 	if err != nil {
 		printDiags(stderr, source, actual)
 		return fail("%s: %v", source, err)
 	}
-	if n := pred.res.Scan.Counters.Errors; n > 0 {
-		cmp.Notes = append(cmp.Notes, fmt.Sprintf("the scan could not read %d paths (see the messages above); the prediction leaves them out", n))
-	}
-	if d := rep.DDT; d != nil {
-		cmp.CompareDDTSize(d.Entries, d.OnDisk, d.InCore, actual)
-	}
-	shown, more := 0, 0
-	for _, d := range actual.Diags {
-		if d.Severity == zdb.SevNote {
-			continue
-		}
-		if d.Severity == zdb.SevWarning && strings.HasPrefix(d.Msg, zdb.NotUnderstood) {
-			if shown == zdb.MaxNotUnderstoodShown {
-				more++
-				continue
-			}
-			shown++
-		}
-		cmp.Notes = append(cmp.Notes, fmt.Sprintf("%s: %s", source, d))
-	}
-	if more > 0 {
-		cmp.Notes = append(cmp.Notes, fmt.Sprintf("%s: ... and %d more lines not understood (ddtsim parse --json lists them all)", source, more))
-	}
-	cmp.Predicted = rep
 	cmp.Exit = compareExit(cmp.Outcome)
 	if s.JSON {
 		err = cmp.WriteJSON(stdout)

@@ -1,0 +1,58 @@
+package scan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ddtsim/ddtsim/compare"
+	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/zdb"
+)
+
+// Compare sets the result (and rep, its Report) beside what real zdb
+// printed for the same files (actual, parsed from source: a file name or
+// the zdb command run) and returns the comparison with its notes: the
+// paths the scan could not read, the DDT size when actual has one, and
+// what the parser could not use of actual. opts gives the tolerances; the
+// model's description, the bytes suffix and the release span are the
+// result's own. It fails with compare.ErrUnusable when actual holds
+// nothing to compare with.
+func (res *Result) Compare(rep *report.Scan, actual *zdb.Parsed, source string, opts compare.Options) (*compare.Comparison, error) {
+	rel := res.Policy.Release
+	opts.BytesSuffix = rel.BytesSuffix
+	opts.Model = fmt.Sprintf("OpenZFS %s model, %s, compression=%s, copies=%s, dedup=%s, %s, ashift %d, sparse=%s",
+		rep.Release, rep.BlockSizeProperty(), rep.Properties["compression"], rep.Properties["copies"],
+		rep.Properties["dedup"], rep.Pool.Vdev, rep.Pool.Ashift, rep.Sparse)
+	opts.Source = source
+	opts.ReleaseFrom = fmt.Sprintf("%d.%d", rel.First[0], rel.First[1])
+	opts.ReleaseTo = fmt.Sprintf("%d.%d", rel.Last[0], rel.Last[1])
+	cmp, err := compare.Compare(res.Scan.Histogram, actual, opts)
+	if err != nil {
+		return nil, err
+	}
+	if n := res.Scan.Counters.Errors; n > 0 {
+		cmp.Notes = append(cmp.Notes, fmt.Sprintf("the scan could not read %d paths (see the messages above); the prediction leaves them out", n))
+	}
+	if d := rep.DDT; d != nil {
+		cmp.CompareDDTSize(d.Entries, d.OnDisk, d.InCore, actual)
+	}
+	shown, more := 0, 0
+	for _, d := range actual.Diags {
+		if d.Severity == zdb.SevNote {
+			continue
+		}
+		if d.Severity == zdb.SevWarning && strings.HasPrefix(d.Msg, zdb.NotUnderstood) {
+			if shown == zdb.MaxNotUnderstoodShown {
+				more++
+				continue
+			}
+			shown++
+		}
+		cmp.Notes = append(cmp.Notes, fmt.Sprintf("%s: %s", source, d))
+	}
+	if more > 0 {
+		cmp.Notes = append(cmp.Notes, fmt.Sprintf("%s: ... and %d more lines not understood (ddtsim parse --json lists them all)", source, more))
+	}
+	cmp.Predicted = rep
+	return cmp, nil
+}
