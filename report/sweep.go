@@ -1,0 +1,157 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/ddtsize"
+	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/sweep"
+	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+// SweepRow is one combination's result in a sweep's report.
+type SweepRow struct {
+	Row         int         `json:"row"`
+	RecordSize  uint32      `json:"recordsize"`
+	Compression string      `json:"compression"`
+	Ratios      *ddt.Ratios `json:"ratios"` // nil when nothing would be stored
+	DSize       uint64      `json:"allocated_dsize"`
+	Entries     uint64      `json:"ddt_entries"`
+	InCore      uint64      `json:"ddt_in_core"`
+	Zdb         string      `json:"zdb_S"`
+
+	order int // position in the lanes (recordsize list × compression list)
+}
+
+// Sweep is the report of a sweep: what every row shares, and one row
+// per combination, best first.
+type Sweep struct {
+	Release string `json:"release"`
+	// Properties are what every row shares: copies, dedup, the pool
+	// (vdev, ashift) and the sparse mode.
+	Properties SweepProperties `json:"properties"`
+	Sort       string          `json:"sort"`
+	Counters   sweep.Counters  `json:"counters"`
+	Rows       []SweepRow      `json:"rows"`
+
+	policy *zio.Policy // the first lane's
+}
+
+// SweepProperties are what the rows of a sweep share.
+type SweepProperties struct {
+	Copies int    `json:"copies"`
+	Dedup  string `json:"dedup"`
+	Vdev   string `json:"vdev"`
+	Ashift int    `json:"ashift"`
+	Sparse string `json:"sparse"`
+}
+
+// String writes the properties as the text report's header does.
+func (sp SweepProperties) String() string {
+	return fmt.Sprintf("copies=%d, dedup=%s, %s (ashift %d), sparse=%s", sp.Copies, sp.Dedup, sp.Vdev, sp.Ashift, sp.Sparse)
+}
+
+// sweepRows turns each lane into a row (unsorted; Row unset).
+func sweepRows(res *sweep.Result) []SweepRow {
+	rows := make([]SweepRow, len(res.Lanes))
+	for i, l := range res.Lanes {
+		p := l.Policy
+		total := l.Histogram.Total()
+		var r *ddt.Ratios
+		if rr, ok := ddt.RatiosOf(total); ok {
+			r = &rr
+		}
+		size := ddtsize.EstimateHistogram(l.Histogram, p, total.Allocated.DSize)
+		var zb bytes.Buffer
+		zdb.WriteSimulated(&zb, l.Histogram, p.Release.BytesSuffix)
+		rows[i] = SweepRow{RecordSize: p.RecordSize, Compression: zio.CompressionName(p.Compression, p.Level),
+			Ratios: r, DSize: total.Allocated.DSize, Entries: l.Summary.Entries, InCore: size.InCore,
+			Zdb: zb.String(), order: i}
+	}
+	return rows
+}
+
+// sortRows orders rows best first by the criterion (space or ram), ties
+// by recordsize then compression as given, and numbers them.
+func sortRows(rows []SweepRow, by string) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		ka, kb := a.DSize, b.DSize
+		if by == "ram" {
+			ka, kb = a.InCore, b.InCore
+		}
+		if ka != kb {
+			return ka < kb
+		}
+		if a.RecordSize != b.RecordSize {
+			return a.RecordSize < b.RecordSize
+		}
+		return a.order < b.order
+	})
+	for i := range rows {
+		rows[i].Row = i + 1
+	}
+}
+
+// WriteText writes the sweep as a table, best first, and with
+// histogramRow > 0 the zdb -S text of that row (1 = the first) after it.
+func (sw *Sweep) WriteText(w io.Writer, histogramRow int) error {
+	if err := writeSweep(w, sw.policy, sw.Properties, sw.Counters, sw.Rows, sw.Sort); err != nil || histogramRow <= 0 {
+		return err
+	}
+	r := sw.Rows[histogramRow-1]
+	_, err := fmt.Fprintf(w, "\nrow %d: recordsize=%s compression=%s\n%s", r.Row,
+		zdb.Nicenum(uint64(r.RecordSize), false), r.Compression, r.Zdb)
+	return err
+}
+
+// WriteJSON writes the sweep as JSON (every row with its zdb -S text).
+func (sw *Sweep) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(sw)
+}
+
+// NewSweep makes the report of a sweep: its rows ordered best first by
+// sortBy ("space": allocated DSIZE; "ram": the DDT's size in core) and
+// numbered, with what they share (set: the settings every lane shares).
+func NewSweep(res *sweep.Result, set model.Settings, sortBy string) *Sweep {
+	rows := sweepRows(res)
+	sortRows(rows, sortBy)
+	p := res.Lanes[0].Policy
+	props := SweepProperties{Copies: p.Copies, Dedup: "off", Vdev: p.Vdev.String(), Ashift: set.AshiftValue(), Sparse: set.Sparse.String()}
+	if p.Dedup {
+		props.Dedup = "on"
+	}
+	return &Sweep{Release: p.Version, Properties: props, Sort: sortBy, Counters: res.Counters, Rows: rows, policy: p}
+}
+
+func writeSweep(w io.Writer, p *zio.Policy, props SweepProperties, c sweep.Counters, rows []SweepRow, by string) error {
+	var b bytes.Buffer
+	holes := ""
+	if c.HoleBytes > 0 {
+		holes = fmt.Sprintf("; %s in source holes, not read", zdb.Nicenum(c.HoleBytes, true))
+	}
+	fmt.Fprintf(&b, "OpenZFS %s, %s, %s (%d bytes%s) read once for %s; best first by %s\nevery row: %s\n\n",
+		p.Version, plural(c.Files, "file"), zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes, holes, plural(uint64(len(rows)), "combination"), by, props)
+	fmt.Fprintf(&b, "%3s  %10s  %-11s  %6s  %8s  %8s  %22s  %11s  %14s\n",
+		"row", "recordsize", "compression", "dedup", "compress", "combined", "allocated (DSIZE)", "DDT entries", "DDT in core")
+	for _, r := range rows {
+		dedup, compress, combined := "-", "-", "-" // nothing stored: no ratio
+		if q := r.Ratios; q != nil {
+			dedup, compress, combined = fmt.Sprintf("%.2f", q.Dedup), fmt.Sprintf("%.2f", q.Compress), fmt.Sprintf("%.2f", q.Combined)
+		}
+		fmt.Fprintf(&b, "%3d  %10s  %-11s  %6s  %8s  %8s  %22s  %11d  %14s\n",
+			r.Row, zdb.Nicenum(uint64(r.RecordSize), false), r.Compression,
+			dedup, compress, combined,
+			fmt.Sprintf("%s (%d)", zdb.Nicenum(r.DSize, true), r.DSize), r.Entries, zdb.Nicenum(r.InCore, true))
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}

@@ -1,0 +1,115 @@
+package sweep
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+// Lanes parses the settings of a sweep, given as text (model.Text) whose
+// properties may give recordsize and compression as comma-separated lists
+// ("recordsize=16K,128K,1M", "compression=off,lz4,zstd"), and returns what
+// every lane shares and one policy per combination: for each recordsize,
+// each compression, in the order given. Volumes are not swept. Errors name
+// the property at fault, as model.Parse does, and refuse a value listed
+// twice or two values that are the same setting ("zstd" and "zstd-3").
+func Lanes(t model.Text) (model.Settings, []*zio.Policy, error) {
+	var rs, comp, other []string
+	for _, kv := range t.Properties {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok {
+			return model.Settings{}, nil, fmt.Errorf("-o %s: expected NAME=VALUE", kv)
+		}
+		var err error
+		switch strings.ToLower(name) {
+		case "recordsize", "recsize":
+			if rs != nil {
+				return model.Settings{}, nil, fmt.Errorf("-o %s: recordsize given twice (give one comma-separated list)", kv)
+			}
+			rs, err = splitList(name, value)
+		case "compression", "compress":
+			if comp != nil {
+				return model.Settings{}, nil, fmt.Errorf("-o %s: compression given twice (give one comma-separated list)", kv)
+			}
+			comp, err = splitList(name, value)
+		case "volblocksize", "volblock":
+			err = fmt.Errorf("-o %s: sweep does not model volumes", kv)
+		default:
+			other = append(other, kv)
+		}
+		if err != nil {
+			return model.Settings{}, nil, err
+		}
+	}
+	if rs == nil {
+		rs = []string{""}
+	}
+	if comp == nil {
+		comp = []string{""}
+	}
+	t.Properties = other
+	base, err := model.Parse(t)
+	if err != nil {
+		return model.Settings{}, nil, err
+	}
+	var lanes []*zio.Policy
+	var pool zio.Vdev
+	var given [][2]string // each lane's (recordsize, compression) as the user wrote them
+	for _, r := range rs {
+		for _, c := range comp {
+			set := base
+			if r != "" {
+				if err := set.Set("recordsize", r); err != nil {
+					return model.Settings{}, nil, err
+				}
+			}
+			if c != "" {
+				if err := set.Set("compression", c); err != nil {
+					return model.Settings{}, nil, err
+				}
+			}
+			p, err := set.Policy()
+			if err != nil {
+				return model.Settings{}, nil, err
+			}
+			// One pool object for all lanes (sweep.Run checks they share it).
+			if pool == nil {
+				pool = p.Vdev
+			}
+			p.Vdev = pool
+			for i, q := range lanes {
+				if q.RecordSize == p.RecordSize && q.Compression == p.Compression && q.Level == p.Level {
+					if given[i][1] != c {
+						return model.Settings{}, nil, fmt.Errorf("-o compression=%s: the values %s and %s are the same compression (%s)", strings.Join(comp, ","),
+							given[i][1], c, zio.CompressionName(p.Compression, p.Level))
+					}
+					return model.Settings{}, nil, fmt.Errorf("-o recordsize=%s: the values %s and %s are the same recordsize", strings.Join(rs, ","), given[i][0], r)
+				}
+			}
+			lanes = append(lanes, p)
+			given = append(given, [2]string{r, c})
+		}
+	}
+	return base, lanes, nil
+}
+
+// splitList splits a comma-separated property list, refusing empty and
+// repeated values.
+func splitList(name, v string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, x := range strings.Split(v, ",") {
+		x = strings.TrimSpace(x)
+		if x == "" {
+			return nil, fmt.Errorf("-o %s=%s: empty value in the list", name, v)
+		}
+		if seen[strings.ToLower(x)] {
+			return nil, fmt.Errorf("-o %s=%s: %s is listed twice", name, v, x)
+		}
+		seen[strings.ToLower(x)] = true
+		out = append(out, x)
+	}
+	return out, nil
+}
