@@ -120,7 +120,7 @@ type Options struct {
 	SkipDirs []string
 	// Zvol cuts each file (or block device) into blocks as a volume
 	// (zfs create -V) of volblocksize Policy.RecordSize stores it: every
-	// block exactly that size (ZvolRecords).
+	// block exactly that size (zio.ZvolRecords).
 	Zvol bool
 	// Sample N > 1 keeps only the blocks whose content hash falls in 1/N of
 	// the hash space (ddt.InSample): about 1/N of the table's memory and of
@@ -234,7 +234,7 @@ func Scan(ctx context.Context, paths []string, opts Options) (*Result, error) {
 	s := &scan{
 		opts:  opts,
 		table: ddt.NewTable(opts.Policy.DSize),
-		zero:  NewZeroKeys(),
+		zero:  ddt.NewZeroKeys(),
 		zeros: make([]byte, opts.Policy.RecordSize),
 	}
 	if r := opts.Resume; r != nil && r.Table != nil {

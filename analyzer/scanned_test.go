@@ -81,7 +81,7 @@ func TestScannedBytesOfPartialScan(t *testing.T) {
 		Done: func(f FileInfo, first, end uint64) {
 			mu.Lock()
 			defer mu.Unlock()
-			l, _ := Records(f.Size, p.RecordSize)
+			l, _ := zio.FileRecords(f.Size, p.RecordSize)
 			done += min(end*uint64(l), f.Size) - min(first*uint64(l), f.Size)
 			cancel()
 		}})

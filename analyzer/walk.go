@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/zio"
 )
 
 // chunkBytes is how much of one file one work item covers: large files are
@@ -27,7 +25,7 @@ const chunkBytes = 8 << 20
 type scan struct {
 	opts     Options
 	table    *ddt.Table
-	zero     *ZeroKeys
+	zero     *ddt.ZeroKeys
 	counters Counters // the walker's own counters
 	errors   atomic.Int64
 	zeros    []byte              // recordsize zero bytes, read-only
@@ -418,18 +416,6 @@ func (s *scan) prepare(path string, f *os.File) (*file, error) {
 	return fl, nil
 }
 
-// Records returns the block size (bytes) and record count of a file of size
-// bytes on a dataset with the given recordsize (zfs-semantics §3.1): a file
-// no larger than recordsize is one block of its size rounded up to 512; a
-// larger one is ceil(size/recordsize) blocks of exactly recordsize.
-func Records(size uint64, recordsize uint32) (lsize uint32, nrec uint64) {
-	rs := uint64(recordsize)
-	if size <= rs {
-		return uint32((size + zio.MinRecordSize - 1) &^ (zio.MinRecordSize - 1)), 1
-	}
-	return recordsize, (size + rs - 1) / rs
-}
-
 // dataExtents maps the data regions of f with SEEK_DATA/SEEK_HOLE. On any
 // error (a file system without hole reporting) it returns nil: all data.
 func dataExtents(f *os.File, size uint64) []extent {
@@ -482,29 +468,6 @@ func (s *scan) release(fl *file) {
 			ErrChanged, fl.size, st.Size, time.Unix(st.Mtim.Unix()).UTC().Format(time.RFC3339)))
 	}
 	fl.f.Close()
-}
-
-// zeroKeys caches the key of an all-zero block per LSIZE.
-// ZeroKeys remembers the key of the all-zero block of each LSIZE, so that
-// zero records are not hashed one by one. Safe for concurrent use.
-type ZeroKeys struct {
-	mu sync.Mutex
-	m  map[uint32]ddt.Key
-}
-
-// NewZeroKeys returns an empty ZeroKeys.
-func NewZeroKeys() *ZeroKeys { return &ZeroKeys{m: make(map[uint32]ddt.Key)} }
-
-// Get returns HashBlock of lsize zero bytes.
-func (z *ZeroKeys) Get(lsize uint32) ddt.Key {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	k, ok := z.m[lsize]
-	if !ok {
-		k = HashBlock(make([]byte, lsize))
-		z.m[lsize] = k
-	}
-	return k
 }
 
 // ErrChanged is wrapped by the warnings about files that changed while they

@@ -7,14 +7,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/zeebo/blake3"
-
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/zio"
 )
-
-// HashBlock is the table key of a block: the BLAKE3-256 of its LSIZE bytes.
-func HashBlock(b []byte) ddt.Key { return ddt.Key(blake3.Sum256(b)) }
 
 // StoreFirst settles the entry of a content whose first reference t.Ref just
 // reported: it runs the compression step on data (LSIZE bytes) with w and
@@ -117,7 +112,7 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *
 		c.ZeroBlocks++
 		k = s.zero.Get(fl.lsize)
 	} else {
-		k = HashBlock(data)
+		k = ddt.KeyOf(data)
 	}
 	if !s.sampled(k) {
 		c.Unsampled++

@@ -105,7 +105,7 @@ func Run(ctx context.Context, paths []string, opts Options) (*Result, error) {
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
-	s := &sweep{opts: opts, chunk: chunk, seen: map[devIno]bool{}, dirs: map[devIno]bool{}, zero: analyzer.NewZeroKeys()}
+	s := &sweep{opts: opts, chunk: chunk, seen: map[devIno]bool{}, dirs: map[devIno]bool{}, zero: ddt.NewZeroKeys()}
 	s.lanes = make([]*lane, len(opts.Lanes))
 	for i, p := range opts.Lanes {
 		s.lanes[i] = &lane{p: p, table: ddt.NewTable(p.DSize)}
@@ -149,7 +149,7 @@ type lane struct {
 type sweep struct {
 	opts  Options
 	chunk uint32
-	zero  *analyzer.ZeroKeys // the zero block's key per LSIZE
+	zero  *ddt.ZeroKeys // the zero block's key per LSIZE
 	lanes []*lane
 
 	// walker only
@@ -328,7 +328,7 @@ func (s *sweep) file(path string, buf, zeros []byte, writers []*zio.Writer) erro
 // lane makes zero records holes, else one zero block referenced once per
 // record, as lane would for the zeros read.
 func (s *sweep) zeroRun(l *lane, w *zio.Writer, size, n uint64, zeros []byte, copyHoles bool) {
-	lsize, _ := analyzer.Records(size, l.p.RecordSize)
+	lsize, _ := zio.FileRecords(size, l.p.RecordSize)
 	ls := uint64(lsize)
 	recs := (n + ls - 1) / ls
 	l.records.Add(int64(recs))
@@ -345,7 +345,7 @@ func (s *sweep) zeroRun(l *lane, w *zio.Writer, size, n uint64, zeros []byte, co
 // lane accounts, in lane l, the records of a file of size bytes that lie
 // in the chunk buf read at offset off (zero-padded to the chunk size).
 func (s *sweep) lane(l *lane, w *zio.Writer, size, off uint64, buf, zeros []byte, copyHoles bool) {
-	lsize, _ := analyzer.Records(size, l.p.RecordSize)
+	lsize, _ := zio.FileRecords(size, l.p.RecordSize)
 	ls := uint64(lsize)
 	for r := uint64(0); r < uint64(len(buf)) && off+r < size; r += ls {
 		data := buf[r : r+ls]
@@ -359,7 +359,7 @@ func (s *sweep) lane(l *lane, w *zio.Writer, size, off uint64, buf, zeros []byte
 		if zero {
 			k = s.zero.Get(lsize)
 		} else {
-			k = analyzer.HashBlock(data)
+			k = ddt.KeyOf(data)
 		}
 		if l.table.Ref(k, lsize) {
 			analyzer.StoreFirst(l.table, w, k, data, zero)
