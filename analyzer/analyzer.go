@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/source"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -218,6 +219,12 @@ type Result struct {
 // Scan itself fails only on an invalid policy or when ctx is cancelled
 // (then it returns the partial result with ctx.Err()).
 func Scan(ctx context.Context, paths []string, opts Options) (*Result, error) {
+	return scanSource(ctx, opts.walker(paths), opts)
+}
+
+// scanSource is Scan of the files src yields (Options.Follow, CountLinks,
+// OneFileSystem and SkipDirs are the walker's, and go unused here).
+func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, error) {
 	if opts.Policy == nil {
 		return nil, fmt.Errorf("analyzer: no policy")
 	}
@@ -255,11 +262,14 @@ func Scan(ctx context.Context, paths []string, opts Options) (*Result, error) {
 			s.work(ctx, chunks, c)
 		}(&workerCounters[i])
 	}
-	s.walk(ctx, paths, chunks)
+	walked := src.Walk(ctx, func(f *source.File) { s.visit(ctx, f, chunks) }, s.warn)
 	close(chunks)
 	wg.Wait()
 
-	res := &Result{Table: s.table, Counters: s.counters}
+	res := &Result{Table: s.table, Counters: Counters{Files: walked.Files, Dirs: walked.Dirs, Symlinks: walked.Symlinks,
+		Special: walked.Special, HardLinks: walked.HardLinks, Devices: walked.Devices, OtherFS: walked.OtherFS,
+		RepeatedDirs: walked.RepeatedDirs, RepeatedFiles: walked.RepeatedFiles, LogicalBytes: walked.LogicalBytes}}
+	res.Counters.add(&s.counters)
 	for i := range workerCounters {
 		res.Counters.add(&workerCounters[i])
 	}

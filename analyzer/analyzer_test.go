@@ -118,7 +118,8 @@ func TestZeroRecordsAndSparseModes(t *testing.T) {
 
 // Symlinks inside directories are not followed, FIFOs are skipped and
 // counted, hard links count once, a missing path is reported and the scan
-// goes on.
+// goes on: the walk's counters (package source, which tests the walk
+// itself) reach the scan's, and its files are scanned.
 func TestWalkSpecialEntries(t *testing.T) {
 	dir := t.TempDir()
 	data := randBytes(5, 300<<10)

@@ -66,30 +66,23 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *
 	p := s.opts.Policy
 	lsize := uint64(fl.lsize)
 	off := i * lsize
-	n := min(lsize, fl.size-off)
+	n := min(lsize, fl.src.Size-off)
 	var zero bool
-	if !fl.hasData(off, off+n) {
+	if !fl.src.HasData(off, off+n) {
 		zero = true
 		c.SourceHoles++
 	} else {
-		var got int
-		var err error
-		if testReadFault != nil {
-			err = testReadFault(fl.path, off)
-		}
-		if err == nil {
-			got, err = fl.f.ReadAt(data[:n], int64(off))
-		}
+		got, err := fl.src.ReadAt(data[:n], int64(off))
 		c.ReadBytes += uint64(got)
 		if err != nil && !(errors.Is(err, io.EOF) && got < int(n)) {
 			if fl.failed.CompareAndSwap(false, true) {
-				s.warn(fl.path, fmt.Errorf("read at offset %d: %w", off, err))
+				s.warn(fl.src.Path, fmt.Errorf("read at offset %d: %w", off, err))
 			}
 			return false
 		}
 		if uint64(got) < n {
 			if fl.failed.CompareAndSwap(false, true) {
-				s.changed(fl.path, errShrank)
+				s.changed(fl.src.Path, errShrank)
 			}
 		}
 		clear(data[got:])
@@ -103,7 +96,7 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *
 	if zero && (p.ZeroIsHole() || fl.copyHoles) {
 		c.Holes++
 		if s.opts.OnBlock != nil {
-			s.opts.OnBlock(BlockEvent{Path: fl.path, BlkID: i, LSize: fl.lsize, Hole: true, Zero: true, Tag: fl.tag, Count: 1})
+			s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Hole: true, Zero: true, Tag: fl.tag, Count: 1})
 		}
 		return true
 	}
@@ -122,7 +115,7 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, w *zio.Writer, c *
 		c.Compressed++
 	}
 	if s.opts.OnBlock != nil {
-		s.opts.OnBlock(BlockEvent{Path: fl.path, BlkID: i, LSize: fl.lsize, Key: k, Zero: zero, Tag: fl.tag, Count: 1})
+		s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Key: k, Zero: zero, Tag: fl.tag, Count: 1})
 	}
 	return true
 }
