@@ -247,6 +247,7 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, 
 	if r := opts.Resume; r != nil && r.Table != nil {
 		s.table = r.Table
 	}
+	s.walkLane = &Lane{Policy: opts.Policy, Table: s.table, Zero: s.zero, Sample: opts.Sample}
 	if opts.Mem > 0 {
 		if err := s.table.Spill(ddt.SpillOptions{Limit: opts.Mem, Dir: opts.SpillDir, Warn: opts.SpillWarn}); err != nil {
 			return nil, err

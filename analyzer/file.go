@@ -20,6 +20,7 @@ type scan struct {
 	counters Counters // the walk goroutine's record counters (hole runs)
 	errors   atomic.Int64
 	zeros    []byte // recordsize zero bytes, read-only
+	walkLane *Lane  // the hole runs' accounting, on the walk's goroutine
 
 	changedFiles atomic.Int64
 }
@@ -176,19 +177,15 @@ func (s *scan) holeRun(fl *file, a, b uint64) {
 	if p := s.opts.Progress; p != nil {
 		p.BytesDone.Add(int64(bytes))
 	}
-	p := s.opts.Policy
-	hole := p.ZeroIsHole() || fl.copyHoles
-	var k ddt.Key
+	k, o := s.walkLane.ZeroRun(fl.lsize, n, fl.copyHoles)
+	hole := o == Hole
 	if hole {
 		c.Holes += n
 	} else {
 		c.ZeroBlocks += n
-		k = s.zero.Get(fl.lsize)
-		if !s.sampled(k) {
-			c.Unsampled += n
-		} else if s.table.RefN(k, fl.lsize, n) {
-			s.table.Set(k, fl.lsize)
-		}
+	}
+	if o == Unsampled {
+		c.Unsampled += n
 	}
 	if s.opts.OnBlock != nil && s.opts.BlockRuns {
 		s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: a, LSize: fl.lsize, Hole: hole, Key: k, Zero: true, Tag: fl.tag, Count: n})
