@@ -1,10 +1,3 @@
-// Package analyzer walks files the way ZFS would store them: it cuts each
-// regular file into level-0 blocks (records), decides which are holes, and
-// runs the hash/compress pipeline on all cores, filling a ddt.Table.
-//
-// The file-to-block rules model the ZPL write path (module/zfs/zfs_vnops.c:
-// zfs_write(), module/zfs/dnode.c: dnode_set_blksz()); the compression step is
-// package zio.
 package analyzer
 
 import (
