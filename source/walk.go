@@ -266,9 +266,14 @@ func (s *walk) prepare(path string, f *os.File) (*File, error) {
 	s.c.Files++
 	s.c.LogicalBytes += size
 	regular := st.Mode&unix.S_IFMT == unix.S_IFREG
-	file := &File{Path: path, Arg: s.arg, Dev: uint64(st.Dev), Ino: st.Ino, Size: size, Mtime: st.Mtim.Nano(),
-		Regular: regular, LooksSparse: looksSparse,
-		Reader: &osReader{f: f, path: path, size: size, mtime: st.Mtim, regular: regular}}
+	// The File and its reader in one allocation.
+	fr := &struct {
+		f File
+		r osReader
+	}{r: osReader{f: f, path: path, size: size, mtime: st.Mtim, regular: regular}}
+	file := &fr.f
+	*file = File{Path: path, Arg: s.arg, Dev: uint64(st.Dev), Ino: st.Ino, Size: size, Mtime: st.Mtim.Nano(),
+		Regular: regular, LooksSparse: looksSparse, Reader: &fr.r}
 	if looksSparse && size > 0 {
 		file.Data = dataExtents(f, size)
 	}
