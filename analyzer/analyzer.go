@@ -1,10 +1,3 @@
-// Package analyzer walks files the way ZFS would store them: it cuts each
-// regular file into level-0 blocks (records), decides which are holes, and
-// runs the hash/compress pipeline on all cores, filling a ddt.Table.
-//
-// The file-to-block rules model the ZPL write path (module/zfs/zfs_vnops.c:
-// zfs_write(), module/zfs/dnode.c: dnode_set_blksz()); the compression step is
-// package zio.
 package analyzer
 
 import (
@@ -17,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/source"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -120,7 +114,7 @@ type Options struct {
 	SkipDirs []string
 	// Zvol cuts each file (or block device) into blocks as a volume
 	// (zfs create -V) of volblocksize Policy.RecordSize stores it: every
-	// block exactly that size (ZvolRecords).
+	// block exactly that size (zio.ZvolRecords).
 	Zvol bool
 	// Sample N > 1 keeps only the blocks whose content hash falls in 1/N of
 	// the hash space (ddt.InSample): about 1/N of the table's memory and of
@@ -218,6 +212,12 @@ type Result struct {
 // Scan itself fails only on an invalid policy or when ctx is cancelled
 // (then it returns the partial result with ctx.Err()).
 func Scan(ctx context.Context, paths []string, opts Options) (*Result, error) {
+	return scanSource(ctx, opts.walker(paths), opts)
+}
+
+// scanSource is Scan of the files src yields (Options.Follow, CountLinks,
+// OneFileSystem and SkipDirs are the walker's, and go unused here).
+func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, error) {
 	if opts.Policy == nil {
 		return nil, fmt.Errorf("analyzer: no policy")
 	}
@@ -234,12 +234,13 @@ func Scan(ctx context.Context, paths []string, opts Options) (*Result, error) {
 	s := &scan{
 		opts:  opts,
 		table: ddt.NewTable(opts.Policy.DSize),
-		zero:  NewZeroKeys(),
+		zero:  ddt.NewZeroKeys(),
 		zeros: make([]byte, opts.Policy.RecordSize),
 	}
 	if r := opts.Resume; r != nil && r.Table != nil {
 		s.table = r.Table
 	}
+	s.walkLane = &Lane{Policy: opts.Policy, Table: s.table, Zero: s.zero, Sample: opts.Sample}
 	if opts.Mem > 0 {
 		if err := s.table.Spill(ddt.SpillOptions{Limit: opts.Mem, Dir: opts.SpillDir, Warn: opts.SpillWarn}); err != nil {
 			return nil, err
@@ -255,11 +256,14 @@ func Scan(ctx context.Context, paths []string, opts Options) (*Result, error) {
 			s.work(ctx, chunks, c)
 		}(&workerCounters[i])
 	}
-	s.walk(ctx, paths, chunks)
+	walked := src.Walk(ctx, func(f *source.File) { s.visit(ctx, f, chunks) }, s.warn)
 	close(chunks)
 	wg.Wait()
 
-	res := &Result{Table: s.table, Counters: s.counters}
+	res := &Result{Table: s.table, Counters: Counters{Files: walked.Files, Dirs: walked.Dirs, Symlinks: walked.Symlinks,
+		Special: walked.Special, HardLinks: walked.HardLinks, Devices: walked.Devices, OtherFS: walked.OtherFS,
+		RepeatedDirs: walked.RepeatedDirs, RepeatedFiles: walked.RepeatedFiles, LogicalBytes: walked.LogicalBytes}}
+	res.Counters.add(&s.counters)
 	for i := range workerCounters {
 		res.Counters.add(&workerCounters[i])
 	}

@@ -13,30 +13,6 @@ import (
 	"github.com/ddtsim/ddtsim/zio"
 )
 
-func TestRecords(t *testing.T) {
-	cases := []struct {
-		size  uint64
-		rs    uint32
-		lsize uint32
-		nrec  uint64
-	}{
-		{1, 128 << 10, 512, 1},
-		{100, 128 << 10, 512, 1},
-		{5000, 128 << 10, 5120, 1},
-		{100000, 128 << 10, 100352, 1},
-		{128 << 10, 128 << 10, 128 << 10, 1},
-		{128<<10 + 1, 128 << 10, 128 << 10, 2},
-		{1 << 20, 128 << 10, 128 << 10, 8},
-		{100000, 4 << 10, 4 << 10, 25},
-	}
-	for _, c := range cases {
-		l, n := Records(c.size, c.rs)
-		if l != c.lsize || n != c.nrec {
-			t.Errorf("Records(%d, %d) = %d, %d; want %d, %d", c.size, c.rs, l, n, c.lsize, c.nrec)
-		}
-	}
-}
-
 func testPolicy(t *testing.T, comp zio.Compression) *zio.Policy {
 	t.Helper()
 	rel, err := zio.LookupRelease("2.3.2")
@@ -142,7 +118,8 @@ func TestZeroRecordsAndSparseModes(t *testing.T) {
 
 // Symlinks inside directories are not followed, FIFOs are skipped and
 // counted, hard links count once, a missing path is reported and the scan
-// goes on.
+// goes on: the walk's counters (package source, which tests the walk
+// itself) reach the scan's, and its files are scanned.
 func TestWalkSpecialEntries(t *testing.T) {
 	dir := t.TempDir()
 	data := randBytes(5, 300<<10)

@@ -97,7 +97,7 @@ func (fl *file) segments(done []Span) []segment {
 // spanBytes is the logical bytes of records [first, end) of fl.
 func (fl *file) spanBytes(first, end uint64) uint64 {
 	l := uint64(fl.lsize)
-	return min(end*l, fl.size) - min(first*l, fl.size)
+	return min(end*l, fl.src.Size) - min(first*l, fl.src.Size)
 }
 
 // done reports records [first, end) of fl as fully accounted.
@@ -116,7 +116,7 @@ func (s *scan) resumed(fl *file) ([]Span, bool) {
 	}
 	done, err := r.Done(fl.info)
 	if err != nil {
-		s.warn(fl.path, err)
+		s.warn(fl.src.Path, err)
 		return nil, false
 	}
 	if p := s.opts.Progress; p != nil {

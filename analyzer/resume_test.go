@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/internal/testseam"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -151,8 +152,8 @@ func TestResumeSkipsChangedAndDoneFiles(t *testing.T) {
 		return FileInfo{Path: path, Size: uint64(st.Size()), Mtime: st.ModTime().UnixNano(), Records: 8}
 	}
 	var reads sync.Map
-	testReadFault = func(path string, off uint64) error { reads.Store(path, true); return nil }
-	defer func() { testReadFault = nil }()
+	testseam.ReadFault = func(path string, off uint64) error { reads.Store(path, true); return nil }
+	defer func() { testseam.ReadFault = nil }()
 	var warns []string
 	res, err := Scan(context.Background(), []string{dir}, Options{Policy: p, Jobs: 2,
 		Warn: func(path string, err error) { warns = append(warns, path+": "+err.Error()) },
@@ -192,14 +193,14 @@ func TestResumeRetriesAfterReadError(t *testing.T) {
 	p := testPolicy(t, zio.LZ4)
 	want, _ := scanT(t, p, SparseAuto, dir)
 	prog := newProgress()
-	testReadFault = func(path string, off uint64) error {
+	testseam.ReadFault = func(path string, off uint64) error {
 		if off == 70<<17 {
 			return syscall.EIO
 		}
 		return nil
 	}
 	res, err := Scan(context.Background(), []string{dir}, Options{Policy: p, Jobs: 1, Done: prog.done})
-	testReadFault = nil
+	testseam.ReadFault = nil
 	if err != nil || res.Counters.Errors != 1 {
 		t.Fatalf("%v, counters %+v", err, res.Counters)
 	}

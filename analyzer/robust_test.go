@@ -1,7 +1,6 @@
 package analyzer
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ddtsim/ddtsim/internal/testseam"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -19,13 +19,13 @@ func TestReadErrorIsReportedAndScanGoesOn(t *testing.T) {
 	bad := filepath.Join(dir, "bad")
 	writeFile(t, bad, randBytes(1, 512<<10))
 	writeFile(t, filepath.Join(dir, "good"), randBytes(2, 256<<10))
-	testReadFault = func(path string, off uint64) error {
+	testseam.ReadFault = func(path string, off uint64) error {
 		if path == bad && off == 256<<10 {
 			return &os.PathError{Op: "read", Path: path, Err: syscall.EIO}
 		}
 		return nil
 	}
-	defer func() { testReadFault = nil }()
+	defer func() { testseam.ReadFault = nil }()
 	res, warns := scanT(t, testPolicy(t, zio.Off), SparseAuto, dir)
 	if len(warns) != 1 || !strings.Contains(warns[0], bad) || !strings.Contains(warns[0], "input/output error") {
 		t.Errorf("warnings %q; want one naming %s and the I/O error", warns, bad)
@@ -41,24 +41,6 @@ func TestReadErrorIsReportedAndScanGoesOn(t *testing.T) {
 	}
 }
 
-// A file that disappears between listing and opening.
-func TestVanishedFile(t *testing.T) {
-	dir := t.TempDir()
-	gone := filepath.Join(dir, "gone")
-	writeFile(t, gone, randBytes(1, 1000))
-	writeFile(t, filepath.Join(dir, "stays"), randBytes(2, 1000))
-	testBeforeOpen = func(path string) {
-		if path == gone {
-			os.Remove(path)
-		}
-	}
-	defer func() { testBeforeOpen = nil }()
-	res, warns := scanT(t, testPolicy(t, zio.Off), SparseAuto, dir)
-	if len(warns) != 1 || !strings.Contains(warns[0], "no such file") || res.Counters.Errors != 1 || res.Counters.Files != 1 {
-		t.Errorf("warnings %q, counters %+v; want one ENOENT error and 1 file", warns, res.Counters)
-	}
-}
-
 // A file that grows, or shrinks, while it is read: a warning, counted as
 // changed, not as an error.
 func TestFileChangedDuringScan(t *testing.T) {
@@ -66,7 +48,7 @@ func TestFileChangedDuringScan(t *testing.T) {
 		dir := t.TempDir()
 		f := filepath.Join(dir, "log")
 		writeFile(t, f, randBytes(1, 384<<10))
-		testReadFault = func(path string, off uint64) error {
+		testseam.ReadFault = func(path string, off uint64) error {
 			if path == f && off == 128<<10 {
 				if grow {
 					h, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
@@ -80,58 +62,10 @@ func TestFileChangedDuringScan(t *testing.T) {
 			return nil
 		}
 		res, warns := scanT(t, testPolicy(t, zio.Off), SparseAuto, dir)
-		testReadFault = nil
+		testseam.ReadFault = nil
 		if res.Counters.Changed != 1 || res.Counters.Errors != 0 || len(warns) != 1 || !strings.Contains(warns[0], "while it was read") {
 			t.Errorf("grow=%v: changed %d, errors %d, warnings %q; want 1 changed warning", grow, res.Counters.Changed, res.Counters.Errors, warns)
 		}
-	}
-}
-
-// --follow: a symlink loop ends; --count-links counts each name; a path
-// named twice (or inside another) is scanned once.
-func TestFollowLinksAndRepeats(t *testing.T) {
-	dir := t.TempDir()
-	sub := filepath.Join(dir, "sub")
-	data := randBytes(3, 128<<10)
-	writeFile(t, filepath.Join(sub, "f"), data)
-	if err := os.Symlink(dir, filepath.Join(sub, "loop")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Link(filepath.Join(sub, "f"), filepath.Join(dir, "hard")); err != nil {
-		t.Fatal(err)
-	}
-	p := testPolicy(t, zio.Off)
-	run := func(o Options, paths ...string) Counters {
-		t.Helper()
-		o.Policy = p
-		res, err := Scan(context.Background(), paths, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Counters
-	}
-	if c := run(Options{Follow: true}, dir); c.Files != 1 || c.RepeatedDirs != 1 || c.Stored != 1 {
-		t.Errorf("follow: %+v; want 1 file, the loop skipped once", c)
-	}
-	if c := run(Options{}, dir, sub, filepath.Join(sub, "f")); c.Files != 1 || c.Stored != 1 || c.Symlinks != 1 {
-		t.Errorf("repeated paths: %+v; want the file once", c)
-	}
-	if c := run(Options{CountLinks: true}, dir); c.Files != 2 || c.Stored != 2 || c.UniqueBlocks != 1 {
-		t.Errorf("count links: %+v; want 2 files, one block referenced twice", c)
-	}
-}
-
-// Special files: FIFOs and sockets are skipped (and warned about when named
-// explicitly); a character device named explicitly too.
-func TestSpecialFilesNamedExplicitly(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, warns := scanT(t, testPolicy(t, zio.Off), SparseAuto, fifo, "/dev/null")
-	if res.Counters.Special != 2 || len(warns) != 2 || !strings.Contains(warns[0], "FIFO") || !strings.Contains(warns[1], "character device") {
-		t.Errorf("counters %+v, warnings %q", res.Counters, warns)
 	}
 }
 
@@ -178,33 +112,6 @@ func TestHugeSparseFile(t *testing.T) {
 	}
 }
 
-// Symlinks named as paths are followed (to a file and to a directory);
-// a file named twice is scanned once and counted as repeated.
-func TestSymlinkArgumentsAndRepeatedFile(t *testing.T) {
-	dir := t.TempDir()
-	real := filepath.Join(dir, "real")
-	writeFile(t, filepath.Join(real, "f"), randBytes(7, 200<<10))
-	flink := filepath.Join(dir, "flink")
-	dlink := filepath.Join(dir, "dlink")
-	if err := os.Symlink(filepath.Join(real, "f"), flink); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(real, dlink); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{flink}, {dlink}} {
-		res, warns := scanT(t, testPolicy(t, zio.Off), SparseAuto, args...)
-		if len(warns) != 0 || res.Counters.Files != 1 || res.Counters.Stored != 2 {
-			t.Errorf("%v: warnings %q, counters %+v; want the file scanned", args, warns, res.Counters)
-		}
-	}
-	f := filepath.Join(real, "f")
-	res, _ := scanT(t, testPolicy(t, zio.Off), SparseAuto, f, f, real)
-	if c := res.Counters; c.Files != 1 || c.RepeatedFiles != 2 || c.HardLinks != 0 || c.Stored != 2 {
-		t.Errorf("repeated file: %+v", c)
-	}
-}
-
 // Hole runs cost nothing per record even at recordsize 512: a 1 TiB
 // sparse file is 2^31 records.
 func TestSparseFileSmallRecordsize(t *testing.T) {
@@ -237,13 +144,13 @@ func TestUnopenableFileCounted(t *testing.T) {
 	bad := filepath.Join(dir, "bad")
 	writeFile(t, bad, randBytes(1, 300<<10))
 	writeFile(t, filepath.Join(dir, "good"), randBytes(2, 100<<10))
-	testBeforeOpen = func(path string) {
+	testseam.BeforeOpen = func(path string) {
 		if path == bad {
 			os.Remove(path)
 			os.Symlink("good", path)
 		}
 	}
-	defer func() { testBeforeOpen = nil }()
+	defer func() { testseam.BeforeOpen = nil }()
 	res, warns := scanT(t, testPolicy(t, zio.Off), SparseAuto, dir)
 	c := res.Counters
 	if len(warns) != 1 || !strings.Contains(warns[0], "bad") || c.Errors != 1 || c.Files != 2 ||

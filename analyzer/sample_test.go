@@ -120,7 +120,7 @@ func TestSampleSkewedByHotContent(t *testing.T) {
 	hot := make([]byte, 4096)
 	for {
 		r.Read(hot)
-		if !ddt.InSample(HashBlock(hot), n) {
+		if !ddt.InSample(ddt.KeyOf(hot), n) {
 			break
 		}
 	}

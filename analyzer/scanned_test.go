@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/internal/testseam"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -81,7 +82,7 @@ func TestScannedBytesOfPartialScan(t *testing.T) {
 		Done: func(f FileInfo, first, end uint64) {
 			mu.Lock()
 			defer mu.Unlock()
-			l, _ := Records(f.Size, p.RecordSize)
+			l, _ := zio.FileRecords(f.Size, p.RecordSize)
 			done += min(end*uint64(l), f.Size) - min(first*uint64(l), f.Size)
 			cancel()
 		}})
@@ -95,13 +96,13 @@ func TestScannedBytesOfPartialScan(t *testing.T) {
 
 	// An unreadable file is counted in LogicalBytes but not covered.
 	bad := filepath.Join(dir, "b")
-	testReadFault = func(path string, off uint64) error {
+	testseam.ReadFault = func(path string, off uint64) error {
 		if path == bad {
 			return errors.New("injected EIO")
 		}
 		return nil
 	}
-	defer func() { testReadFault = nil }()
+	defer func() { testseam.ReadFault = nil }()
 	res, err = Scan(context.Background(), []string{dir}, Options{Policy: p})
 	if err != nil {
 		t.Fatal(err)

@@ -11,29 +11,6 @@ import (
 	"github.com/ddtsim/ddtsim/zio"
 )
 
-func TestZvolRecords(t *testing.T) {
-	for _, c := range []struct {
-		size  uint64
-		vbs   uint32
-		lsize uint32
-		nrec  uint64
-	}{
-		{5000, 16 << 10, 16 << 10, 1}, // zfs-semantics §3.2: one 16K block (a file: one 5120-byte block)
-		{1, 8 << 10, 8 << 10, 1},
-		{100000, 16 << 10, 16 << 10, 7},
-		{16 << 10, 16 << 10, 16 << 10, 1},
-		{16<<10 + 1, 16 << 10, 16 << 10, 2},
-		{1 << 20, 16 << 10, 16 << 10, 64},
-		{1 << 20, 1 << 20, 1 << 20, 1},
-		{0, 16 << 10, 16 << 10, 0},
-	} {
-		l, n := ZvolRecords(c.size, c.vbs)
-		if l != c.lsize || n != c.nrec {
-			t.Errorf("ZvolRecords(%d, %d) = %d, %d; want %d, %d", c.size, c.vbs, l, n, c.lsize, c.nrec)
-		}
-	}
-}
-
 type blockList struct {
 	mu     sync.Mutex
 	blocks map[string][]BlockEvent
@@ -83,7 +60,7 @@ func TestZvolScanBlocks(t *testing.T) {
 	}
 	padded := make([]byte, 16<<10)
 	copy(padded, small)
-	if k := blocks["f5000"][0].Key; k != HashBlock(padded) {
+	if k := blocks["f5000"][0].Key; k != ddt.KeyOf(padded) {
 		t.Error("f5000: the block is not the file zero-padded to 16K")
 	}
 	tot := res.Histogram.Total()
@@ -156,7 +133,7 @@ func TestZvolEqualsRecordsizeWhenAligned(t *testing.T) {
 	if res.Counters.ZeroBlocks != 2 {
 		t.Errorf("zero blocks %d, want 2", res.Counters.ZeroBlocks)
 	}
-	var zeroKey ddt.Key = HashBlock(make([]byte, 16<<10))
+	var zeroKey ddt.Key = ddt.KeyOf(make([]byte, 16<<10))
 	if e, ok := res.Table.Lookup(zeroKey); !ok || e.Refcnt != 2 {
 		t.Errorf("zero block entry %+v, %v", e, ok)
 	}

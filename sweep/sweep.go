@@ -1,21 +1,24 @@
 // Package sweep runs several write policies ("lanes": the same release,
 // pool, copies and dedup, with different recordsize and compression) over
-// the same files from a single read of every byte: each file is read once,
+// the same files from a single read of every byte: a sweep is N policies
+// applied to one stream of files. The files come from package source (the
+// walker the scan uses, with its rules for symlinks, hard links, block
+// devices named, holes and changed files); each file is read once,
 // sequentially, in chunks of the largest recordsize, and every lane cuts
 // its own records out of the chunk.
 //
-// The per-record rules are the analyzer's (package analyzer): a file no
-// larger than the recordsize is one block of its size rounded up to 512,
-// a larger one records of exactly recordsize with the tail zero-padded; an
-// all-zero record is a hole when the lane's policy makes it one
-// (zio.Policy.ZeroIsHole) or the file is copied sparse; the other records
-// are keyed by their BLAKE3 digest and only the first reference of a
-// content is compressed.
+// The per-record rules are the scan's: a file is cut into records as
+// zio.FileRecords says (module/zfs/zfs_vnops.c: zfs_write()), and each lane
+// accounts them with an analyzer.Lane (module/zfs/zio.c:
+// zio_write_compress()): an all-zero record is a hole when the lane's
+// policy makes it one (zio.Policy.ZeroIsHole) or the file is copied
+// sparse; the other records are keyed by their BLAKE3 digest and only the
+// first reference of a content is compressed. Whole chunks lying in a hole
+// of a source file (source.File.Data) are not read.
 //
-// Limits of this version: holes of the source files are read as zeros (no
-// SEEK_DATA), symlinks inside directories are not followed, hard links are
-// counted once, block devices and volumes (volblocksize) are not handled,
-// and there is no sampling, spilling or resume.
+// Limits of this version: volumes (volblocksize) are not modelled (a block
+// device named is read as a file, as a scan without --zvol does), and there
+// is no sampling, spilling or resume.
 package sweep
 
 import (
@@ -24,18 +27,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/source"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -56,16 +54,20 @@ type Options struct {
 
 // Counters describe what the sweep read.
 type Counters struct {
-	Files        uint64 `json:"files"`         // regular files counted (an inode once)
+	Files        uint64 `json:"files"`         // files counted (an inode once; see source.Counters.Files)
 	Dirs         uint64 `json:"dirs"`          // directories walked
-	Skipped      uint64 `json:"skipped"`       // symlinks, special files and repeated inodes skipped
+	Skipped      uint64 `json:"skipped"`       // symlinks, special files, repeated directories and inodes skipped
 	Errors       uint64 `json:"errors"`        // paths that could not be read (fully)
 	LogicalBytes uint64 `json:"logical_bytes"` // sum of the file sizes
 	ReadBytes    uint64 `json:"read_bytes"`    // bytes read from the files, all lanes together
-	// HoleBytes are file bytes inside holes of the source files (found
-	// with SEEK_DATA, whole chunks only): zeros, not read. ReadBytes +
-	// HoleBytes = LogicalBytes for files read whole.
+	// HoleBytes are file bytes inside holes of the source files (their
+	// source.File.Data, whole chunks only): zeros, not read.
+	// ReadBytes + HoleBytes = LogicalBytes for files read whole.
 	HoleBytes uint64 `json:"hole_bytes"`
+	// Changed counts the files that changed while they were read (a
+	// warning each, wrapping source.ErrChanged; their figures are
+	// approximate). Not errors.
+	Changed uint64 `json:"changed,omitempty"`
 }
 
 // Lane is the result of one policy.
@@ -105,12 +107,12 @@ func Run(ctx context.Context, paths []string, opts Options) (*Result, error) {
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
-	s := &sweep{opts: opts, chunk: chunk, seen: map[devIno]bool{}, dirs: map[devIno]bool{}, zero: analyzer.NewZeroKeys()}
+	s := &sweep{opts: opts, chunk: chunk, zero: ddt.NewZeroKeys()}
 	s.lanes = make([]*lane, len(opts.Lanes))
 	for i, p := range opts.Lanes {
 		s.lanes[i] = &lane{p: p, table: ddt.NewTable(p.DSize)}
 	}
-	files := make(chan string, 4*jobs)
+	files := make(chan *source.File, 4*jobs)
 	var wg sync.WaitGroup
 	for range jobs {
 		wg.Add(1)
@@ -119,16 +121,23 @@ func Run(ctx context.Context, paths []string, opts Options) (*Result, error) {
 			s.worker(ctx, files)
 		}()
 	}
-	s.walk(ctx, paths, files)
+	var src source.Source = &source.Walker{Paths: paths}
+	walked := src.Walk(ctx, func(f *source.File) {
+		select {
+		case files <- f:
+		case <-ctx.Done():
+			f.Close()
+		}
+	}, s.walkWarn)
 	close(files)
 	wg.Wait()
 
-	res := &Result{Counters: s.c}
+	res := &Result{Counters: Counters{Files: walked.Files, Dirs: walked.Dirs, LogicalBytes: walked.LogicalBytes,
+		Skipped: walked.Symlinks + walked.Special + walked.HardLinks + walked.RepeatedDirs + walked.RepeatedFiles + walked.OtherFS}}
 	res.Counters.ReadBytes = uint64(s.read.Load())
 	res.Counters.HoleBytes = uint64(s.holeBytes.Load())
-	res.Counters.LogicalBytes = uint64(s.logical.Load())
-	res.Counters.Files = uint64(s.files.Load())
 	res.Counters.Errors = uint64(s.errors.Load())
+	res.Counters.Changed = uint64(s.changed.Load())
 	for _, l := range s.lanes {
 		h, st := l.table.Summarize()
 		res.Lanes = append(res.Lanes, Lane{Policy: l.p, Table: l.table, Histogram: h, Summary: st,
@@ -137,8 +146,7 @@ func Run(ctx context.Context, paths []string, opts Options) (*Result, error) {
 	return res, ctx.Err()
 }
 
-type devIno struct{ dev, ino uint64 }
-
+// lane is one policy's shared state: its table and record counts.
 type lane struct {
 	p       *zio.Policy
 	table   *ddt.Table
@@ -149,15 +157,10 @@ type lane struct {
 type sweep struct {
 	opts  Options
 	chunk uint32
-	zero  *analyzer.ZeroKeys // the zero block's key per LSIZE
+	zero  *ddt.ZeroKeys // the zero block's key per LSIZE
 	lanes []*lane
 
-	// walker only
-	c    Counters
-	seen map[devIno]bool
-	dirs map[devIno]bool
-
-	read, logical, files, errors, holeBytes atomic.Int64
+	read, errors, changed, holeBytes atomic.Int64
 }
 
 func (s *sweep) warn(path string, err error) {
@@ -167,141 +170,63 @@ func (s *sweep) warn(path string, err error) {
 	}
 }
 
-// walk sends every regular file below paths once per inode. A path named
-// is followed if it is a symlink; symlinks inside directories are not.
-func (s *sweep) walk(ctx context.Context, paths []string, out chan<- string) {
-	for _, p := range paths {
-		if ctx.Err() != nil {
-			return
-		}
-		fi, err := os.Stat(p)
-		if err != nil {
-			s.warn(p, err)
-			continue
-		}
-		if !fi.IsDir() && !fi.Mode().IsRegular() {
-			s.c.Skipped++
-			s.warn(p, errors.New("skipped: not a regular file or a directory (a sweep reads regular files only)"))
-			continue
-		}
-		s.visit(ctx, p, fi, out)
+// walkWarn is warn for the walk's problems; a special file named is worded
+// as a sweep has always worded it.
+func (s *sweep) walkWarn(path string, err error) {
+	var se *source.SkippedError
+	if errors.As(err, &se) {
+		err = fmt.Errorf("skipped: not a regular file, a block device or a directory (%s)", se.Kind)
 	}
-}
-
-func (s *sweep) visit(ctx context.Context, path string, fi fs.FileInfo, out chan<- string) {
-	if ctx.Err() != nil {
-		return
-	}
-	var id devIno
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		id = devIno{uint64(st.Dev), st.Ino}
-	}
-	switch {
-	case fi.IsDir():
-		if s.dirs[id] {
-			s.c.Skipped++
-			return
-		}
-		s.dirs[id] = true
-		s.c.Dirs++
-		entries, err := os.ReadDir(path)
-		if err != nil {
-			s.warn(path, err)
-		}
-		for _, e := range entries {
-			full := filepath.Join(path, e.Name())
-			if e.Type()&fs.ModeSymlink != 0 {
-				s.c.Skipped++
-				continue
-			}
-			info, err := e.Info()
-			if err != nil {
-				s.warn(full, err)
-				continue
-			}
-			s.visit(ctx, full, info, out)
-		}
-	case fi.Mode().IsRegular():
-		if s.seen[id] {
-			s.c.Skipped++
-			return
-		}
-		s.seen[id] = true
-		out <- path
-	default:
-		s.c.Skipped++
-	}
+	s.warn(path, err)
 }
 
 // worker reads the files it receives, one at a time, and feeds every lane.
-func (s *sweep) worker(ctx context.Context, files <-chan string) {
+func (s *sweep) worker(ctx context.Context, files <-chan *source.File) {
 	buf := make([]byte, s.chunk)
 	zeros := make([]byte, s.chunk)
-	writers := make([]*zio.Writer, len(s.lanes))
+	lanes := make([]*analyzer.Lane, len(s.lanes))
 	for i, l := range s.lanes {
-		writers[i] = zio.NewWriter(l.p)
+		lanes[i] = &analyzer.Lane{Policy: l.p, Table: l.table, Zero: s.zero}
 	}
-	for path := range files {
-		if ctx.Err() != nil {
-			continue
+	for f := range files {
+		if ctx.Err() == nil {
+			if err := s.file(f, buf, zeros, lanes); err != nil {
+				s.warn(f.Path, err)
+			} else if err := f.Changed(); err != nil {
+				s.changed.Add(1)
+				if s.opts.Warn != nil {
+					s.opts.Warn(f.Path, err)
+				}
+			}
 		}
-		if err := s.file(path, buf, zeros, writers); err != nil {
-			s.warn(path, err)
-		}
+		f.Close()
 	}
 }
 
-func (s *sweep) file(path string, buf, zeros []byte, writers []*zio.Writer) error {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return fmt.Errorf("no longer a regular file")
-	}
-	size := uint64(st.Size)
-	s.files.Add(1)
-	s.logical.Add(int64(size))
+// file reads f in chunks of the largest recordsize and feeds every lane;
+// the whole chunks in a hole of f are zeros, not read.
+func (s *sweep) file(f *source.File, buf, zeros []byte, lanes []*analyzer.Lane) error {
+	size := f.Size
 	copyHoles := false
 	switch s.opts.Sparse {
 	case analyzer.SparseAlways:
 		copyHoles = true
 	case analyzer.SparseAuto:
-		copyHoles = uint64(st.Blocks)*512 < size
+		copyHoles = f.LooksSparse
 	}
 	C := uint64(s.chunk)
-	nextData := uint64(0) // the first data at or after the offsets up to it (SEEK_DATA)
-	seek := true
 	for off := uint64(0); off < size; {
 		want := min(C, size-off)
-		if seek && off >= nextData {
-			// Where the next data is: a chunk wholly before it is a hole
-			// of the source, zeros that need no reading.
-			nd, err := unix.Seek(int(f.Fd()), int64(off), unix.SEEK_DATA)
-			switch {
-			case errors.Is(err, unix.ENXIO):
-				nextData = size // only a hole from here on
-			case err != nil:
-				seek = false // no SEEK_DATA here: read everything
-			default:
-				nextData = uint64(nd)
-			}
-		}
-		if seek && nextData >= off+want {
+		if next := f.NextData(off); next >= off+want {
 			// The whole chunks up to the next data (or the end) at once:
 			// a terabyte hole costs no more than a small one.
 			end := size
-			if nextData < size {
-				end = off + (nextData-off)/C*C
+			if next < size {
+				end = off + (next-off)/C*C
 			}
 			s.holeBytes.Add(int64(end - off))
 			for i, l := range s.lanes {
-				s.zeroRun(l, writers[i], size, end-off, zeros, copyHoles)
+				s.zeroRun(l, lanes[i], size, end-off, copyHoles)
 			}
 			off = end
 			continue
@@ -313,7 +238,7 @@ func (s *sweep) file(path string, buf, zeros []byte, writers []*zio.Writer) erro
 			return fmt.Errorf("read at offset %d: %w", off+uint64(got), err)
 		}
 		for i, l := range s.lanes {
-			s.lane(l, writers[i], size, off, buf, zeros, copyHoles)
+			s.lane(l, lanes[i], size, off, buf, zeros, copyHoles)
 		}
 		if uint64(got) < want {
 			return fmt.Errorf("file shrank while read (%d bytes at offset %d)", got, off)
@@ -324,45 +249,31 @@ func (s *sweep) file(path string, buf, zeros []byte, writers []*zio.Writer) erro
 }
 
 // zeroRun accounts, in lane l, the records of a file of size bytes in n
-// bytes of whole chunks, all zeros (a hole of the source): holes when the
-// lane makes zero records holes, else one zero block referenced once per
-// record, as lane would for the zeros read.
-func (s *sweep) zeroRun(l *lane, w *zio.Writer, size, n uint64, zeros []byte, copyHoles bool) {
-	lsize, _ := analyzer.Records(size, l.p.RecordSize)
+// bytes of whole chunks, all zeros (a hole of the source), as lane would
+// for the zeros read.
+func (s *sweep) zeroRun(l *lane, al *analyzer.Lane, size, n uint64, copyHoles bool) {
+	lsize, _ := zio.FileRecords(size, l.p.RecordSize)
 	ls := uint64(lsize)
 	recs := (n + ls - 1) / ls
 	l.records.Add(int64(recs))
-	if l.p.ZeroIsHole() || copyHoles {
+	if _, o := al.ZeroRun(lsize, recs, copyHoles); o == analyzer.Hole {
 		l.holes.Add(int64(recs))
-		return
-	}
-	k := s.zero.Get(lsize)
-	if l.table.RefN(k, lsize, recs) {
-		analyzer.StoreFirst(l.table, w, k, zeros[:ls], true)
 	}
 }
 
 // lane accounts, in lane l, the records of a file of size bytes that lie
 // in the chunk buf read at offset off (zero-padded to the chunk size).
-func (s *sweep) lane(l *lane, w *zio.Writer, size, off uint64, buf, zeros []byte, copyHoles bool) {
-	lsize, _ := analyzer.Records(size, l.p.RecordSize)
+func (s *sweep) lane(l *lane, al *analyzer.Lane, size, off uint64, buf, zeros []byte, copyHoles bool) {
+	lsize, _ := zio.FileRecords(size, l.p.RecordSize)
 	ls := uint64(lsize)
+	var records, holes int64
 	for r := uint64(0); r < uint64(len(buf)) && off+r < size; r += ls {
 		data := buf[r : r+ls]
-		l.records.Add(1)
-		zero := bytes.Equal(data, zeros[:ls])
-		if zero && (l.p.ZeroIsHole() || copyHoles) {
-			l.holes.Add(1)
-			continue
-		}
-		var k ddt.Key
-		if zero {
-			k = s.zero.Get(lsize)
-		} else {
-			k = analyzer.HashBlock(data)
-		}
-		if l.table.Ref(k, lsize) {
-			analyzer.StoreFirst(l.table, w, k, data, zero)
+		records++
+		if _, o := al.Record(data, bytes.Equal(data, zeros[:ls]), copyHoles); o == analyzer.Hole {
+			holes++
 		}
 	}
+	l.records.Add(records)
+	l.holes.Add(holes)
 }

@@ -1,0 +1,21 @@
+// Package analyzer is ddtsim's scan: it cuts each file that package source
+// yields into level-0 blocks (records) as a dataset or a volume of one
+// write policy stores it, decides which are holes, and runs the
+// read/hash/compress pipeline on all cores, filling a ddt.Table.
+//
+// The file-to-block rules are zio.FileRecords (module/zfs/zfs_vnops.c:
+// zfs_write(), module/zfs/dnode.c: dnode_set_blksz()) and, with
+// Options.Zvol, zio.ZvolRecords (module/zfs/zvol.c); what becomes of each
+// record (a hole, a reference, a first reference compressed by package
+// zio, modelling module/zfs/zio.c: zio_write_compress()) is a Lane, which
+// package sweep uses too, one per policy.
+//
+// Files are split into chunks of at most 8 MiB for the workers, so that
+// one large image keeps every core busy; runs of records lying wholly in a
+// hole of the source file are accounted in one step, without reading. A
+// chunk once started is finished even when the scan is cancelled, so that
+// an interrupted scan reports exactly what its result holds (Options.Done)
+// and can be continued (Options.Resume). Files: analyzer.go (options,
+// counters, Scan), file.go (a file into chunks and hole runs), work.go
+// (the workers), lane.go (the per-record accounting), resume.go, zvol.go.
+package analyzer

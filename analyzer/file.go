@@ -1,0 +1,219 @@
+package analyzer
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/source"
+)
+
+// chunkBytes is how much of one file one work item covers: large files are
+// split so that all workers help with a single big image.
+const chunkBytes = 8 << 20
+
+type scan struct {
+	opts     Options
+	table    *ddt.Table
+	zero     *ddt.ZeroKeys
+	counters Counters // the walk goroutine's record counters (hole runs)
+	errors   atomic.Int64
+	zeros    []byte // recordsize zero bytes, read-only
+	walkLane *Lane  // the hole runs' accounting, on the walk's goroutine
+
+	changedFiles atomic.Int64
+}
+
+// file is one file being scanned (a regular file or a block device); its
+// chunks share it.
+type file struct {
+	src       *source.File
+	lsize     uint32       // block size of every record, bytes
+	nrec      uint64       // records
+	copyHoles bool         // all-zero records arrive as holes (cp --sparse=always)
+	refs      atomic.Int64 // chunks not yet done; the last one closes src
+	failed    atomic.Bool
+	tag       int      // what Options.OnFile returned
+	info      FileInfo // for Options.Done and Options.Resume
+	// incomplete: some chunks were left undone (the scan was cancelled,
+	// or a read failed), so the file is not checked for changes.
+	incomplete atomic.Bool
+}
+
+// chunk is one work item: records [first, end) of a file.
+type chunk struct {
+	f          *file
+	first, end uint64
+}
+
+func (s *scan) warn(path string, err error) {
+	s.errors.Add(1)
+	if s.opts.Warn != nil {
+		s.opts.Warn(path, err)
+	}
+}
+
+// changed reports a file that changed while it was read: a warning, not
+// an error; the result is marked.
+func (s *scan) changed(path string, err error) {
+	s.changedFiles.Add(1)
+	if s.opts.Warn != nil {
+		s.opts.Warn(path, err)
+	}
+}
+
+// walker is the Source Scan reads: the paths, walked with the options'
+// rules.
+func (o *Options) walker(paths []string) *source.Walker {
+	return &source.Walker{Paths: paths, Follow: o.Follow, CountLinks: o.CountLinks, OneFileSystem: o.OneFileSystem,
+		SkipDirs: o.SkipDirs}
+}
+
+// visit cuts one file of the source into records and sends them, in chunks,
+// to the workers; the runs of records lying wholly in holes of the source
+// file are accounted here, without reading. It runs on the walk's
+// goroutine.
+func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
+	tag := 0
+	if s.opts.OnFile != nil {
+		tag = s.opts.OnFile(FileEvent{Path: sf.Path, Arg: sf.Arg, Size: sf.Size})
+	}
+	if p := s.opts.Progress; p != nil {
+		p.Files.Add(1)
+		p.BytesPending.Add(int64(sf.Size))
+	}
+	if sf.Size == 0 {
+		sf.Close()
+		return
+	}
+	lsize, nrec := s.records(sf.Size)
+	fl := &file{src: sf, lsize: lsize, nrec: nrec, tag: tag}
+	fl.info = FileInfo{Path: sf.Path, Dev: sf.Dev, Ino: sf.Ino, Size: sf.Size, Mtime: sf.Mtime, Records: nrec}
+	switch s.opts.Sparse {
+	case SparseAlways:
+		fl.copyHoles = true
+	case SparseAuto:
+		fl.copyHoles = sf.LooksSparse
+	}
+	done, ok := s.resumed(fl)
+	if !ok {
+		sf.Close()
+		return
+	}
+	segs := fl.segments(done)
+	per := uint64(chunkBytes / uint64(fl.lsize))
+	if per == 0 {
+		per = 1
+	}
+	var nchunks int64
+	for _, sg := range segs {
+		if sg.data {
+			nchunks += int64((sg.end - sg.first + per - 1) / per)
+		}
+	}
+	fl.refs.Store(nchunks)
+	sent := int64(0)
+	for _, sg := range segs {
+		if !sg.data {
+			s.holeRun(fl, sg.first, sg.end)
+			continue
+		}
+		for first := sg.first; first < sg.end; first += per {
+			select {
+			case out <- chunk{f: fl, first: first, end: min(first+per, sg.end)}:
+				sent++
+			case <-ctx.Done():
+				// Release the chunks that will never be sent.
+				fl.incomplete.Store(true)
+				for ; sent < nchunks; sent++ {
+					s.release(fl)
+				}
+				return
+			}
+		}
+	}
+	if nchunks == 0 {
+		sf.Close()
+	}
+}
+
+// recordRun is a range of records [first, end) of a file.
+type recordRun struct{ first, end uint64 }
+
+// dataRuns lists the runs of records that touch data; the records between
+// them lie wholly in holes of the source file and need no reading.
+func (fl *file) dataRuns() []recordRun {
+	if fl.src.Data == nil {
+		return []recordRun{{0, fl.nrec}}
+	}
+	l := uint64(fl.lsize)
+	var runs []recordRun
+	for _, e := range fl.src.Data {
+		r := recordRun{e.Off / l, min((e.End+l-1)/l, fl.nrec)}
+		if n := len(runs); n > 0 && r.first <= runs[n-1].end {
+			runs[n-1].end = max(runs[n-1].end, r.end)
+			continue
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+// holeRun accounts records [a, b) of fl, which lie wholly in a hole of the
+// source file, in one step: they are holes, or all-zero blocks when the
+// copy writes zeros and ZFS stores them (compression=off). A file of
+// exabytes of holes costs no more than its data.
+func (s *scan) holeRun(fl *file, a, b uint64) {
+	if a >= b {
+		return
+	}
+	n := b - a
+	c := &s.counters
+	c.Records += n
+	c.SourceHoles += n
+	bytes := fl.spanBytes(a, b)
+	c.ScannedBytes += bytes
+	if p := s.opts.Progress; p != nil {
+		p.BytesDone.Add(int64(bytes))
+	}
+	k, o := s.walkLane.ZeroRun(fl.lsize, n, fl.copyHoles)
+	hole := o == Hole
+	if hole {
+		c.Holes += n
+	} else {
+		c.ZeroBlocks += n
+	}
+	if o == Unsampled {
+		c.Unsampled += n
+	}
+	if s.opts.OnBlock != nil && s.opts.BlockRuns {
+		s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: a, LSize: fl.lsize, Hole: hole, Key: k, Zero: true, Tag: fl.tag, Count: n})
+	} else if s.opts.OnBlock != nil {
+		for i := a; i < b; i++ {
+			s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Hole: hole, Key: k, Zero: true, Tag: fl.tag, Count: 1})
+		}
+	}
+	s.done(fl, a, b)
+}
+
+// release marks one chunk of fl done. After the last it checks whether the
+// file changed while it was read (source.File.Changed), and closes it.
+func (s *scan) release(fl *file) {
+	if fl.refs.Add(-1) != 0 {
+		return
+	}
+	if !fl.failed.Load() && !fl.incomplete.Load() {
+		if err := fl.src.Changed(); err != nil {
+			s.changed(fl.src.Path, err)
+		}
+	}
+	fl.src.Close()
+}
+
+// ErrChanged is wrapped by the warnings about files that changed while they
+// were read; they are counted in Counters.Changed, not Errors. It is
+// source.ErrChanged.
+var ErrChanged = source.ErrChanged
+
+var errShrank = fmt.Errorf("shrank while it was read: the records past its new end are left out, its figures are approximate (%w)", ErrChanged)

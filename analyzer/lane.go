@@ -1,0 +1,100 @@
+package analyzer
+
+import (
+	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+// Lane is the per-record accounting of one write policy in one table: what
+// becomes of a record (a hole, a reference to a content, the first
+// reference of a content, which is then compressed and settled), as
+// module/zfs/zio.c: zio_write_compress() and the DDT decide it. The scan's
+// workers each hold one; a sweep holds one per policy and worker.
+//
+// A Lane with its fields set is ready for use; it makes its zio.Writer at
+// the first content it compresses. It is not safe for concurrent use (the
+// Writer holds compressor state); several Lanes may share a Table and a
+// ZeroKeys.
+type Lane struct {
+	Policy *zio.Policy   // valid (zio.Policy.Validate)
+	Table  *ddt.Table    // made for Policy
+	Zero   *ddt.ZeroKeys // the zero block's key per LSIZE
+	// Sample N > 1 keeps only the contents in 1/N of the hash space
+	// (ddt.InSample); see Options.Sample.
+	Sample uint64
+	w      *zio.Writer
+}
+
+// Outcome is what became of a record in a Lane.
+type Outcome uint8
+
+const (
+	// Hole: an all-zero record not written (compression on, or copied
+	// sparse); not in the table.
+	Hole Outcome = iota
+	// Unsampled: left out of the sample; not in the table.
+	Unsampled
+	// Ref: a further reference to a content already in the table.
+	Ref
+	// New: the first reference of a content; it was compressed (unless
+	// all zeros) and its PSIZE settled.
+	New
+)
+
+// Record accounts one record: data is its LSIZE bytes (zero-padded), zero
+// says they are all zeros, copyHoles that the file is copied sparse (its
+// zero records arrive as holes). It returns the record's key (zero for a
+// hole) and what became of it.
+func (l *Lane) Record(data []byte, zero, copyHoles bool) (ddt.Key, Outcome) {
+	lsize := uint32(len(data))
+	if zero && (l.Policy.ZeroIsHole() || copyHoles) {
+		return ddt.Key{}, Hole
+	}
+	var k ddt.Key
+	if zero {
+		k = l.Zero.Get(lsize)
+	} else {
+		k = ddt.KeyOf(data)
+	}
+	if l.Sample > 1 && !ddt.InSample(k, l.Sample) {
+		return k, Unsampled
+	}
+	if !l.Table.Ref(k, lsize) {
+		return k, Ref
+	}
+	// The first reference settles the entry. An all-zero block reaching
+	// the table is stored uncompressed (ZFS turns it into a hole whenever
+	// it compresses).
+	b := zio.Block{Kind: zio.Stored, PSize: uint64(lsize), Compression: zio.Off}
+	if !zero {
+		if l.w == nil {
+			l.w = zio.NewWriter(l.Policy)
+		}
+		b = l.w.Write(data)
+	}
+	if b.Kind == zio.Embedded {
+		l.Table.Set(k, 0)
+	} else {
+		l.Table.Set(k, uint32(b.PSize))
+	}
+	return k, New
+}
+
+// ZeroRun accounts n all-zero records of lsize bytes at once (a run lying
+// wholly in a hole of the source file), as n calls of Record would: holes,
+// or n references to the zero block. A run of exabytes costs no more than
+// one record.
+func (l *Lane) ZeroRun(lsize uint32, n uint64, copyHoles bool) (ddt.Key, Outcome) {
+	if l.Policy.ZeroIsHole() || copyHoles {
+		return ddt.Key{}, Hole
+	}
+	k := l.Zero.Get(lsize)
+	if l.Sample > 1 && !ddt.InSample(k, l.Sample) {
+		return k, Unsampled
+	}
+	if !l.Table.RefN(k, lsize, n) {
+		return k, Ref
+	}
+	l.Table.Set(k, lsize)
+	return k, New
+}

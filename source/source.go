@@ -1,0 +1,118 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sort"
+)
+
+// Source yields the files a prediction covers.
+type Source interface {
+	// Walk calls yield for every file, one at a time, from the calling
+	// goroutine, and returns what it counted. Each File passed to yield
+	// is open: the consumer must Close it (typically after reading it,
+	// possibly from another goroutine, once yield has returned). Problems
+	// with single paths go to warn (nil discards them), each call one
+	// path not read, or not read fully; they do not stop the walk. Walk
+	// returns early when ctx is cancelled.
+	Walk(ctx context.Context, yield func(*File), warn func(path string, err error)) Counters
+}
+
+// File is one file a Source yields: a regular file or a block device.
+type File struct {
+	Path string // as the walk reached it (under the path named)
+	Arg  int    // index of the path named under which it was found
+	Dev  uint64 // st_dev of the file
+	Ino  uint64 // st_ino of the file
+	Size uint64 // bytes, when opened (a block device: its size)
+	// Mtime is the modification time when opened, nanoseconds since the
+	// epoch.
+	Mtime int64
+	// Regular is true for a regular file, false for a block device.
+	Regular bool
+	// LooksSparse: st_blocks × 512 < st_size, so holes are likely and
+	// cp --sparse=auto would copy it sparse. Always false for a device.
+	LooksSparse bool
+	// Data are the extents of the file holding data, sorted, disjoint,
+	// within [0, Size); nil means all data (nothing mapped), empty all
+	// hole. Only files that look sparse are mapped.
+	Data []Extent
+	// Reader reads the file's bytes.
+	Reader Reader
+}
+
+// Extent is a range of a file holding data, [Off, End) in bytes.
+type Extent struct{ Off, End uint64 }
+
+// Reader is how the bytes of a File are read. ReadAt may be called from
+// several goroutines at once.
+type Reader interface {
+	io.ReaderAt
+	// Changed reports a file that is no longer what it was when opened
+	// (size or modification time) with an error wrapping ErrChanged that
+	// says how; nil when unchanged or when the source cannot tell.
+	Changed() error
+	io.Closer
+}
+
+// ReadAt reads len(p) bytes at byte offset off, as io.ReaderAt.
+func (f *File) ReadAt(p []byte, off int64) (int, error) { return f.Reader.ReadAt(p, off) }
+
+// Changed is f.Reader.Changed: an error wrapping ErrChanged when the file
+// changed since it was opened. Call it once all its reading is done.
+func (f *File) Changed() error { return f.Reader.Changed() }
+
+// Close closes the file.
+func (f *File) Close() error { return f.Reader.Close() }
+
+// HasData reports whether bytes [off, end) of f intersect a data extent.
+func (f *File) HasData(off, end uint64) bool {
+	if f.Data == nil {
+		return true
+	}
+	i := sort.Search(len(f.Data), func(i int) bool { return f.Data[i].End > off })
+	return i < len(f.Data) && f.Data[i].Off < end
+}
+
+// NextData returns the offset of the first data byte of f at or after off,
+// or f.Size when there is none.
+func (f *File) NextData(off uint64) uint64 {
+	if f.Data == nil {
+		return min(off, f.Size)
+	}
+	i := sort.Search(len(f.Data), func(i int) bool { return f.Data[i].End > off })
+	if i == len(f.Data) {
+		return f.Size
+	}
+	return max(off, f.Data[i].Off)
+}
+
+// Counters describe what a walk saw. Sizes are bytes.
+type Counters struct {
+	Files         uint64 // regular files and block devices yielded, and regular files that could not be opened (not those gone)
+	Dirs          uint64 // directories walked
+	Symlinks      uint64 // symlinks skipped (not followed)
+	Special       uint64 // devices, sockets, FIFOs skipped
+	HardLinks     uint64 // extra names of an inode already yielded, skipped
+	Devices       uint64 // block devices named explicitly, yielded
+	OtherFS       uint64 // directories on another file system, skipped (OneFileSystem)
+	RepeatedDirs  uint64 // directories reached again (repeated paths, bind mounts, symlink loops), skipped
+	RepeatedFiles uint64 // files reached again (a path named twice), skipped
+	LogicalBytes  uint64 // sum of the sizes of Files
+}
+
+// ErrChanged is wrapped by the errors about files that changed while they
+// were read (Reader.Changed; a consumer's short read may wrap it too).
+var ErrChanged = errors.New("changed while it was read")
+
+// SkippedError is the warning about a path named explicitly that is
+// neither a directory, a regular file nor a block device (a FIFO, a
+// socket, a character device): it is skipped.
+type SkippedError struct {
+	Kind string // what it is, with an article: "a FIFO"
+}
+
+func (e *SkippedError) Error() string {
+	return "skipped: " + e.Kind + " is not a regular file or a block device"
+}

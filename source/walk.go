@@ -1,0 +1,342 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ddtsim/ddtsim/internal/testseam"
+)
+
+// Walker is the Source of files below paths on the local file systems (see
+// the package comment for its rules). Its fields are its options; Walk may
+// be called more than once, each walk starting afresh.
+type Walker struct {
+	// Paths are the files and directories named, walked in order.
+	Paths []string
+	// Follow follows symlinks found inside directories (loops and
+	// directories already walked are skipped). Symlinks named as paths are
+	// always followed.
+	Follow bool
+	// CountLinks yields every name of a hard-linked file, as if each were
+	// a separate copy. By default an inode is yielded once, as `cp -a`
+	// stores it.
+	CountLinks bool
+	// OneFileSystem stays on the file system of each path named, as
+	// `find -xdev` does.
+	OneFileSystem bool
+	// SkipDirs are directories never walked into (ddtsim's own spill
+	// directory, when it lies below a path walked).
+	SkipDirs []string
+}
+
+type devIno struct{ dev, ino uint64 }
+
+// walk is the state of one Walker.Walk.
+type walk struct {
+	w     *Walker
+	yield func(*File)
+	warnf func(path string, err error)
+	c     Counters
+	arg   int                 // index of the path being walked
+	seen  map[devIno]struct{} // inodes yielded
+	dirs  map[devIno]struct{} // directories walked
+	skip  map[devIno]struct{} // Walker.SkipDirs
+}
+
+// Walk walks w.Paths and yields every regular file, and every block device
+// named, once (see Source). The problems it passes to warn are paths that
+// cannot be listed or opened and special files named explicitly
+// (*SkippedError).
+func (w *Walker) Walk(ctx context.Context, yield func(*File), warn func(path string, err error)) Counters {
+	s := &walk{w: w, yield: yield, warnf: warn,
+		seen: make(map[devIno]struct{}), dirs: make(map[devIno]struct{}), skip: make(map[devIno]struct{})}
+	for _, d := range w.SkipDirs {
+		if fi, err := os.Stat(d); err == nil {
+			st := statOf(fi)
+			s.skip[devIno{uint64(st.Dev), st.Ino}] = struct{}{}
+		}
+	}
+	for i, p := range w.Paths {
+		if ctx.Err() != nil {
+			break
+		}
+		s.arg = i
+		// A path named on the command line is followed if it is a
+		// symlink (as find -H does); links found inside directories are
+		// followed only with Follow.
+		fi, err := os.Stat(p)
+		if err != nil {
+			s.warn(p, err)
+			continue
+		}
+		if fi.IsDir() {
+			s.enterDir(ctx, p, fi, statOf(fi).Dev)
+			continue
+		}
+		s.visit(p, fi, true)
+	}
+	return s.c
+}
+
+func (s *walk) warn(path string, err error) {
+	if s.warnf != nil {
+		s.warnf(path, err)
+	}
+}
+
+func statOf(fi fs.FileInfo) *syscall.Stat_t {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st
+	}
+	return &syscall.Stat_t{}
+}
+
+// enterDir walks directory path unless it was walked already (a repeated
+// argument, a bind mount, or a symlink loop with Follow) or, with
+// OneFileSystem, it lies on another file system than rootDev.
+func (s *walk) enterDir(ctx context.Context, path string, fi fs.FileInfo, rootDev uint64) {
+	st := statOf(fi)
+	if s.w.OneFileSystem && uint64(st.Dev) != rootDev {
+		s.c.OtherFS++
+		return
+	}
+	id := devIno{uint64(st.Dev), st.Ino}
+	if _, skip := s.skip[id]; skip {
+		return // ddtsim's own (SkipDirs)
+	}
+	if _, dup := s.dirs[id]; dup {
+		s.c.RepeatedDirs++
+		return
+	}
+	s.dirs[id] = struct{}{}
+	s.c.Dirs++
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		// ReadDir returns what it read before the error; go on with it.
+		s.warn(path, err)
+	}
+	for _, e := range entries {
+		if ctx.Err() != nil {
+			return
+		}
+		full := filepath.Join(path, e.Name())
+		var info fs.FileInfo
+		if e.Type()&fs.ModeSymlink != 0 {
+			if !s.w.Follow {
+				s.c.Symlinks++
+				continue
+			}
+			info, err = os.Stat(full)
+			if err != nil {
+				s.warn(full, fmt.Errorf("following symlink: %w", err))
+				continue
+			}
+		} else if info, err = e.Info(); err != nil {
+			s.warn(full, err)
+			continue
+		}
+		if info.IsDir() {
+			s.enterDir(ctx, full, info, rootDev)
+			continue
+		}
+		s.visit(full, info, false)
+	}
+}
+
+// visit handles one non-directory entry. explicit is true for a path named
+// by the caller: block devices are read only then.
+func (s *walk) visit(path string, fi fs.FileInfo, explicit bool) {
+	mode := fi.Mode()
+	switch {
+	case mode&fs.ModeSymlink != 0:
+		s.c.Symlinks++
+		return
+	case mode.IsRegular():
+	case mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0 && explicit:
+		// A block device named explicitly is read like a file.
+	default:
+		s.c.Special++
+		if explicit {
+			s.warn(path, &SkippedError{Kind: fileKind(mode)})
+		}
+		return
+	}
+	f, err := open(path, explicit || s.w.Follow)
+	if err != nil {
+		s.warn(path, err)
+		if mode.IsRegular() && !errors.Is(err, fs.ErrNotExist) {
+			// Unreadable (permissions, I/O): its bytes, as listed, are
+			// file data the result does not cover. A file gone since
+			// it was listed is not data any more.
+			s.c.Files++
+			s.c.LogicalBytes += uint64(fi.Size())
+		}
+		return
+	}
+	file, err := s.prepare(path, f)
+	if err != nil || file == nil {
+		f.Close()
+		if err != nil {
+			s.warn(path, err)
+		}
+		return
+	}
+	s.yield(file)
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "a special file"
+}
+
+// open opens path read-only without updating its access time where the
+// kernel permits it (O_NOATIME needs ownership or CAP_FOWNER).
+func open(path string, follow bool) (*os.File, error) {
+	if testseam.BeforeOpen != nil {
+		testseam.BeforeOpen(path)
+	}
+	flags := os.O_RDONLY
+	if !follow {
+		// The entry was a regular file when listed; never let a symlink
+		// swapped in meanwhile lead elsewhere.
+		flags |= unix.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(path, flags|unix.O_NOATIME, 0)
+	if err != nil && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.EINVAL)) {
+		f, err = os.OpenFile(path, flags, 0)
+	}
+	return f, err
+}
+
+// prepare stats an open file and makes it a File. It returns nil without
+// error for a file not to be yielded (special, or a name of an inode
+// already yielded).
+func (s *walk) prepare(path string, f *os.File) (*File, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, err
+	}
+	size := uint64(st.Size)
+	looksSparse := uint64(st.Blocks)*512 < size
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFBLK:
+		end, err := f.Seek(0, io.SeekEnd)
+		if err != nil {
+			return nil, fmt.Errorf("block device size: %w", err)
+		}
+		size, looksSparse = uint64(end), false
+		s.c.Devices++
+	default:
+		s.c.Special++
+		return nil, nil
+	}
+	id := devIno{uint64(st.Dev), st.Ino}
+	if _, dup := s.seen[id]; dup {
+		switch {
+		case st.Nlink < 2:
+			// The same file reached twice (a path named twice, or
+			// inside another path named).
+			s.c.RepeatedFiles++
+			return nil, nil
+		case !s.w.CountLinks:
+			s.c.HardLinks++
+			return nil, nil
+		}
+	}
+	s.seen[id] = struct{}{}
+	s.c.Files++
+	s.c.LogicalBytes += size
+	regular := st.Mode&unix.S_IFMT == unix.S_IFREG
+	// The File and its reader in one allocation.
+	fr := &struct {
+		f File
+		r osReader
+	}{r: osReader{f: f, path: path, size: size, mtime: st.Mtim, regular: regular}}
+	file := &fr.f
+	*file = File{Path: path, Arg: s.arg, Dev: uint64(st.Dev), Ino: st.Ino, Size: size, Mtime: st.Mtim.Nano(),
+		Regular: regular, LooksSparse: looksSparse, Reader: &fr.r}
+	if looksSparse && size > 0 {
+		file.Data = dataExtents(f, size)
+	}
+	return file, nil
+}
+
+// dataExtents maps the data regions of f with SEEK_DATA/SEEK_HOLE. On any
+// error (a file system without hole reporting) it returns nil: all data.
+func dataExtents(f *os.File, size uint64) []Extent {
+	fd := int(f.Fd())
+	var ext []Extent
+	off := int64(0)
+	for uint64(off) < size {
+		d, err := unix.Seek(fd, off, unix.SEEK_DATA)
+		if err != nil {
+			if errors.Is(err, unix.ENXIO) { // no data after off
+				break
+			}
+			return nil
+		}
+		h, err := unix.Seek(fd, d, unix.SEEK_HOLE)
+		if err != nil {
+			return nil
+		}
+		if h <= d {
+			return nil
+		}
+		ext = append(ext, Extent{uint64(d), min(uint64(h), size)})
+		off = h
+	}
+	if ext == nil {
+		ext = []Extent{} // all hole
+	}
+	return ext
+}
+
+// osReader reads a file the walker opened.
+type osReader struct {
+	f       *os.File
+	path    string
+	size    uint64        // bytes, at open
+	mtime   unix.Timespec // at open
+	regular bool          // a regular file (a block device is not checked for changes)
+}
+
+func (r *osReader) ReadAt(p []byte, off int64) (int, error) {
+	if testseam.ReadFault != nil {
+		if err := testseam.ReadFault(r.path, uint64(off)); err != nil {
+			return 0, err
+		}
+	}
+	return r.f.ReadAt(p, off)
+}
+
+// Changed checks whether a regular file's size or mtime differ from those
+// at open.
+func (r *osReader) Changed() error {
+	var st unix.Stat_t
+	if r.regular && unix.Fstat(int(r.f.Fd()), &st) == nil && (uint64(st.Size) != r.size || st.Mtim != r.mtime) {
+		return fmt.Errorf("%w (size %d, now %d bytes; modified %s): its figures are approximate",
+			ErrChanged, r.size, st.Size, time.Unix(st.Mtim.Unix()).UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+func (r *osReader) Close() error { return r.f.Close() }

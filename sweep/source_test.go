@@ -1,0 +1,75 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/source"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+// A sweep walks as a scan does (package source): a file changed while it
+// is read is a warning wrapping source.ErrChanged, counted in Changed and
+// not in Errors; a FIFO named is skipped with a warning; symlinks inside
+// directories and hard links are skipped.
+func TestSweepWalksAsTheScan(t *testing.T) {
+	dir := t.TempDir()
+	data := make([]byte, 300<<10)
+	rand.New(rand.NewSource(1)).Read(data)
+	log := filepath.Join(dir, "log")
+	if err := os.WriteFile(log, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(log, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(log, filepath.Join(dir, "hard")); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testseam.ReadFault = func(path string, off uint64) error {
+		if off == 0 {
+			later := time.Now().Add(time.Hour)
+			os.Chtimes(path, later, later)
+		}
+		return nil
+	}
+	defer func() { testseam.ReadFault = nil }()
+	var mu sync.Mutex
+	var skipped, changed int
+	res, err := Run(context.Background(), []string{dir, fifo}, Options{Lanes: lanes(t, []uint32{128 << 10}, []zio.Compression{zio.LZ4}), Jobs: 1,
+		Warn: func(p string, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case p == fifo && strings.Contains(err.Error(), "skipped: not a regular file"):
+				skipped++
+			case filepath.Dir(p) == dir && errors.Is(err, source.ErrChanged): // "hard", the first name
+				changed++
+			default:
+				t.Errorf("%s: %v", p, err)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Counters
+	if c.Files != 1 || c.Skipped != 3 || c.Changed != 1 || c.Errors != 1 || c.ReadBytes != 300<<10 || res.Lanes[0].Records != 3 {
+		t.Errorf("counters %+v, lane %+v", c, res.Lanes[0])
+	}
+	if skipped != 1 || changed != 1 {
+		t.Errorf("%d FIFO warnings, %d changed-file warnings; want 1 each", skipped, changed)
+	}
+}
