@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -55,7 +56,7 @@ func writeSparse(t *testing.T, path string) {
 	}
 }
 
-func scanT(t *testing.T, p *zio.Policy, sp Sparse, paths ...string) (*Result, []string) {
+func scanT(t *testing.T, p *zio.Policy, sp model.Sparse, paths ...string) (*Result, []string) {
 	t.Helper()
 	var mu sync.Mutex
 	var warns []string
@@ -82,20 +83,20 @@ func TestZeroRecordsAndSparseModes(t *testing.T) {
 	cases := []struct {
 		name              string
 		comp              zio.Compression
-		sp                Sparse
+		sp                model.Sparse
 		holes, zeroBlocks uint64
 	}{
-		{"lz4 never", zio.LZ4, SparseNever, 3, 0},
-		{"off always", zio.Off, SparseAlways, 3, 0},
-		{"off never", zio.Off, SparseNever, 0, 3},
+		{"lz4 never", zio.LZ4, model.SparseNever, 3, 0},
+		{"off always", zio.Off, model.SparseAlways, 3, 0},
+		{"off never", zio.Off, model.SparseNever, 0, 3},
 	}
 	if fsHoles {
 		cases = append(cases, struct {
 			name              string
 			comp              zio.Compression
-			sp                Sparse
+			sp                model.Sparse
 			holes, zeroBlocks uint64
-		}{"off auto", zio.Off, SparseAuto, 2, 1})
+		}{"off auto", zio.Off, model.SparseAuto, 2, 1})
 	}
 	for _, c := range cases {
 		res, warns := scanT(t, testPolicy(t, c.comp), c.sp, dir)
@@ -138,7 +139,7 @@ func TestWalkSpecialEntries(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(dir, "empty"), nil)
 	missing := filepath.Join(dir, "missing")
-	res, warns := scanT(t, testPolicy(t, zio.Off), SparseAuto, dir, missing)
+	res, warns := scanT(t, testPolicy(t, zio.Off), model.SparseAuto, dir, missing)
 	k := res.Counters
 	if k.Files != 2 || k.Symlinks != 2 || k.Special != 1 || k.HardLinks != 1 || k.Errors != 1 {
 		t.Errorf("counters %+v; want 2 files (file, empty), 2 symlinks, 1 special, 1 hard link, 1 error", k)
@@ -162,7 +163,7 @@ func TestDedupAndCompressOnce(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(dir, "img"), img)
 	writeFile(t, filepath.Join(dir, "copy"), img)
-	res, _ := scanT(t, testPolicy(t, zio.LZ4), SparseAuto, dir)
+	res, _ := scanT(t, testPolicy(t, zio.LZ4), model.SparseAuto, dir)
 	if res.Counters.Compressed != 1 {
 		t.Errorf("compressor ran %d times, want 1", res.Counters.Compressed)
 	}

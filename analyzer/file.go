@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/source"
 )
 
@@ -91,9 +92,9 @@ func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 	fl := &file{src: sf, lsize: lsize, nrec: nrec, tag: tag}
 	fl.info = FileInfo{Path: sf.Path, Dev: sf.Dev, Ino: sf.Ino, Size: sf.Size, Mtime: sf.Mtime, Records: nrec}
 	switch s.opts.Sparse {
-	case SparseAlways:
+	case model.SparseAlways:
 		fl.copyHoles = true
-	case SparseAuto:
+	case model.SparseAuto:
 		fl.copyHoles = sf.LooksSparse
 	}
 	done, ok := s.resumed(fl)
@@ -211,9 +212,5 @@ func (s *scan) release(fl *file) {
 	fl.src.Close()
 }
 
-// ErrChanged is wrapped by the warnings about files that changed while they
-// were read; they are counted in Counters.Changed, not Errors. It is
-// source.ErrChanged.
-var ErrChanged = source.ErrChanged
 
-var errShrank = fmt.Errorf("shrank while it was read: the records past its new end are left out, its figures are approximate (%w)", ErrChanged)
+var errShrank = fmt.Errorf("shrank while it was read: the records past its new end are left out, its figures are approximate (%w)", source.ErrChanged)

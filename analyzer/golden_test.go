@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -21,7 +22,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func goldenPolicy(t *testing.T, c golden.Case) (*zio.Policy, Sparse) {
+func goldenPolicy(t *testing.T, c golden.Case) (*zio.Policy, model.Sparse) {
 	t.Helper()
 	rel, err := zio.LookupRelease(c.Release)
 	if err != nil {
@@ -52,7 +53,7 @@ func goldenPolicy(t *testing.T, c golden.Case) (*zio.Policy, Sparse) {
 			t.Fatalf("property %s not handled", k)
 		}
 	}
-	sp, err := ParseSparse(c.Sparse)
+	sp, err := model.ParseSparse(c.Sparse)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/internal/golden"
 	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -191,7 +192,7 @@ func TestResumeRetriesAfterReadError(t *testing.T) {
 	f := filepath.Join(dir, "f")
 	writeFile(t, f, randBytes(3, 20<<20)) // 160 records, 3 chunks
 	p := testPolicy(t, zio.LZ4)
-	want, _ := scanT(t, p, SparseAuto, dir)
+	want, _ := scanT(t, p, model.SparseAuto, dir)
 	prog := newProgress()
 	testseam.ReadFault = func(path string, off uint64) error {
 		if off == 70<<17 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -26,7 +27,7 @@ func TestReadErrorIsReportedAndScanGoesOn(t *testing.T) {
 		return nil
 	}
 	defer func() { testseam.ReadFault = nil }()
-	res, warns := scanT(t, testPolicy(t, zio.Off), SparseAuto, dir)
+	res, warns := scanT(t, testPolicy(t, zio.Off), model.SparseAuto, dir)
 	if len(warns) != 1 || !strings.Contains(warns[0], bad) || !strings.Contains(warns[0], "input/output error") {
 		t.Errorf("warnings %q; want one naming %s and the I/O error", warns, bad)
 	}
@@ -61,7 +62,7 @@ func TestFileChangedDuringScan(t *testing.T) {
 			}
 			return nil
 		}
-		res, warns := scanT(t, testPolicy(t, zio.Off), SparseAuto, dir)
+		res, warns := scanT(t, testPolicy(t, zio.Off), model.SparseAuto, dir)
 		testseam.ReadFault = nil
 		if res.Counters.Changed != 1 || res.Counters.Errors != 0 || len(warns) != 1 || !strings.Contains(warns[0], "while it was read") {
 			t.Errorf("grow=%v: changed %d, errors %d, warnings %q; want 1 changed warning", grow, res.Counters.Changed, res.Counters.Errors, warns)
@@ -95,9 +96,9 @@ func TestHugeSparseFile(t *testing.T) {
 	}
 	for _, c := range []struct {
 		comp  zio.Compression
-		sp    Sparse
+		sp    model.Sparse
 		holes uint64
-	}{{zio.LZ4, SparseNever, size/(128<<10) - 1}, {zio.Off, SparseNever, 0}} {
+	}{{zio.LZ4, model.SparseNever, size/(128<<10) - 1}, {zio.Off, model.SparseNever, 0}} {
 		res, warns := scanT(t, testPolicy(t, c.comp), c.sp, f)
 		k := res.Counters
 		if len(warns) != 0 || k.Records != size/(128<<10) || k.Holes != c.holes || k.ReadBytes != 128<<10 {
@@ -128,7 +129,7 @@ func TestSparseFileSmallRecordsize(t *testing.T) {
 	h.Close()
 	p := testPolicy(t, zio.LZ4)
 	p.RecordSize = 512
-	res, warns := scanT(t, p, SparseNever, f)
+	res, warns := scanT(t, p, model.SparseNever, f)
 	if len(warns) != 0 || res.Counters.Records != 1<<31 || res.Counters.Holes != 1<<31 || res.Counters.ReadBytes != 0 {
 		t.Errorf("counters %+v, warnings %q", res.Counters, warns)
 	}
@@ -151,7 +152,7 @@ func TestUnopenableFileCounted(t *testing.T) {
 		}
 	}
 	defer func() { testseam.BeforeOpen = nil }()
-	res, warns := scanT(t, testPolicy(t, zio.Off), SparseAuto, dir)
+	res, warns := scanT(t, testPolicy(t, zio.Off), model.SparseAuto, dir)
 	c := res.Counters
 	if len(warns) != 1 || !strings.Contains(warns[0], "bad") || c.Errors != 1 || c.Files != 2 ||
 		c.LogicalBytes != 400<<10 || c.ScannedBytes != 100<<10 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/internal/golden"
 	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -42,13 +43,13 @@ func TestScannedBytesOfCompleteScan(t *testing.T) {
 		name string
 		comp zio.Compression
 		rs   uint32
-		sp   Sparse
+		sp   model.Sparse
 		zvol bool
 	}{
-		{"lz4-128K", zio.LZ4, 128 << 10, SparseAuto, false},
-		{"off-4K-never", zio.Off, 4 << 10, SparseNever, false},
-		{"off-128K-always", zio.Off, 128 << 10, SparseAlways, false},
-		{"zvol-16K", zio.LZ4, 16 << 10, SparseAuto, true},
+		{"lz4-128K", zio.LZ4, 128 << 10, model.SparseAuto, false},
+		{"off-4K-never", zio.Off, 4 << 10, model.SparseNever, false},
+		{"off-128K-always", zio.Off, 128 << 10, model.SparseAlways, false},
+		{"zvol-16K", zio.LZ4, 16 << 10, model.SparseAuto, true},
 	} {
 		p := testPolicy(t, c.comp)
 		p.RecordSize = c.rs

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -25,7 +26,7 @@ func (b *blockList) add(e BlockEvent) {
 func scanZvol(t *testing.T, p *zio.Policy, zvol bool, paths ...string) (*Result, map[string][]BlockEvent) {
 	t.Helper()
 	bl := &blockList{blocks: map[string][]BlockEvent{}}
-	res, err := Scan(context.Background(), paths, Options{Policy: p, Sparse: SparseNever, Zvol: zvol, OnBlock: bl.add,
+	res, err := Scan(context.Background(), paths, Options{Policy: p, Sparse: model.SparseNever, Zvol: zvol, OnBlock: bl.add,
 		Warn: func(path string, err error) { t.Errorf("%s: %v", path, err) }})
 	if err != nil {
 		t.Fatal(err)

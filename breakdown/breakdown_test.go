@@ -10,6 +10,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -82,7 +83,7 @@ func breakdownTree(t *testing.T) string {
 	return root
 }
 
-func scanBreakdown(t *testing.T, p *zio.Policy, sparse analyzer.Sparse, by string, paths ...string) (*analyzer.Result, *Result) {
+func scanBreakdown(t *testing.T, p *zio.Policy, sparse model.Sparse, by string, paths ...string) (*analyzer.Result, *Result) {
 	t.Helper()
 	acc, err := NewAccumulator(by, paths)
 	if err != nil {
@@ -157,8 +158,8 @@ func TestBreakdownPartsAddUpToTotals(t *testing.T) {
 	for _, pol := range []struct {
 		name   string
 		comp   zio.Compression
-		sparse analyzer.Sparse
-	}{{"lz4", zio.LZ4, analyzer.SparseAuto}, {"off-never", zio.Off, analyzer.SparseNever}} {
+		sparse model.Sparse
+	}{{"lz4", zio.LZ4, model.SparseAuto}, {"off-never", zio.Off, model.SparseNever}} {
 		for _, by := range Kinds {
 			for _, paths := range [][]string{{root}, multi} {
 				res, b := scanBreakdown(t, policyT(t, pol.comp), pol.sparse, by, paths...)
@@ -204,7 +205,7 @@ func TestBreakdownGroups(t *testing.T) {
 		}
 	}
 	p := policyT(t, zio.LZ4)
-	_, b := scanBreakdown(t, p, analyzer.SparseAuto, ByDir, root+"/")
+	_, b := scanBreakdown(t, p, model.SparseAuto, ByDir, root+"/")
 	j := func(s string) string { return filepath.Join(root, s) }
 	eq(t, names(b), []string{DirectFilesName(root), j("a"), j("b"), j("big"), j("c")})
 	if b.Groups[0].Files != 2 {
@@ -212,9 +213,9 @@ func TestBreakdownGroups(t *testing.T) {
 	}
 	// Several paths: one row each, in the order named, even when empty.
 	empty := t.TempDir()
-	_, b = scanBreakdown(t, p, analyzer.SparseAuto, ByDir, j("c"), j("a"), empty, j("top.bin"))
+	_, b = scanBreakdown(t, p, model.SparseAuto, ByDir, j("c"), j("a"), empty, j("top.bin"))
 	eq(t, names(b), []string{j("c"), j("a"), empty, j("top.bin")})
-	_, b = scanBreakdown(t, p, analyzer.SparseAuto, ByExt, root)
+	_, b = scanBreakdown(t, p, model.SparseAuto, ByExt, root)
 	want := map[string]bool{".raw": true, ".txt": true, "(none)": true, ".bin": true, ".img": true, ".dat": true}
 	for _, n := range names(b) {
 		if !want[n] {
@@ -225,7 +226,7 @@ func TestBreakdownGroups(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("missing extension groups %v", want)
 	}
-	_, b = scanBreakdown(t, p, analyzer.SparseAuto, BySize, root)
+	_, b = scanBreakdown(t, p, model.SparseAuto, BySize, root)
 	eq(t, names(b), []string{"empty", "<=4K", "<=128K", "<=1M", "<=16M", "<=1G"})
 }
 
@@ -253,7 +254,7 @@ func TestBreakdownSplitsSharedBlock(t *testing.T) {
 		writeT(t, filepath.Join(root, d, "f"), data)
 	}
 	writeT(t, filepath.Join(root, "q", "g"), data) // q holds 2 of 4 references
-	res, b := scanBreakdown(t, policyT(t, zio.LZ4), analyzer.SparseAuto, ByDir, root)
+	res, b := scanBreakdown(t, policyT(t, zio.LZ4), model.SparseAuto, ByDir, root)
 	checkBreakdown(t, res, b)
 	d := res.Histogram.Total().Allocated.DSize
 	want := map[string]float64{"p": 0.25, "q": 0.5, "r": 0.25}

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/breakdown"
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -15,8 +15,8 @@ import (
 func TestBreakdownTextAndCSV(t *testing.T) {
 	root := breakdown.BreakdownTree(t)
 	p := breakdown.PolicyT(t, zio.LZ4)
-	res, b := breakdown.ScanBreakdown(t, p, analyzer.SparseAuto, breakdown.ByDir, root)
-	s, err := report.NewScan(p, 12, analyzer.SparseAuto, []string{root}, res)
+	res, b := breakdown.ScanBreakdown(t, p, model.SparseAuto, breakdown.ByDir, root)
+	s, err := report.NewScan(p, 12, model.SparseAuto, []string{root}, res)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -37,7 +36,7 @@ func (m Model) Zvol() bool { return m.VolBlockSize != 0 }
 // Settings returns the settings the model describes, without going
 // through their text: the release as resolved, dedup "on" or "off".
 func (m Model) Settings() (Settings, error) {
-	sparse, err := analyzer.ParseSparse(m.Sparse)
+	sparse, err := ParseSparse(m.Sparse)
 	if err != nil {
 		return Settings{}, err
 	}

@@ -5,14 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
 func testModel(t *testing.T) (Settings, Model, *zio.Policy) {
 	t.Helper()
 	st := Settings{Release: "2.1", RecordSize: 1 << 20, Compression: "zstd-fast-5", Copies: 2, Dedup: "on",
-		Vdevs: []string{"raidz2 6"}, Ashift: 12, Sparse: analyzer.SparseNever, Sample: 4}
+		Vdevs: []string{"raidz2 6"}, Ashift: 12, Sparse: SparseNever, Sample: 4}
 	p, err := st.Policy()
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -108,7 +107,7 @@ func Parse(t Text) (Settings, error) {
 		}
 	}
 	if t.Sparse != "" {
-		if s.Sparse, err = analyzer.ParseSparse(t.Sparse); err != nil {
+		if s.Sparse, err = ParseSparse(t.Sparse); err != nil {
 			return s, err
 		}
 	}

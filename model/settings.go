@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -51,7 +50,7 @@ type Settings struct {
 	// 12.
 	Ashift int
 	// Sparse says how the files are copied onto the pool (cp --sparse).
-	Sparse analyzer.Sparse
+	Sparse Sparse
 	// Sample N > 1 keeps 1/N of the block contents, chosen by hash
 	// (ddt.InSample); 0 and 1 keep all.
 	Sample uint64

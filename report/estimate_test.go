@@ -14,6 +14,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -69,7 +70,7 @@ func sampledScan(t *testing.T, p *zio.Policy, n uint64, paths ...string) *Scan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewScan(p, 12, analyzer.SparseAuto, paths, res)
+	s, err := NewScan(p, 12, model.SparseAuto, paths, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestSavedOverScannedBytes(t *testing.T) {
 	if c.LogicalBytes < 20<<20 || c.ScannedBytes == 0 || c.ScannedBytes >= c.LogicalBytes {
 		t.Fatalf("counters %+v", c)
 	}
-	s, err := NewScan(p, 12, analyzer.SparseAuto, []string{dir}, res)
+	s, err := NewScan(p, 12, model.SparseAuto, []string{dir}, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestSavedOverScannedBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err = NewScan(p, 12, analyzer.SparseAuto, []string{dir}, res)
+	s, err = NewScan(p, 12, model.SparseAuto, []string{dir}, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestFewSampledMarkedEstimate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact, _ := NewScan(p, 12, analyzer.SparseAuto, []string{dir}, res)
+	exact, _ := NewScan(p, 12, model.SparseAuto, []string{dir}, res)
 	if n := exact.EstimateNote(); n != "" {
 		t.Errorf("exact scan: EstimateNote %q", n)
 	}
@@ -278,7 +279,7 @@ func TestHTMLSavedCardClass(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, _ := NewScan(p, 12, analyzer.SparseAuto, []string{c.path}, res)
+		s, _ := NewScan(p, 12, model.SparseAuto, []string{c.path}, res)
 		if o := render(t, s); !strings.Contains(o.html, c.class) {
 			t.Errorf("copies=%d: want %s in\n%s", c.copies, c.class, cards(o.html))
 		}

@@ -9,6 +9,8 @@ import (
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/internal/escape"
+	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/source"
 	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -24,7 +26,7 @@ type Scan struct {
 	Sparse     string              `json:"sparse"`
 	Paths      []string            `json:"paths"`            // as given; bytes that are not UTF-8 appear as \xNN (see escape.Path)
 	Partial    bool                `json:"partial"`          // the scan was interrupted
-	Problems   []Problem           `json:"problems"`         // every path that could not be read, or changed while read
+	Problems   []source.Problem    `json:"problems"`         // every path that could not be read, or changed while read
 	Sample     *ddt.SampleEstimate `json:"sample,omitempty"` // set by a sampled scan: the figures above are estimates
 	Histogram  []Row               `json:"histogram"`
 	Total      ddt.Bucket          `json:"total"`
@@ -73,16 +75,8 @@ type Row struct {
 	ddt.Bucket
 }
 
-// Problem is one path the scan could not read (Kind "error") or that
-// changed while it was read (Kind "changed").
-type Problem struct {
-	Path   string `json:"path"` // the path, escaped (escape.Path)
-	Kind   string `json:"kind"`
-	Reason string `json:"reason"`
-}
-
 // NewScan assembles the report of a finished scan.
-func NewScan(p *zio.Policy, ashift int, sparse analyzer.Sparse, paths []string, res *analyzer.Result) (*Scan, error) {
+func NewScan(p *zio.Policy, ashift int, sparse model.Sparse, paths []string, res *analyzer.Result) (*Scan, error) {
 	version := p.Version
 	if version == "" {
 		version = p.Release.Name
@@ -94,7 +88,7 @@ func NewScan(p *zio.Policy, ashift int, sparse analyzer.Sparse, paths []string, 
 	s := &Scan{
 		Release:  version,
 		Rules:    p.Release.Name,
-		Problems: []Problem{},
+		Problems: []source.Problem{},
 		Properties: map[string]string{
 			"recordsize":  zdb.Nicenum(uint64(p.RecordSize), false),
 			"compression": zio.CompressionName(p.Compression, p.Level),

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/compare"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/scan"
@@ -19,7 +18,7 @@ import (
 // output is what real zdb -S printed for the same files
 // (testdata/sample-zfs/lz4-128k-a12.zdb-S.txt; trailing blanks trimmed).
 func ExampleRun() {
-	set := model.Settings{Release: "2.3.2", Compression: "lz4", Sparse: analyzer.SparseAlways}
+	set := model.Settings{Release: "2.3.2", Compression: "lz4", Sparse: model.SparseAlways}
 	res, err := scan.Run(context.Background(), set, []string{"../testdata/sample"}, scan.Options{})
 	if err != nil {
 		log.Fatal(err)
@@ -51,7 +50,7 @@ func ExampleRun() {
 // sample (OpenZFS 2.3.2, lz4); a model with compression=off would differ.
 func ExampleResult_Compare() {
 	for _, compression := range []string{"lz4", "off"} {
-		set := model.Settings{Release: "2.3.2", Compression: compression, Sparse: analyzer.SparseAlways}
+		set := model.Settings{Release: "2.3.2", Compression: compression, Sparse: model.SparseAlways}
 		res, err := scan.Run(context.Background(), set, []string{"../testdata/sample"}, scan.Options{})
 		if err != nil {
 			log.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/breakdown"
 	"github.com/ddtsim/ddtsim/internal/escape"
+	"github.com/ddtsim/ddtsim/source"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
@@ -33,7 +34,7 @@ type Options struct {
 	Progress *analyzer.Progress
 	// Warn, when set, receives every per-path problem as it happens (it
 	// is also in Result.Problems), from several goroutines at once.
-	Warn func(report.Problem)
+	Warn func(source.Problem)
 	// Follow, CountLinks and OneFileSystem choose which files are
 	// scanned (analyzer.Options).
 	Follow, CountLinks, OneFileSystem bool
@@ -75,7 +76,7 @@ type Result struct {
 	Scan *analyzer.Result
 	// Problems are the paths that could not be read, or changed while
 	// read, in the order met.
-	Problems []report.Problem
+	Problems []source.Problem
 	// Partial is set when the scan was interrupted (or a merged scan
 	// holds an interrupted one).
 	Partial bool
@@ -84,7 +85,7 @@ type Result struct {
 	// Missed are the files a resumed scan had partly done that the walk
 	// did not find again (errors, also in Problems): what was done of
 	// them stays in the result.
-	Missed []report.Problem
+	Missed []source.Problem
 }
 
 // SaveError is the failure to write Options.Save: the scan itself
@@ -223,12 +224,12 @@ func accumulator(set model.Settings, by string, paths []string) (*breakdown.Accu
 }
 
 // problemOf describes a per-path warning of the analyzer.
-func problemOf(path string, err error) report.Problem {
+func problemOf(path string, err error) source.Problem {
 	kind := "error"
-	if errors.Is(err, analyzer.ErrChanged) {
+	if errors.Is(err, source.ErrChanged) {
 		kind = "changed"
 	}
-	return report.Problem{Path: escape.Path(path), Kind: kind, Reason: Reason(path, err)}
+	return source.Problem{Path: escape.Path(path), Kind: kind, Reason: Reason(path, err)}
 }
 
 // Reason is the message of a per-path error without the path, which the
@@ -245,10 +246,10 @@ func Reason(path string, err error) string {
 // knew: the files that changed while it read them stay counted, and a
 // file it had partly done that the walk did not find again is an error.
 func (res *Result) resumed(r *scanfile.Scan, tracker *scanfile.Tracker) {
-	var kept []report.Problem
+	var kept []source.Problem
 	for _, p := range r.Problems {
 		if p.Kind == "changed" {
-			kept = append(kept, report.Problem(p))
+			kept = append(kept, p)
 		}
 	}
 	if kept != nil {
@@ -258,7 +259,7 @@ func (res *Result) resumed(r *scanfile.Scan, tracker *scanfile.Tracker) {
 		return
 	}
 	for _, f := range tracker.Missed() {
-		pb := report.Problem{Path: escape.Path(string(f.Path)), Kind: "error",
+		pb := source.Problem{Path: escape.Path(string(f.Path)), Kind: "error",
 			Reason: fmt.Sprintf("partly scanned before the interruption, not found again: the %d of its %d records scanned before are kept in the result",
 				f.DoneRecords(), f.Records)}
 		res.Problems = append(res.Problems, pb)
@@ -276,7 +277,7 @@ func (res *Result) save(opts Options, tracker *scanfile.Tracker) error {
 		Options:  scanfile.Options{Follow: opts.Follow, CountLinks: opts.CountLinks, OneFileSystem: opts.OneFileSystem},
 		Paths:    scanfile.Paths(res.Paths),
 		Complete: !res.Partial,
-		Problems: []scanfile.Problem{},
+		Problems: append([]source.Problem{}, res.Problems...),
 		Files:    tracker.Files(),
 	}
 	hdr.Host, _ = os.Hostname()
@@ -285,9 +286,6 @@ func (res *Result) save(opts Options, tracker *scanfile.Tracker) error {
 	}
 	if r := opts.Resume; r != nil {
 		hdr.Host, hdr.Dir = r.Host, r.Dir
-	}
-	for _, p := range res.Problems {
-		hdr.Problems = append(hdr.Problems, scanfile.Problem(p))
 	}
 	if err := scanfile.Write(opts.Save, &scanfile.Scan{Header: hdr, Table: res.Scan.Table, Counters: res.Scan.Counters}); err != nil {
 		return &SaveError{Path: opts.Save, Err: err}
@@ -307,11 +305,8 @@ func FromSaved(sc *scanfile.Scan) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Settings: set, Policy: p, Paths: scanfile.Strings(sc.Paths), Scan: sc.Result(), Partial: !sc.Complete}
-	for _, pb := range sc.Problems {
-		res.Problems = append(res.Problems, report.Problem(pb))
-	}
-	return res, nil
+	return &Result{Settings: set, Policy: p, Paths: scanfile.Strings(sc.Paths), Scan: sc.Result(), Partial: !sc.Complete,
+		Problems: sc.Problems}, nil
 }
 
 // Close releases what the result keeps on disk (the table's spilled

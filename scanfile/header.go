@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/source"
 )
 
 // Header is the JSON part of a saved scan: what was scanned, how, and how
@@ -23,8 +24,8 @@ type Header struct {
 	Paths   []Path      `json:"paths"` // the paths named, as given
 	// Complete is false for a scan that was interrupted: Files says
 	// where it stopped and `ddtsim resume` continues it.
-	Complete bool      `json:"complete"`
-	Problems []Problem `json:"problems"` // paths that could not be read, or changed while read
+	Complete bool             `json:"complete"`
+	Problems []source.Problem `json:"problems"` // paths that could not be read, or changed while read
 	// Files lists every file the scan took records from, sorted by path,
 	// with the records it took.
 	Files []File `json:"files"`
@@ -36,14 +37,6 @@ type Options struct {
 	Follow        bool `json:"follow"`          // symlinks inside directories followed
 	CountLinks    bool `json:"count_links"`     // every name of a hard-linked file counted
 	OneFileSystem bool `json:"one_file_system"` // other file systems below a path skipped
-}
-
-// Problem is one path the scan could not read (Kind "error") or that
-// changed while it was read (Kind "changed"), as the report lists it.
-type Problem struct {
-	Path   string `json:"path"` // printable (escaped) form of the path
-	Kind   string `json:"kind"`
-	Reason string `json:"reason"`
 }
 
 // File is one file a scan took records from, as it was when the scan

@@ -17,13 +17,14 @@ import (
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/source"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
 func testModel(t *testing.T) (model.Model, *zio.Policy) {
 	t.Helper()
 	st := model.Settings{Release: "2.1", RecordSize: 1 << 20, Compression: "zstd-fast-5", Copies: 2, Dedup: "on",
-		Vdevs: []string{"raidz2 6"}, Ashift: 12, Sparse: analyzer.SparseNever, Sample: 4}
+		Vdevs: []string{"raidz2 6"}, Ashift: 12, Sparse: model.SparseNever, Sample: 4}
 	p, err := st.Policy()
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +59,7 @@ func testScan(t *testing.T) *Scan {
 			Model:   m,
 			Options: Options{Follow: true},
 			Paths:   []Path{"./vmstore", "/data/odd\xffname\n"},
-			Problems: []Problem{
+			Problems: []source.Problem{
 				{Path: `/data/x`, Kind: "error", Reason: "open: permission denied"},
 			},
 			Files: []File{

@@ -116,3 +116,12 @@ type SkippedError struct {
 func (e *SkippedError) Error() string {
 	return "skipped: " + e.Kind + " is not a regular file or a block device"
 }
+
+// Problem is one path a scan could not read (Kind "error") or that
+// changed while it was read (Kind "changed"), as reports list it and
+// saved scans keep it.
+type Problem struct {
+	Path   string `json:"path"` // the path, escaped for printing (internal/escape)
+	Kind   string `json:"kind"`
+	Reason string `json:"reason"` // the error, without the path
+}

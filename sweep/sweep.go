@@ -33,6 +33,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/source"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -43,7 +44,7 @@ type Options struct {
 	// vdev, copies and dedup (only RecordSize, Compression and Level
 	// differ).
 	Lanes  []*zio.Policy
-	Sparse analyzer.Sparse
+	Sparse model.Sparse
 	// Jobs is the number of workers (files read at once); ≤ 0 means
 	// GOMAXPROCS.
 	Jobs int
@@ -209,9 +210,9 @@ func (s *sweep) file(f *source.File, buf, zeros []byte, lanes []*analyzer.Lane) 
 	size := f.Size
 	copyHoles := false
 	switch s.opts.Sparse {
-	case analyzer.SparseAlways:
+	case model.SparseAlways:
 		copyHoles = true
-	case analyzer.SparseAuto:
+	case model.SparseAuto:
 		copyHoles = f.LooksSparse
 	}
 	C := uint64(s.chunk)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -78,7 +79,7 @@ func TestSweepEqualsScans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, sparse := range []analyzer.Sparse{analyzer.SparseAlways, analyzer.SparseNever, analyzer.SparseAuto} {
+	for _, sparse := range []model.Sparse{model.SparseAlways, model.SparseNever, model.SparseAuto} {
 		ls := lanes(t, []uint32{4 << 10, 128 << 10, 1 << 20}, []zio.Compression{zio.Off, zio.LZ4})
 		res, err := Run(context.Background(), paths, Options{Lanes: ls, Sparse: sparse,
 			Warn: func(p string, err error) { t.Errorf("%s: %v", p, err) }})

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/ddtsim/ddtsim/internal/escape"
+	"github.com/ddtsim/ddtsim/source"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/report"
@@ -75,7 +76,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 		Mem:           mem,
 		SpillDir:      spillDir,
 		SpillWarn:     func(err error) { bar.println("ddtsim: --mem: " + err.Error()) },
-		Warn:          func(p report.Problem) { bar.println(fmt.Sprintf("ddtsim: %s: %s", p.Path, p.Reason)) },
+		Warn:          func(p source.Problem) { bar.println(fmt.Sprintf("ddtsim: %s: %s", p.Path, p.Reason)) },
 	}
 	if sv := s.save; sv != nil {
 		opts.Save, opts.Resume = sv.target, sv.resume
