@@ -212,5 +212,4 @@ func (s *scan) release(fl *file) {
 	fl.src.Close()
 }
 
-
 var errShrank = fmt.Errorf("shrank while it was read: the records past its new end are left out, its figures are approximate (%w)", source.ErrChanged)

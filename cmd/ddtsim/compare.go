@@ -32,12 +32,9 @@ type compareCmd struct {
 // run compares the prediction for the paths with the actual text. Exit
 // status: 0 equal within display precision, 1 different, 2 unusable input
 // (or bad flags), 130 interrupted.
-func (c *compareCmd) run(stdout, stderr io.Writer) int {
+func (c *compareCmd) run(stdout, stderr io.Writer) error {
 	s := &c.Scan
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "ddtsim: "+format+"\n", a...)
-		return exitCompareUnusable
-	}
+	fail := usagef // exit 2, as exitCompareUnusable
 	switch {
 	case c.ZdbOutput == "" && c.Pool == "":
 		return fail("compare needs the actual output: --zdb-output FILE, or --pool POOL to run zdb -S")
@@ -120,7 +117,7 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 		}()
 	}
 
-	pred, code := s.predict(scanCtx, stderr)
+	pred, predErr := s.predict(scanCtx, stderr)
 	if pred != nil {
 		defer pred.close()
 	}
@@ -130,11 +127,10 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 		}
 		r := <-zdbDone
 		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "ddtsim: interrupted")
-			return exitInterrupt
+			return statusError{exitInterrupt, "interrupted"}
 		}
 		if pred == nil {
-			return code
+			return predErr
 		}
 		if r.err != nil {
 			return fail("%s: %v", source, zdbError(r.err, c.Timeout))
@@ -153,11 +149,10 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 		}
 	}
 	if pred == nil {
-		return code
+		return predErr
 	}
 	if pred.res.Partial {
-		fmt.Fprintln(stderr, "ddtsim: interrupted")
-		return exitInterrupt
+		return statusError{exitInterrupt, "interrupted"}
 	}
 
 	cmp, err := pred.res.Compare(pred.report, actual, source, compare.Options{Tolerance: c.Tolerance, CellTolerance: c.CellTol})
@@ -172,13 +167,16 @@ func (c *compareCmd) run(stdout, stderr io.Writer) int {
 		err = cmp.WriteText(stdout)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "ddtsim: writing the report:", err)
-		return exitFailed
+		return fmt.Errorf("writing the report: %w", err)
 	}
+	end := statusError{code: cmp.Exit}
 	if n := pred.res.Scan.Counters.Errors; n > 0 {
-		fmt.Fprintf(stderr, "ddtsim: the scan completed with %d errors (see above); the prediction leaves those paths out\n", n)
+		end.msg = fmt.Sprintf("the scan completed with %d errors (see above); the prediction leaves those paths out", n)
 	}
-	return cmp.Exit
+	if end == (statusError{}) {
+		return nil
+	}
+	return end
 }
 
 // noSampling reports whether a --sample value means no sampling ("1",

@@ -12,8 +12,6 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/ddtsim/ddtsim/compare"
-
 	"github.com/ddtsim/ddtsim/breakdown"
 
 	"github.com/alecthomas/kong"
@@ -23,31 +21,6 @@ import (
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/zio"
 )
-
-// Exit statuses.
-const (
-	exitOK         = 0
-	exitFailed     = 1 // the scan could not run
-	exitUsage      = 2 // bad flags or property values
-	exitWithErrors = 3 // completed, but some paths could not be read
-	exitInterrupt  = 130
-
-	// ddtsim compare (and parse: 2 when nothing of a DDT was read).
-	exitCompareEqual    = 0 // equal within display precision (and the ratio tolerance)
-	exitCompareDiffer   = 1 // different
-	exitCompareUnusable = 2 // the actual text cannot be compared
-)
-
-// compareExit is the exit status of a comparison's outcome.
-func compareExit(o compare.Outcome) int {
-	switch o {
-	case compare.Equal:
-		return exitCompareEqual
-	case compare.Different:
-		return exitCompareDiffer
-	}
-	return exitCompareUnusable // compare.CannotTell
-}
 
 type cli struct {
 	Scan    scanCmd    `cmd:"" default:"withargs" help:"Scan files and print the simulated dedup table (the default command)."`
@@ -123,31 +96,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exit // --help
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return exitUsage
+		return exitCode(usage(err), stderr)
 	}
 	if cmd := kctx.Command(); !strings.HasPrefix(cmd, "compare") && !strings.HasPrefix(cmd, "parse") {
 		if err := emptyValues(kctx); err != nil {
-			fmt.Fprintln(stderr, "ddtsim:", err)
-			return exitUsage
+			return exitCode(usage(err), stderr)
 		}
 	}
 	switch cmd := kctx.Command(); {
 	case cmd == "scan" || strings.HasPrefix(cmd, "scan "):
-		return c.Scan.run(stdout, stderr)
+		err = c.Scan.run(stdout, stderr)
 	case strings.HasPrefix(cmd, "parse "):
-		return c.Parse.run(stdout, stderr)
+		err = c.Parse.run(stdout, stderr)
 	case cmd == "compare" || strings.HasPrefix(cmd, "compare "):
-		return c.Compare.run(stdout, stderr)
+		err = c.Compare.run(stdout, stderr)
 	case strings.HasPrefix(cmd, "merge "):
-		return c.Merge.run(stdout, stderr)
+		err = c.Merge.run(stdout, stderr)
 	case strings.HasPrefix(cmd, "resume "):
-		return c.Resume.run(stdout, stderr)
+		err = c.Resume.run(stdout, stderr)
 	case strings.HasPrefix(cmd, "sweep "):
-		return c.Sweep.run(stdout, stderr)
+		err = c.Sweep.run(stdout, stderr)
+	default:
+		err = usagef("unknown command %s", kctx.Command())
 	}
-	fmt.Fprintln(stderr, "ddtsim: unknown command", kctx.Command())
-	return exitUsage
+	return exitCode(err, stderr)
 }
 
 // emptyValues refuses a flag given an empty value (--save "", --by=):
@@ -201,31 +173,25 @@ func parseRAM(v string) (uint64, error) {
 	return n, nil
 }
 
-func (s *scanCmd) run(stdout, stderr io.Writer) int {
+func (s *scanCmd) run(stdout, stderr io.Writer) error {
 	if s.Release == "list" {
 		if err := s.releaseListFlags(); err != nil {
-			fmt.Fprintln(stderr, "ddtsim:", err)
-			return exitUsage
+			return usage(err)
 		}
-		var err error
+		write := report.WriteReleases
 		if s.JSON {
-			err = report.WriteReleasesJSON(stdout)
-		} else {
-			err = report.WriteReleases(stdout)
+			write = report.WriteReleasesJSON
 		}
-		if err != nil {
-			fmt.Fprintln(stderr, "ddtsim: writing the release table:", err)
-			return exitFailed
+		if err := write(stdout); err != nil {
+			return fmt.Errorf("writing the release table: %w", err)
 		}
-		return exitOK
+		return nil
 	}
 	if s.RAM != "" && s.Zdb {
-		fmt.Fprintln(stderr, "ddtsim: --ram has no place in --zdb output (zdb -S prints no DDT size); use the text, --json, --csv or --html")
-		return exitUsage
+		return usagef("--ram has no place in --zdb output (zdb -S prints no DDT size); use the text, --json, --csv or --html")
 	}
 	if s.By != "" && s.Zdb {
-		fmt.Fprintln(stderr, "ddtsim: --by has no place in --zdb output (zdb -S prints none); use the text, --json, --csv or --html")
-		return exitUsage
+		return usagef("--by has no place in --zdb output (zdb -S prints none); use the text, --json, --csv or --html")
 	}
 	ctx, interruptCode, stop := interruptContext(context.Background())
 	defer stop()
@@ -253,50 +219,52 @@ func (s *scanCmd) releaseListFlags() error {
 	return nil
 }
 
-// runContext scans until done or ctx is cancelled, prints the report and
-// returns the exit status; interruptCode gives the status for a cancelled
-// ctx.
-func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdout, stderr io.Writer) int {
-	if code := s.startHTML(stderr); code != exitOK {
-		return code
+// runContext scans until done or ctx is cancelled and prints the report;
+// interruptCode gives the exit status for a cancelled ctx.
+func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdout, stderr io.Writer) error {
+	if err := s.startHTML(); err != nil {
+		return err
 	}
-	if code := s.startSave(stderr); code != exitOK {
-		return code
+	if err := s.startSave(); err != nil {
+		return err
 	}
-	pr, code := s.predict(ctx, stderr)
+	pr, saveErr := s.predict(ctx, stderr)
 	if pr == nil {
-		return code
+		return saveErr
 	}
 	defer pr.close()
-	saved := code == exitOK
 	if err := writeReport(pr.report, format{zdb: s.Zdb, json: s.JSON, csv: s.CSV}, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "ddtsim: writing the report:", err)
-		return exitFailed
+		return fmt.Errorf("writing the report: %w", err)
 	}
 	if s.HTML != "" {
 		if err := writeHTML(s.HTML, pr.report); err != nil {
-			fmt.Fprintln(stderr, "ddtsim: writing the HTML report:", err)
-			return exitFailed
+			return fmt.Errorf("writing the HTML report: %w", err)
 		}
 	}
-	if !saved {
-		return exitFailed
+	if saveErr != nil {
+		return saveErr
 	}
 	c := pr.res.Scan.Counters
+	return endStatus(pr.res.Partial, c.Errors, c.Changed, interruptCode)
+}
+
+// endStatus is how a scan (or sweep) that printed its report ends:
+// interrupted (130, or 128 + the signal), completed with errors (3), or
+// with files that changed while read (a note, 0).
+func endStatus(partial bool, errors, changed uint64, interruptCode func() int) error {
 	switch {
-	case pr.res.Partial:
-		fmt.Fprintln(stderr, "ddtsim: interrupted: the result above is partial")
-		if code := interruptCode(); code != 0 {
-			return code
+	case partial:
+		code := interruptCode()
+		if code == 0 {
+			code = exitInterrupt
 		}
-		return exitInterrupt
-	case c.Errors > 0:
-		fmt.Fprintf(stderr, "ddtsim: completed with %s (see above); the result leaves out what could not be read\n", plural(c.Errors, "error"))
-		return exitWithErrors
-	case c.Changed > 0:
-		fmt.Fprintf(stderr, "ddtsim: %s changed while read (see above); the result is approximate for them\n", plural(c.Changed, "file"))
+		return statusError{code, "interrupted: the result above is partial"}
+	case errors > 0:
+		return statusError{exitWithErrors, fmt.Sprintf("completed with %s (see above); the result leaves out what could not be read", plural(errors, "error"))}
+	case changed > 0:
+		return statusError{exitOK, fmt.Sprintf("%s changed while read (see above); the result is approximate for them", plural(changed, "file"))}
 	}
-	return exitOK
+	return nil
 }
 
 // format is the output format chosen: one of zdb, json, csv, or the text.
@@ -328,14 +296,4 @@ func plural(n uint64, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// reason strips the path from an *fs.PathError-style message, which the
-// caller prints already.
-func reason(path string, err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) && pe.Path == path {
-		return pe.Op + ": " + pe.Err.Error()
-	}
-	return err.Error()
 }

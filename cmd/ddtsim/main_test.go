@@ -174,7 +174,7 @@ func TestInterruptedScan(t *testing.T) {
 		s.Paths = []string{dir}
 		s.Release, s.Ashift, s.Sparse, s.JSON = "latest", "12", "auto", format == "--json"
 		var o, e bytes.Buffer
-		code := s.runContext(ctx, func() int { return 143 }, &o, &e)
+		code := exitCode(s.runContext(ctx, func() int { return 143 }, &o, &e), &e)
 		if code != 143 || !strings.Contains(e.String(), "interrupted") {
 			t.Errorf("%s: exit %d, stderr %q", format, code, e.String())
 		}

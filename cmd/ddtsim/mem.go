@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"math"
 	"os"
 	"sync"
@@ -28,46 +26,37 @@ var minMem uint64 = 1 << 20
 var spillDirs sync.Map
 
 // startSpill parses --mem and --tmpdir and creates the spill directory. It
-// returns 0 and "" without --mem. On error it has printed the reason and
-// returns the exit status.
-func (s *scanCmd) startSpill(stderr io.Writer) (mem int64, dir string, code int) {
+// returns 0 and "" without --mem.
+func (s *scanCmd) startSpill() (mem int64, dir string, err error) {
 	if s.Mem == "" {
 		if s.TmpDir != "" {
-			fmt.Fprintln(stderr, "ddtsim: --tmpdir is where --mem spills the table: it needs --mem SIZE")
-			return 0, "", exitUsage
+			return 0, "", usagef("--tmpdir is where --mem spills the table: it needs --mem SIZE")
 		}
-		return 0, "", exitOK
+		return 0, "", nil
 	}
 	n, err := model.ParseSize(s.Mem)
 	if err != nil || n == 0 || n > math.MaxInt64 {
-		fmt.Fprintf(stderr, "ddtsim: --mem %s: invalid (accepted: the table's memory bound as a size, a whole number with an optional K, M, G, T suffix, at least %s, e.g. 512M, 4G, 1T)\n",
+		return 0, "", usagef("--mem %s: invalid (accepted: the table's memory bound as a size, a whole number with an optional K, M, G, T suffix, at least %s, e.g. 512M, 4G, 1T)",
 			s.Mem, zdb.Nicenum(minMem, false))
-		return 0, "", exitUsage
 	}
 	if n < minMem {
 		// Each spill writes a run; tiny bounds write thousands, which the
 		// final merge may not be able to open at once.
-		fmt.Fprintf(stderr, "ddtsim: --mem %s: too small (accepted: at least %s, e.g. 512M, 4G, 1T; the table spills a run to disk each time it reaches the bound)\n",
+		return 0, "", usagef("--mem %s: too small (accepted: at least %s, e.g. 512M, 4G, 1T; the table spills a run to disk each time it reaches the bound)",
 			s.Mem, zdb.Nicenum(minMem, false))
-		return 0, "", exitUsage
 	}
 	parent, where := s.TmpDir, "--tmpdir "+s.TmpDir
 	if parent == "" {
 		parent = os.TempDir()
 		where = "--mem: " + parent + " ($TMPDIR, or --tmpdir DIR)"
 	}
-	// Spill runs among the files scanned would be read as data.
-	flag := "--tmpdir"
-	if s.TmpDir == "" {
-		flag = "--mem: $TMPDIR"
-	}
-	// An explicit --tmpdir among the paths scanned is refused; the default
+	// Spill runs among the files scanned would be read as data: an
+	// explicit --tmpdir among the paths scanned is refused; the default
 	// one ($TMPDIR, e.g. /tmp under a scanned /) is used and left out of
-	// the walk (predict passes the spill directory as a SkipDir).
+	// the walk (the scan skips its spill directory).
 	if s.TmpDir != "" {
-		if err := checkOutside(flag, parent, true, s.Paths, s.OneFileSystem); err != nil {
-			fmt.Fprintln(stderr, "ddtsim:", err)
-			return 0, "", exitUsage
+		if err := checkOutside("--tmpdir", parent, true, s.Paths, s.OneFileSystem); err != nil {
+			return 0, "", err
 		}
 	}
 	dir, err = os.MkdirTemp(parent, "ddtsim-spill-")
@@ -76,11 +65,10 @@ func (s *scanCmd) startSpill(stderr io.Writer) (mem int64, dir string, code int)
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		fmt.Fprintf(stderr, "ddtsim: %s: cannot create the spill directory there: %v\n", where, err)
-		return 0, "", exitUsage
+		return 0, "", usagef("%s: cannot create the spill directory there: %v", where, err)
 	}
 	spillDirs.Store(dir, true)
-	return int64(n), dir, exitOK
+	return int64(n), dir, nil
 }
 
 // removeSpillDir removes a spill directory and the runs in it.

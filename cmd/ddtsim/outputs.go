@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -12,6 +10,7 @@ import (
 	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/internal/outpath"
 	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/scan"
 )
 
 // What a scan writes besides standard output (--html FILE, --save FILE,
@@ -28,7 +27,7 @@ import (
 func checkOutside(flag, name string, isDir bool, paths []string, oneFS bool) error {
 	out, err := outpath.Resolve(name)
 	if err != nil {
-		return fmt.Errorf("%s %s: %s", flag, escape.Path(name), reason(name, err))
+		return usagef("%s %s: %s", flag, escape.Path(name), scan.Reason(name, err))
 	}
 	for _, p := range paths {
 		d, err := filepath.EvalSymlinks(p)
@@ -56,28 +55,25 @@ func checkOutside(flag, name string, isDir bool, paths []string, oneFS bool) err
 		if abs, err := filepath.Abs(name); err != nil || abs != out {
 			at = " (" + escape.Path(out) + ")" // through a symlink
 		}
-		return fmt.Errorf("%s %s%s lies inside %s, which is scanned: %s", flag, escape.Path(name), at, escape.Path(p), what)
+		return usagef("%s %s%s lies inside %s, which is scanned: %s", flag, escape.Path(name), at, escape.Path(p), what)
 	}
 	return nil
 }
 
 // startHTML checks --html before the scan: not inside the paths scanned,
-// not the --save file, and writable. On error it has printed the reason
-// and returns exitUsage.
-func (s *scanCmd) startHTML(stderr io.Writer) int {
+// not the --save file, and writable.
+func (s *scanCmd) startHTML() error {
 	if s.HTML == "" {
-		return exitOK
+		return nil
 	}
 	if err := checkOutside("--html", s.HTML, false, s.Paths, s.OneFileSystem); err != nil {
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return exitUsage
+		return err
 	}
 	if s.Save != "" {
 		a, errA := outpath.Resolve(s.HTML)
 		b, errB := outpath.Resolve(s.Save)
 		if errA == nil && errB == nil && a == b {
-			fmt.Fprintf(stderr, "ddtsim: --html %s and --save %s name the same file\n", escape.Path(s.HTML), escape.Path(s.Save))
-			return exitUsage
+			return usagef("--html %s and --save %s name the same file", escape.Path(s.HTML), escape.Path(s.Save))
 		}
 	}
 	if err := outpath.CheckCreatable(s.HTML); err != nil {
@@ -85,10 +81,9 @@ func (s *scanCmd) startHTML(stderr io.Writer) int {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		fmt.Fprintf(stderr, "ddtsim: --html %s: cannot write there: %v\n", escape.Path(s.HTML), err)
-		return exitUsage
+		return usagef("--html %s: cannot write there: %v", escape.Path(s.HTML), err)
 	}
-	return exitOK
+	return nil
 }
 
 // writeHTML writes the report's HTML page to path.

@@ -48,11 +48,10 @@ func readText(name string) (*zdb.Parsed, error) {
 // run prints what the text says. Exit status: 0 read, 1 read but with
 // unreadable rows or numbers or failed consistency checks, 2 nothing of a
 // DDT in it (or the file cannot be read).
-func (c *parseCmd) run(stdout, stderr io.Writer) int {
+func (c *parseCmd) run(stdout, stderr io.Writer) error {
 	p, err := readText(c.File)
 	if err != nil {
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return exitCompareUnusable
+		return statusError{exitCompareUnusable, err.Error()}
 	}
 	name := c.File
 	if name == "-" {
@@ -64,16 +63,13 @@ func (c *parseCmd) run(stdout, stderr io.Writer) int {
 		err = p.WriteText(stdout, name)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "ddtsim: writing the report:", err)
-		return exitFailed
+		return fmt.Errorf("writing the report: %w", err)
 	}
 	switch {
 	case !p.Usable():
-		fmt.Fprintf(stderr, "ddtsim: %s: no DDT histogram, DDT line or dedup summary found\n", name)
-		return exitCompareUnusable
+		return statusError{exitCompareUnusable, name + ": no DDT histogram, DDT line or dedup summary found"}
 	case p.Errors() > 0 || len(p.Failed()) > 0:
-		fmt.Fprintf(stderr, "ddtsim: %s: %d unreadable lines, %d failed checks (see above)\n", name, p.Errors(), len(p.Failed()))
-		return 1
+		return statusError{1, fmt.Sprintf("%s: %d unreadable lines, %d failed checks (see above)", name, p.Errors(), len(p.Failed()))}
 	}
-	return exitOK
+	return nil
 }

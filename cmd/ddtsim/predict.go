@@ -36,33 +36,30 @@ func closeSpill(res *scan.Result, dir string) {
 // checkJobs refuses a -j out of range.
 func checkJobs(n int) error {
 	if n < 0 || n > analyzer.MaxJobs {
-		return fmt.Errorf("--jobs %d: invalid (accepted: 0 for one per CPU, or 1 to %d)", n, analyzer.MaxJobs)
+		return usagef("--jobs %d: invalid (accepted: 0 for one per CPU, or 1 to %d)", n, analyzer.MaxJobs)
 	}
 	return nil
 }
 
 // predict runs the scan for the flags (scan.Run, with the progress bar
-// and the per-path warnings on stderr) and assembles its report. On
-// failure it has printed the reason and returns the exit status to use:
-// exitUsage for bad flags, exitFailed when the scan could not run. A
-// cancelled ctx gives a partial result.
-func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, int) {
+// and the per-path warnings on stderr) and assembles its report. It
+// returns nil and the error when there is nothing to report; a prediction
+// and a statusError when the scan ran but its --save failed (said on
+// stderr). A cancelled ctx gives a partial result.
+func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, error) {
 	if len(s.Paths) == 0 {
-		fmt.Fprintln(stderr, "ddtsim: expected <path> ...: name the files and directories to scan")
-		return nil, exitUsage
+		return nil, usagef("expected <path> ...: name the files and directories to scan")
 	}
 	if err := checkJobs(s.Jobs); err != nil {
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return nil, exitUsage
+		return nil, err
 	}
 	set, err := s.settings()
 	if err != nil {
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return nil, exitUsage
+		return nil, usage(err)
 	}
-	mem, spillDir, code := s.startSpill(stderr)
-	if code != exitOK {
-		return nil, code
+	mem, spillDir, err := s.startSpill()
+	if err != nil {
+		return nil, err
 	}
 	prog := &analyzer.Progress{}
 	bar := startProgress(prog, stderr)
@@ -86,39 +83,27 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, i
 	}
 	res, err := scan.Run(ctx, set, s.Paths, opts)
 	bar.stop()
-	var ue *scan.UsageError
 	var se *scan.SaveError
-	switch {
-	case errors.As(err, &ue):
+	if res == nil {
 		removeSpillDir(spillDir)
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return nil, exitUsage
-	case err != nil && res == nil:
-		removeSpillDir(spillDir)
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return nil, exitFailed
+		return nil, err
 	}
 	pr := &prediction{res: res, spillDir: spillDir}
 	for _, m := range res.Missed {
 		fmt.Fprintf(stderr, "ddtsim: %s: %s\n", m.Path, m.Reason)
 	}
-	saved := true
+	var saveErr error
 	switch {
 	case errors.As(err, &se):
 		fmt.Fprintf(stderr, "ddtsim: saving the scan in %s: %v\n", escape.Path(s.save.path), se.Err)
-		saved = false
+		saveErr = statusError{exitFailed, ""}
 	case res.Partial && s.save != nil:
 		name := escape.Path(s.save.path)
 		fmt.Fprintf(stderr, "ddtsim: the partial scan is saved in %s: ddtsim resume %s continues it\n", name, name)
 	}
-	pr.report, err = res.Report(s.ram)
-	if err != nil {
+	if pr.report, err = res.Report(s.ram); err != nil {
 		pr.close()
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return nil, exitFailed
+		return nil, err
 	}
-	if !saved {
-		return pr, exitFailed
-	}
-	return pr, exitOK
+	return pr, saveErr
 }

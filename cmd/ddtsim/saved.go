@@ -54,22 +54,20 @@ var testDoneHook func()
 // count it); and an existing file is replaced only if it is a saved scan
 // (or empty). A symlink is written through: its target is replaced, the
 // link stays.
-func (s *scanCmd) startSave(stderr io.Writer) int {
+func (s *scanCmd) startSave() error {
 	if s.Save == "" {
-		return exitOK
+		return nil
 	}
 	name := escape.Path(s.Save)
 	if err := checkOutside("--save", s.Save, false, s.Paths, s.OneFileSystem); err != nil {
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return exitUsage
+		return err
 	}
 	target, err := outpath.LinkTarget(s.Save)
 	if err == nil {
 		err = scanfile.CheckReplaceable(target)
 		var ne *scanfile.NotSavedScanError
 		if errors.As(err, &ne) {
-			fmt.Fprintf(stderr, "ddtsim: --save %s: %v\n", name, err)
-			return exitUsage
+			return usagef("--save %s: %v", name, err)
 		}
 	}
 	if err == nil {
@@ -77,14 +75,13 @@ func (s *scanCmd) startSave(stderr io.Writer) int {
 	}
 	if err != nil {
 		// A path that cannot be written is a bad value, as for --html.
-		fmt.Fprintf(stderr, "ddtsim: --save %s: cannot write there: %s\n", name, reason(target, err))
-		return exitUsage
+		return usagef("--save %s: cannot write there: %s", name, scan.Reason(target, err))
 	}
 	if s.save == nil {
 		s.save = &saving{}
 	}
 	s.save.path, s.save.target = s.Save, target
-	return exitOK
+	return nil
 }
 
 // run merges the saved scans and prints the report. Exit status: 0
@@ -92,87 +89,72 @@ func (s *scanCmd) startSave(stderr io.Writer) int {
 // another version, truncated, corrupt); 2 the scans have different
 // properties (listed); 3 merged, but some paths could not be read when the
 // scans were made.
-func (m *mergeCmd) run(stdout, stderr io.Writer) int {
+func (m *mergeCmd) run(stdout, stderr io.Writer) error {
 	ram, err := parseRAM(m.RAM)
 	if err != nil {
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return exitUsage
+		return usage(err)
 	}
 	for i, a := range m.Files {
 		for _, b := range m.Files[:i] {
 			fa, ea := os.Stat(a)
 			fb, eb := os.Stat(b)
 			if ea == nil && eb == nil && os.SameFile(fa, fb) {
-				fmt.Fprintf(stderr, "ddtsim: %s and %s are the same saved scan: merging it with itself would count its files twice\n",
-					escape.Path(b), escape.Path(a))
-				return exitUsage
+				return usagef("%s and %s are the same saved scan: merging it with itself would count its files twice", escape.Path(b), escape.Path(a))
 			}
 		}
 	}
 	mg, err := scanfile.Merge(m.Files)
-	var me *scanfile.ModelError
-	switch {
-	case errors.As(err, &me):
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return exitUsage
-	case err != nil:
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return exitFailed
+	if err != nil {
+		return err // a *scanfile.ModelError is a usage error
 	}
 	for _, n := range mg.Notes {
 		fmt.Fprintln(stderr, "ddtsim: note:", n)
 	}
-	code := printSaved(&mg.Scan, m.Zdb, m.JSON, ram, stdout, stderr)
-	if len(mg.Partial) > 0 && code != exitFailed {
+	err = printSaved(&mg.Scan, m.Zdb, m.JSON, ram, stdout, stderr)
+	if st := (statusError{}); len(mg.Partial) > 0 && (err == nil || errors.As(err, &st)) {
 		fmt.Fprintf(stderr, "ddtsim: the result is partial: interrupted scans: %s (ddtsim resume FILE completes one)\n",
 			strings.Join(mg.Partial, ", "))
 	}
-	return code
+	return err
 }
 
 // printSaved prints the report of a saved (or merged) scan in the format
-// asked for (ram > 0, bytes: with the ARC verdict) and returns the exit status: 0, 3 when paths could not be
-// read, 1 when printing failed. The report is assembled as for a scan
-// with the saved flags (newReport).
-func printSaved(sc *scanfile.Scan, zdb, json bool, ram uint64, stdout, stderr io.Writer) int {
+// asked for (ram > 0, bytes: with the ARC verdict), assembled as for a
+// scan with the saved settings; exit 3 when paths could not be read.
+func printSaved(sc *scanfile.Scan, zdb, json bool, ram uint64, stdout, stderr io.Writer) error {
 	res, err := scan.FromSaved(sc)
 	var rep *report.Scan
 	if err == nil {
 		rep, err = res.Report(ram)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return exitFailed
+		return err
 	}
 	if err := writeReport(rep, format{zdb: zdb, json: json}, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "ddtsim: writing the report:", err)
-		return exitFailed
+		return fmt.Errorf("writing the report: %w", err)
 	}
 	if res.Scan.Counters.Errors > 0 {
-		return exitWithErrors
+		return statusError{exitWithErrors, ""}
 	}
-	return exitOK
+	return nil
 }
 
-func (r *resumeCmd) run(stdout, stderr io.Writer) int {
+func (r *resumeCmd) run(stdout, stderr io.Writer) error {
 	ctx, interruptCode, stop := interruptContext(context.Background())
 	defer stop()
 	return r.runContext(ctx, interruptCode, stdout, stderr)
 }
 
 // runContext continues the saved scan until done or ctx is cancelled,
-// saves it again, prints the report and returns the exit status (that of
-// a scan; 1 when the file cannot be read, 2 when it cannot be resumed
-// here).
-func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, stdout, stderr io.Writer) int {
+// saves it again and prints the report; it ends as a scan does, or with 1
+// when the file cannot be read, 2 when it cannot be resumed here.
+func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, stdout, stderr io.Writer) error {
 	if err := checkJobs(r.Jobs); err != nil {
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return exitUsage
+		return err
 	}
 	saved, err := scanfile.Read(r.File, scanfile.DecodeOptions{})
 	if err != nil {
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return exitFailed
+		return err
 	}
 	name := escape.Path(r.File)
 	if saved.Complete {
@@ -188,9 +170,8 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 	wd, _ := os.Getwd()
 	for _, p := range saved.Paths {
 		if !filepath.IsAbs(string(p)) && filepath.Clean(wd) != filepath.Clean(string(saved.Dir)) {
-			fmt.Fprintf(stderr, "ddtsim: %s names relative paths (%s) from the directory %s: run ddtsim resume there\n",
+			return usagef("%s names relative paths (%s) from the directory %s: run ddtsim resume there",
 				name, escape.Path(string(p)), escape.Path(string(saved.Dir)))
-			return exitUsage
 		}
 	}
 	// The saved model must rebuild itself exactly.
@@ -200,12 +181,10 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 		p, err = set.Policy()
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "ddtsim: %s: its flags are not valid for this ddtsim: %v\n", name, err)
-		return exitUsage
+		return usagef("%s: its flags are not valid for this ddtsim: %v", name, err)
 	}
 	if m := set.Model(p); !m.Equal(saved.Model) {
-		fmt.Fprintf(stderr, "ddtsim: %s: this ddtsim rebuilds its model differently (%s)\n", name, strings.Join(saved.Model.Diff(m), "; "))
-		return exitUsage
+		return usagef("%s: this ddtsim rebuilds its model differently (%s)", name, strings.Join(saved.Model.Diff(m), "; "))
 	}
 	h := &saved.Header
 	s := &scanCmd{

@@ -190,7 +190,7 @@ func TestResumeAfterInterruptEqualsUninterrupted(t *testing.T) {
 			cl := parseCLI(t, append(append(append([]string{}, args...), "--save", file), inputs...)...)
 			ctx, _ := interruptAfter(t, 20)
 			var o, e bytes.Buffer
-			if code := cl.Scan.runContext(ctx, code130, &o, &e); code != exitInterrupt {
+			if code := exitCode(cl.Scan.runContext(ctx, code130, &o, &e), &e); code != exitInterrupt {
 				t.Fatalf("exit %d: %s", code, e.String())
 			}
 			if !strings.Contains(e.String(), "partial scan is saved in "+file+": ddtsim resume "+file+" continues it") ||
@@ -216,7 +216,7 @@ func TestResumeAfterInterruptEqualsUninterrupted(t *testing.T) {
 			o.Reset()
 			e.Reset()
 			r := resumeCmd{File: file, JSON: true, Jobs: 2}
-			if code := r.runContext(ctx, code130, &o, &e); code != exitInterrupt {
+			if code := exitCode(r.runContext(ctx, code130, &o, &e), &e); code != exitInterrupt {
 				t.Fatalf("resume: exit %d: %s", code, e.String())
 			}
 			testDoneHook = nil
@@ -269,7 +269,7 @@ func TestResumeChangedFile(t *testing.T) {
 	cl := parseCLI(t, "-j", "1", "--save", file, dir)
 	ctx, _ := interruptAfter(t, 1)
 	var o, e bytes.Buffer
-	if code := cl.Scan.runContext(ctx, code130, &o, &e); code != exitInterrupt {
+	if code := exitCode(cl.Scan.runContext(ctx, code130, &o, &e), &e); code != exitInterrupt {
 		t.Fatalf("exit %d: %s", code, e.String())
 	}
 	testDoneHook = nil
@@ -354,7 +354,7 @@ func TestSavedScanErrors(t *testing.T) {
 	cl := parseCLI(t, "-j", "1", "--save", rel, ".")
 	ctx, _ := interruptAfter(t, 1)
 	var o, e bytes.Buffer
-	if code := cl.Scan.runContext(ctx, code130, &o, &e); code != exitInterrupt {
+	if code := exitCode(cl.Scan.runContext(ctx, code130, &o, &e), &e); code != exitInterrupt {
 		t.Fatalf("exit %d: %s", code, e.String())
 	}
 	testDoneHook = nil

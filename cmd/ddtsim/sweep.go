@@ -6,8 +6,10 @@ import (
 	"io"
 	"sync"
 
+	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/sweep"
 )
 
@@ -24,27 +26,22 @@ type sweepCmd struct {
 	Paths     []string `arg:"" name:"path" help:"Files and directories to scan (each byte is read once for all combinations)."`
 }
 
-func (s *sweepCmd) run(stdout, stderr io.Writer) int {
+func (s *sweepCmd) run(stdout, stderr io.Writer) error {
 	if s.Release == "list" {
-		fmt.Fprintln(stderr, "ddtsim: sweep --release list: use ddtsim --release list")
-		return exitUsage
+		return usagef("sweep --release list: use ddtsim --release list")
 	}
 	set, lanes, err := sweep.Lanes(model.Text{Release: s.Release, Properties: s.Property, Vdevs: s.Vdev, Ashift: s.Ashift, Sparse: s.Sparse})
 	if err != nil {
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return exitUsage
+		return usage(err)
 	}
 	if err := checkJobs(s.Jobs); err != nil {
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return exitUsage
+		return err
 	}
 	if s.Histogram != 0 && s.JSON {
-		fmt.Fprintln(stderr, "ddtsim: --histogram with --json: the JSON has every row's zdb -S text already (zdb_S); drop --histogram")
-		return exitUsage
+		return usagef("--histogram with --json: the JSON has every row's zdb -S text already (zdb_S); drop --histogram")
 	}
 	if s.Histogram < 0 || s.Histogram > len(lanes) {
-		fmt.Fprintf(stderr, "ddtsim: --histogram %d: invalid (accepted: 1 to %d, a row of the table)\n", s.Histogram, len(lanes))
-		return exitUsage
+		return usagef("--histogram %d: invalid (accepted: 1 to %d, a row of the table)", s.Histogram, len(lanes))
 	}
 	ctx, interruptCode, stop := interruptContext(context.Background())
 	defer stop()
@@ -53,11 +50,10 @@ func (s *sweepCmd) run(stdout, stderr io.Writer) int {
 		Warn: func(path string, err error) {
 			mu.Lock()
 			defer mu.Unlock()
-			fmt.Fprintf(stderr, "ddtsim: %s: %s\n", path, reason(path, err))
+			fmt.Fprintf(stderr, "ddtsim: %s: %s\n", escape.Path(path), scan.Reason(path, err))
 		}})
 	if res == nil {
-		fmt.Fprintln(stderr, "ddtsim:", err)
-		return exitFailed
+		return err
 	}
 	sw := report.NewSweep(res, set, s.Sort)
 	if s.JSON {
@@ -66,19 +62,7 @@ func (s *sweepCmd) run(stdout, stderr io.Writer) int {
 		err = sw.WriteText(stdout, s.Histogram)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "ddtsim: writing the report:", err)
-		return exitFailed
+		return fmt.Errorf("writing the report: %w", err)
 	}
-	switch {
-	case ctx.Err() != nil:
-		fmt.Fprintln(stderr, "ddtsim: interrupted: the result above is partial")
-		if code := interruptCode(); code != 0 {
-			return code
-		}
-		return exitInterrupt
-	case res.Counters.Errors > 0:
-		fmt.Fprintf(stderr, "ddtsim: completed with %s (see above); the result leaves out what could not be read\n", plural(res.Counters.Errors, "error"))
-		return exitWithErrors
-	}
-	return exitOK
+	return endStatus(ctx.Err() != nil, res.Counters.Errors, res.Counters.Changed, interruptCode)
 }
