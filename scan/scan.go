@@ -43,11 +43,12 @@ type Options struct {
 	// sample.
 	By string
 	// Mem > 0 bounds the table's memory, bytes: beyond it the table
-	// spills sorted runs to SpillDir, an existing directory the caller
-	// creates and removes (and which the walk skips). SpillWarn receives
-	// a failure to spill (the table then stays in memory).
+	// spills sorted runs to a directory of its own that Run creates in
+	// TmpDir ($TMPDIR, else /tmp, when empty), that the walk skips and
+	// that Result.Close removes. SpillWarn receives a failure to spill
+	// (the table then stays in memory).
 	Mem       int64
-	SpillDir  string
+	TmpDir    string
 	SpillWarn func(error)
 	// Save names the file the scan is saved in when it ends or is
 	// interrupted (scanfile's format), for `ddtsim merge` and `ddtsim
@@ -82,6 +83,8 @@ type Result struct {
 	Partial bool
 	// Breakdown is the per-group breakdown (Options.By); nil without.
 	Breakdown *breakdown.Result
+	spillDir  string // Options.Mem's runs, removed by Close
+
 	// Missed are the files a resumed scan had partly done that the walk
 	// did not find again (errors, also in Problems): what was done of
 	// them stays in the result.
@@ -102,6 +105,54 @@ func (e *SaveError) Error() string {
 // Unwrap returns the cause.
 
 func (e *SaveError) Unwrap() error { return e.Err }
+
+// SpillDirError is the failure to create the spill directory (Options.Mem)
+// in Parent: nothing was scanned.
+type SpillDirError struct {
+	Parent string
+	Err    error // the cause, without the path
+}
+
+func (e *SpillDirError) Error() string {
+	return fmt.Sprintf("%s: cannot create the spill directory there: %v", e.Parent, e.Err)
+}
+
+// spillDirs holds the spill directories in use, for RemoveSpillDirs.
+var spillDirs sync.Map
+
+// RemoveSpillDirs removes the spill directories of every scan not closed
+// yet, for a process about to end at once (a second interrupt).
+func RemoveSpillDirs() {
+	spillDirs.Range(func(k, _ any) bool {
+		os.RemoveAll(k.(string))
+		return true
+	})
+}
+
+// makeSpillDir creates a spill directory in parent ($TMPDIR when "").
+func makeSpillDir(parent string) (string, error) {
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	dir, err := os.MkdirTemp(parent, "ddtsim-spill-")
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", &SpillDirError{Parent: parent, Err: err}
+	}
+	spillDirs.Store(dir, true)
+	return dir, nil
+}
+
+// removeSpillDir removes a spill directory and the runs in it.
+func removeSpillDir(dir string) {
+	if dir != "" {
+		os.RemoveAll(dir)
+		spillDirs.Delete(dir)
+	}
+}
 
 // UsageError is a setting or option that cannot be used: nothing was
 // scanned.
@@ -135,6 +186,11 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		return nil, &UsageError{err}
 	}
 	res := &Result{Settings: set, Policy: p, Paths: paths}
+	if opts.Mem > 0 {
+		if res.spillDir, err = makeSpillDir(opts.TmpDir); err != nil {
+			return nil, err
+		}
+	}
 	var mu sync.Mutex
 	ao := analyzer.Options{
 		Policy:        p,
@@ -147,7 +203,7 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		Sample:        set.SampleRate(),
 		Zvol:          set.Zvol,
 		Mem:           opts.Mem,
-		SpillDir:      opts.SpillDir,
+		SpillDir:      res.spillDir,
 		SpillWarn:     opts.SpillWarn,
 		Warn: func(path string, err error) {
 			pb := problemOf(path, err)
@@ -159,8 +215,8 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 			}
 		},
 	}
-	if opts.SpillDir != "" {
-		ao.SkipDirs = []string{opts.SpillDir}
+	if res.spillDir != "" {
+		ao.SkipDirs = []string{res.spillDir}
 	}
 	if acc != nil {
 		ao.OnFile, ao.OnBlock, ao.BlockRuns = acc.File, acc.Block, true
@@ -189,9 +245,7 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 	res.Scan, err = analyzer.Scan(ctx, paths, ao)
 	if err != nil {
 		if !errors.Is(err, context.Canceled) || res.Scan == nil {
-			if res.Scan != nil && res.Scan.Table != nil {
-				res.Scan.Table.Close()
-			}
+			res.Close()
 			return nil, err
 		}
 		res.Partial = true
@@ -309,12 +363,18 @@ func FromSaved(sc *scanfile.Scan) (*Result, error) {
 		Problems: sc.Problems}, nil
 }
 
-// Close releases what the result keeps on disk (the table's spilled
-// runs); the table is not usable after it.
+// Close releases what the result keeps on disk (the table's spilled runs
+// and their directory); the table is not usable after it. The run files
+// are closed first: a scan that failed for want of file descriptors could
+// not even open the directory to remove it otherwise.
 func (res *Result) Close() {
-	if res != nil && res.Scan != nil && res.Scan.Table != nil {
+	if res == nil {
+		return
+	}
+	if res.Scan != nil && res.Scan.Table != nil {
 		res.Scan.Table.Close()
 	}
+	removeSpillDir(res.spillDir)
 }
 
 // Report assembles the report of the result as every command shows it:

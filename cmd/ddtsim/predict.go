@@ -16,22 +16,13 @@ import (
 
 // prediction is a finished scan with the scan command's flags.
 type prediction struct {
-	res      *scan.Result
-	report   *report.Scan
-	spillDir string // --mem's runs: removed by close
+	res    *scan.Result
+	report *report.Scan
 }
 
 // close removes what the prediction keeps on disk (--mem's runs); the
 // table in res is not usable after it.
-func (pr *prediction) close() { closeSpill(pr.res, pr.spillDir) }
-
-// closeSpill closes the table's run files, then removes the spill
-// directory: with the runs still open, a scan that failed for want of file
-// descriptors could not even open the directory to remove it.
-func closeSpill(res *scan.Result, dir string) {
-	res.Close()
-	removeSpillDir(dir)
-}
+func (pr *prediction) close() { pr.res.Close() }
 
 // checkJobs refuses a -j out of range.
 func checkJobs(n int) error {
@@ -57,7 +48,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 	if err != nil {
 		return nil, usage(err)
 	}
-	mem, spillDir, err := s.startSpill()
+	mem, err := s.parseMem()
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +62,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 		OneFileSystem: s.OneFileSystem,
 		By:            s.By,
 		Mem:           mem,
-		SpillDir:      spillDir,
+		TmpDir:        s.TmpDir,
 		SpillWarn:     func(err error) { bar.println("ddtsim: --mem: " + err.Error()) },
 		Warn:          func(p source.Problem) { bar.println(fmt.Sprintf("ddtsim: %s: %s", p.Path, p.Reason)) },
 	}
@@ -84,11 +75,13 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 	res, err := scan.Run(ctx, set, s.Paths, opts)
 	bar.stop()
 	var se *scan.SaveError
+	if sde := (*scan.SpillDirError)(nil); errors.As(err, &sde) {
+		return nil, s.spillDirError(sde)
+	}
 	if res == nil {
-		removeSpillDir(spillDir)
 		return nil, err
 	}
-	pr := &prediction{res: res, spillDir: spillDir}
+	pr := &prediction{res: res}
 	for _, m := range res.Missed {
 		fmt.Fprintf(stderr, "ddtsim: %s: %s\n", m.Path, m.Reason)
 	}

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/ddtsim/ddtsim/scan"
 )
 
 // interruptContext returns a context that the first SIGINT or SIGTERM
@@ -69,7 +71,7 @@ func interruptOn(parent context.Context, ch <-chan os.Signal, end func(os.Signal
 func endBySignal(sig os.Signal) {
 	exiting.Lock() // for good: main waits for the signal
 	os.Stderr.WriteString("ddtsim: second interrupt: ending now, without the partial result or its --save\n")
-	removeSpillDirs()
+	scan.RemoveSpillDirs()
 	signal.Reset(os.Interrupt, syscall.SIGTERM)
 	syscall.Kill(os.Getpid(), sig.(syscall.Signal))
 	// Still here: the signal was ignored when ddtsim started (a
