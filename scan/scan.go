@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -345,6 +346,33 @@ func (res *Result) save(opts Options, tracker *scanfile.Tracker) error {
 		return &SaveError{Path: opts.Save, Err: err}
 	}
 	return nil
+}
+
+// Resumable checks that this ddtsim can continue the interrupted saved
+// scan sc here and returns the settings to continue it with (Run, with
+// Options.Resume): its relative paths must be relative to the working
+// directory, and its model must rebuild exactly. name is how messages
+// call the file. The errors are *UsageError.
+func Resumable(sc *scanfile.Scan, name string) (model.Settings, error) {
+	wd, _ := os.Getwd()
+	for _, p := range sc.Paths {
+		if !filepath.IsAbs(string(p)) && filepath.Clean(wd) != filepath.Clean(string(sc.Dir)) {
+			return model.Settings{}, &UsageError{fmt.Errorf("%s names relative paths (%s) from the directory %s: run ddtsim resume there",
+				name, escape.Path(string(p)), escape.Path(string(sc.Dir)))}
+		}
+	}
+	set, err := sc.Model.Settings()
+	var p *zio.Policy
+	if err == nil {
+		p, err = set.Policy()
+	}
+	if err != nil {
+		return set, &UsageError{fmt.Errorf("%s: its flags are not valid for this ddtsim: %v", name, err)}
+	}
+	if m := set.Model(p); !m.Equal(sc.Model) {
+		return set, &UsageError{fmt.Errorf("%s: this ddtsim rebuilds its model differently (%s)", name, strings.Join(sc.Model.Diff(m), "; "))}
+	}
+	return set, nil
 }
 
 // FromSaved returns the result a saved (or merged) scan holds, as Run

@@ -1,12 +1,15 @@
 package scanfile
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 
 	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/internal/escape"
 )
 
 // ModelError is the refusal to merge scans made with different models.
@@ -32,12 +35,25 @@ type Merged struct {
 	Notes []string
 }
 
+// ErrSameScan is wrapped by Merge's refusal of one saved scan named twice
+// (under one name or two).
+var ErrSameScan = errors.New("are the same saved scan")
+
 // Merge reads the saved scans in files and adds them up: tables (refcnts of
 // equal blocks add) and counters. Scans with different models are refused
 // with a *ModelError listing the differences, before any table is read.
 func Merge(files []string) (*Merged, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no saved scan to merge")
+	}
+	for i, a := range files {
+		for _, b := range files[:i] {
+			fa, ea := os.Stat(a)
+			fb, eb := os.Stat(b)
+			if ea == nil && eb == nil && os.SameFile(fa, fb) {
+				return nil, fmt.Errorf("%s and %s %w: merging it with itself would count its files twice", escape.Path(b), escape.Path(a), ErrSameScan)
+			}
+		}
 	}
 	hdrs := make([]*Header, len(files))
 	for i, f := range files {

@@ -62,8 +62,8 @@ func exitCode(err error, stderr io.Writer) int {
 		code = st.code
 	case errors.As(err, &ue), errors.As(err, &sue), errors.As(err, &me):
 		code = exitUsage
-	case errors.Is(err, compare.ErrUnusable):
-		code = exitCompareUnusable
+	case errors.Is(err, scanfile.ErrSameScan), errors.Is(err, compare.ErrUnusable):
+		code = exitUsage // exitCompareUnusable too
 	}
 	if msg := err.Error(); msg != "" {
 		fmt.Fprintln(stderr, "ddtsim:", msg)

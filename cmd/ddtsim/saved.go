@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/ddtsim/ddtsim/internal/outpath"
@@ -16,7 +15,6 @@ import (
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/scanfile"
-	"github.com/ddtsim/ddtsim/zio"
 )
 
 // Saved scans: scan --save FILE, merge FILE..., resume FILE.
@@ -94,18 +92,9 @@ func (m *mergeCmd) run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return usage(err)
 	}
-	for i, a := range m.Files {
-		for _, b := range m.Files[:i] {
-			fa, ea := os.Stat(a)
-			fb, eb := os.Stat(b)
-			if ea == nil && eb == nil && os.SameFile(fa, fb) {
-				return usagef("%s and %s are the same saved scan: merging it with itself would count its files twice", escape.Path(b), escape.Path(a))
-			}
-		}
-	}
 	mg, err := scanfile.Merge(m.Files)
 	if err != nil {
-		return err // a *scanfile.ModelError is a usage error
+		return err // a *scanfile.ModelError or ErrSameScan is a usage error
 	}
 	for _, n := range mg.Notes {
 		fmt.Fprintln(stderr, "ddtsim: note:", n)
@@ -167,24 +156,9 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 	if host, _ := os.Hostname(); saved.Host != "" && host != saved.Host {
 		fmt.Fprintf(stderr, "ddtsim: note: %s was scanned on host %s, this is %s: its paths must name the same files here\n", name, saved.Host, host)
 	}
-	wd, _ := os.Getwd()
-	for _, p := range saved.Paths {
-		if !filepath.IsAbs(string(p)) && filepath.Clean(wd) != filepath.Clean(string(saved.Dir)) {
-			return usagef("%s names relative paths (%s) from the directory %s: run ddtsim resume there",
-				name, escape.Path(string(p)), escape.Path(string(saved.Dir)))
-		}
-	}
-	// The saved model must rebuild itself exactly.
-	set, err := saved.Model.Settings()
-	var p *zio.Policy
-	if err == nil {
-		p, err = set.Policy()
-	}
+	set, err := scan.Resumable(saved, name)
 	if err != nil {
-		return usagef("%s: its flags are not valid for this ddtsim: %v", name, err)
-	}
-	if m := set.Model(p); !m.Equal(saved.Model) {
-		return usagef("%s: this ddtsim rebuilds its model differently (%s)", name, strings.Join(saved.Model.Diff(m), "; "))
+		return err
 	}
 	h := &saved.Header
 	s := &scanCmd{
