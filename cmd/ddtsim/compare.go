@@ -32,7 +32,8 @@ type compareCmd struct {
 // run compares the prediction for the paths with the actual text. Exit
 // status: 0 equal within display precision, 1 different, 2 unusable input
 // (or bad flags), 130 interrupted.
-func (c *compareCmd) run(stdout, stderr io.Writer) error {
+func (c *compareCmd) Run(std *streams) error {
+	stdout, stderr := std.stdout, std.stderr
 	s := &c.Scan
 	fail := usagef // exit 2, as exitCompareUnusable
 	switch {

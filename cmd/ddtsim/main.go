@@ -72,6 +72,11 @@ func main() {
 	os.Exit(code)
 }
 
+// streams are where a command writes: the report, and messages.
+type streams struct{ stdout, stderr io.Writer }
+
+// run runs ddtsim with args (without the program name) and returns the
+// exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	var c cli
 	var names []string
@@ -103,22 +108,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitCode(usage(err), stderr)
 		}
 	}
-	switch cmd := kctx.Command(); {
-	case cmd == "scan" || strings.HasPrefix(cmd, "scan "):
-		err = c.Scan.run(stdout, stderr)
-	case strings.HasPrefix(cmd, "parse "):
-		err = c.Parse.run(stdout, stderr)
-	case cmd == "compare" || strings.HasPrefix(cmd, "compare "):
-		err = c.Compare.run(stdout, stderr)
-	case strings.HasPrefix(cmd, "merge "):
-		err = c.Merge.run(stdout, stderr)
-	case strings.HasPrefix(cmd, "resume "):
-		err = c.Resume.run(stdout, stderr)
-	case strings.HasPrefix(cmd, "sweep "):
-		err = c.Sweep.run(stdout, stderr)
-	default:
-		err = usagef("unknown command %s", kctx.Command())
-	}
+	err = kctx.Run(&streams{stdout, stderr})
 	return exitCode(err, stderr)
 }
 
@@ -173,7 +163,8 @@ func parseRAM(v string) (uint64, error) {
 	return n, nil
 }
 
-func (s *scanCmd) run(stdout, stderr io.Writer) error {
+func (s *scanCmd) Run(std *streams) error {
+	stdout, stderr := std.stdout, std.stderr
 	if s.Release == "list" {
 		if err := s.releaseListFlags(); err != nil {
 			return usage(err)

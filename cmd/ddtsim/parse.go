@@ -48,7 +48,8 @@ func readText(name string) (*zdb.Parsed, error) {
 // run prints what the text says. Exit status: 0 read, 1 read but with
 // unreadable rows or numbers or failed consistency checks, 2 nothing of a
 // DDT in it (or the file cannot be read).
-func (c *parseCmd) run(stdout, stderr io.Writer) error {
+func (c *parseCmd) Run(std *streams) error {
+	stdout := std.stdout
 	p, err := readText(c.File)
 	if err != nil {
 		return statusError{exitCompareUnusable, err.Error()}

@@ -87,7 +87,8 @@ func (s *scanCmd) startSave() error {
 // another version, truncated, corrupt); 2 the scans have different
 // properties (listed); 3 merged, but some paths could not be read when the
 // scans were made.
-func (m *mergeCmd) run(stdout, stderr io.Writer) error {
+func (m *mergeCmd) Run(std *streams) error {
+	stdout, stderr := std.stdout, std.stderr
 	ram, err := parseRAM(m.RAM)
 	if err != nil {
 		return usage(err)
@@ -128,7 +129,8 @@ func printSaved(sc *scanfile.Scan, zdb, json bool, ram uint64, stdout, stderr io
 	return nil
 }
 
-func (r *resumeCmd) run(stdout, stderr io.Writer) error {
+func (r *resumeCmd) Run(std *streams) error {
+	stdout, stderr := std.stdout, std.stderr
 	ctx, interruptCode, stop := interruptContext(context.Background())
 	defer stop()
 	return r.runContext(ctx, interruptCode, stdout, stderr)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync"
 
 	"github.com/ddtsim/ddtsim/internal/escape"
@@ -26,7 +25,8 @@ type sweepCmd struct {
 	Paths     []string `arg:"" name:"path" help:"Files and directories to scan (each byte is read once for all combinations)."`
 }
 
-func (s *sweepCmd) run(stdout, stderr io.Writer) error {
+func (s *sweepCmd) Run(std *streams) error {
+	stdout, stderr := std.stdout, std.stderr
 	if s.Release == "list" {
 		return usagef("sweep --release list: use ddtsim --release list")
 	}
