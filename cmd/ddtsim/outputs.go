@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/internal/outpath"
@@ -25,39 +24,25 @@ import (
 // (--tmpdir). With oneFS (-x), an output on another file system than the
 // path is not reached by the scan and is accepted.
 func checkOutside(flag, name string, isDir bool, paths []string, oneFS bool) error {
-	out, err := outpath.Resolve(name)
-	if err != nil {
+	out, inside, err := outpath.Inside(name, isDir, paths, oneFS)
+	switch {
+	case err != nil:
 		return usagef("%s %s: %s", flag, escape.Path(name), scan.Reason(name, err))
+	case inside == "":
+		return nil
 	}
-	for _, p := range paths {
-		d, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			d = p
-		}
-		if d, err = filepath.Abs(d); err != nil || !outpath.Within(out, d) {
-			continue
-		}
-		if oneFS {
-			var st syscall.Stat_t
-			dev, ok := outpath.ExistingDir(out, isDir)
-			if ok && syscall.Stat(d, &st) == nil && uint64(st.Dev) != dev {
-				continue // -x: the scan does not enter the output's file system
-			}
-		}
-		what := "write it elsewhere"
-		switch {
-		case isDir:
-			what = "the scan would read its own spill runs; choose a directory elsewhere"
-		case flag == "--save":
-			what = "save it elsewhere"
-		}
-		at := ""
-		if abs, err := filepath.Abs(name); err != nil || abs != out {
-			at = " (" + escape.Path(out) + ")" // through a symlink
-		}
-		return usagef("%s %s%s lies inside %s, which is scanned: %s", flag, escape.Path(name), at, escape.Path(p), what)
+	what := "write it elsewhere"
+	switch {
+	case isDir:
+		what = "the scan would read its own spill runs; choose a directory elsewhere"
+	case flag == "--save":
+		what = "save it elsewhere"
 	}
-	return nil
+	at := ""
+	if abs, err := filepath.Abs(name); err != nil || abs != out {
+		at = " (" + escape.Path(out) + ")" // through a symlink
+	}
+	return usagef("%s %s%s lies inside %s, which is scanned: %s", flag, escape.Path(name), at, escape.Path(inside), what)
 }
 
 // startHTML checks --html before the scan: not inside the paths scanned,

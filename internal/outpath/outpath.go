@@ -119,3 +119,33 @@ func CheckCreatable(path string) error {
 	f.Close()
 	return os.Remove(f.Name())
 }
+
+// Inside resolves the output name (a directory if isDir) and returns the
+// first of the paths scanned that holds it, comparing resolved paths
+// (symlinks in the output's name or in the paths named do not hide it),
+// or "" when none does. With oneFS (find -xdev), an output on another file
+// system than the path is not reached by the walk and not inside it. out
+// is the resolved name; err is Resolve's.
+func Inside(name string, isDir bool, paths []string, oneFS bool) (out, inside string, err error) {
+	if out, err = Resolve(name); err != nil {
+		return "", "", err
+	}
+	for _, p := range paths {
+		d, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			d = p
+		}
+		if d, err = filepath.Abs(d); err != nil || !Within(out, d) {
+			continue
+		}
+		if oneFS {
+			var st syscall.Stat_t
+			dev, ok := ExistingDir(out, isDir)
+			if ok && syscall.Stat(d, &st) == nil && uint64(st.Dev) != dev {
+				continue // -x: the walk does not enter the output's file system
+			}
+		}
+		return out, p, nil
+	}
+	return out, "", nil
+}
