@@ -109,16 +109,12 @@ func (m Model) Equal(o Model) bool {
 	return len(m.Diff(o)) == 0 && m.Release == o.Release && slices.Equal(m.Vdevs, o.Vdevs)
 }
 
+// size writes a block size for Diff: "none" for 0 (not set).
 func size(n uint32) string {
-	switch {
-	case n == 0:
+	if n == 0 {
 		return "none"
-	case n%(1<<20) == 0:
-		return fmt.Sprintf("%dM", n>>20)
-	case n%(1<<10) == 0:
-		return fmt.Sprintf("%dK", n>>10)
 	}
-	return fmt.Sprint(n)
+	return Size(uint64(n))
 }
 
 func onOff(b bool) string {
