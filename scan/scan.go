@@ -175,6 +175,9 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 	if len(paths) == 0 {
 		return nil, &UsageError{errors.New("no paths to scan")}
 	}
+	if err := source.CheckNamed(paths); err != nil {
+		return nil, &UsageError{err}
+	}
 	if opts.Jobs < 0 || opts.Jobs > analyzer.MaxJobs {
 		return nil, &UsageError{fmt.Errorf("%d jobs: invalid (accepted: 0 for one per CPU, or 1 to %d)", opts.Jobs, analyzer.MaxJobs)}
 	}

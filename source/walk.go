@@ -8,11 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/internal/testseam"
 )
 
@@ -65,17 +67,25 @@ func (w *Walker) Walk(ctx context.Context, yield func(*File), warn func(path str
 			s.skip[devIno{uint64(st.Dev), st.Ino}] = struct{}{}
 		}
 	}
+	// Every path named is looked at before any is walked, so that a
+	// mistyped one is said at once, not when the walk reaches it hours
+	// later. A path named is followed if it is a symlink (as find -H
+	// does); links found inside directories are followed only with
+	// Follow.
+	named := make([]fs.FileInfo, len(w.Paths))
+	for i, p := range w.Paths {
+		var err error
+		if named[i], err = os.Stat(p); err != nil {
+			s.warn(p, err)
+		}
+	}
 	for i, p := range w.Paths {
 		if ctx.Err() != nil {
 			break
 		}
 		s.arg = i
-		// A path named on the command line is followed if it is a
-		// symlink (as find -H does); links found inside directories are
-		// followed only with Follow.
-		fi, err := os.Stat(p)
-		if err != nil {
-			s.warn(p, err)
+		fi := named[i]
+		if fi == nil {
 			continue
 		}
 		if fi.IsDir() {
@@ -191,6 +201,30 @@ func (s *walk) visit(path string, fi fs.FileInfo, explicit bool) {
 		return
 	}
 	s.yield(file)
+}
+
+// CheckNamed refuses a list of paths none of which can be scanned: each
+// is missing, unreadable, or a FIFO, socket or character device. Its
+// error names every path and why; nil when any path is a directory, a
+// regular file or a block device.
+func CheckNamed(paths []string) error {
+	var why []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil:
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			why = append(why, fmt.Sprintf("%s: %v", escape.Path(p), err))
+		case fi.IsDir(), fi.Mode().IsRegular(), fi.Mode()&fs.ModeDevice != 0 && fi.Mode()&fs.ModeCharDevice == 0:
+			return nil
+		default:
+			why = append(why, fmt.Sprintf("%s: %s", escape.Path(p), fileKind(fi.Mode())))
+		}
+	}
+	return fmt.Errorf("nothing to scan: %s", strings.Join(why, "; "))
 }
 
 func fileKind(m fs.FileMode) string {

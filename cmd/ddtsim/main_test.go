@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/ddtsim/ddtsim/internal/testseam"
 )
 
 func runT(args ...string) (code int, stdout, stderr string) {
@@ -189,7 +193,11 @@ func TestInterruptedScan(t *testing.T) {
 func TestProblemsListedAndEscaped(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "evil\nddtsim: fake\xff")
-	code, out, errs := runT("--json", bad)
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runT("--json", bad, empty)
 	if code != exitWithErrors {
 		t.Fatalf("exit %d", code)
 	}
@@ -207,6 +215,45 @@ func TestProblemsListedAndEscaped(t *testing.T) {
 		!strings.Contains(doc.Problems[0].Reason, "no such file") || !strings.HasSuffix(doc.Paths[0], `\xff`) {
 		t.Errorf("problems %+v, paths %q", doc.Problems, doc.Paths)
 	}
+}
+
+// A path named that does not exist is said before the scan starts (not
+// when the walk reaches it); when no path named can be scanned, nothing
+// is printed on stdout and the exit status is 2, not a completed empty
+// scan.
+func TestMissingPathsBeforeTheScan(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "f"), []byte("some data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	testseam.BeforeOpen = func(string) { seen = append(seen, "opened") } // on the walker's goroutine, as the warning
+	defer func() { testseam.BeforeOpen = nil }()
+	stderr := &orderedWriter{log: &seen}
+	code := run([]string{"--zdb", data, filepath.Join(dir, "typo")}, io.Discard, stderr)
+	if code != exitWithErrors || len(seen) < 2 || !strings.Contains(seen[0], "typo: stat: no such file or directory") {
+		t.Errorf("exit %d; events %q: the missing path must be said before any file is opened", code, seen)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runT(filepath.Join(dir, "typo"), fifo)
+	if code != exitUsage || out != "" || !strings.Contains(errs, "nothing to scan: "+filepath.Join(dir, "typo")+": no such file or directory; "+fifo+": a FIFO") {
+		t.Errorf("nothing scannable: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// orderedWriter records each write in log, beside the scan's events.
+type orderedWriter struct{ log *[]string }
+
+func (w *orderedWriter) Write(p []byte) (int, error) {
+	*w.log = append(*w.log, string(p))
+	return len(p), nil
 }
 
 func TestReleaseList(t *testing.T) {

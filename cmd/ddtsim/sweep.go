@@ -9,6 +9,7 @@ import (
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/source"
 	"github.com/ddtsim/ddtsim/sweep"
 )
 
@@ -42,6 +43,9 @@ func (s *sweepCmd) Run(std *streams) error {
 	}
 	if s.Histogram < 0 || s.Histogram > len(lanes) {
 		return usagef("--histogram %d: invalid (accepted: 1 to %d, a row of the table)", s.Histogram, len(lanes))
+	}
+	if err := source.CheckNamed(s.Paths); err != nil {
+		return usage(err)
 	}
 	ctx, interruptCode, stop := interruptContext(context.Background())
 	defer stop()

@@ -164,9 +164,13 @@ func TestSweepEmptyAndSpecial(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"ratios": null`) {
 		t.Errorf("empty, JSON: exit %d\n%s", code, out)
 	}
-	code, _, errs = runT("sweep", fifo)
+	code, _, errs = runT("sweep", fifo, empty)
 	if code != 3 || !strings.Contains(errs, "fifo: skipped: not a regular file") {
 		t.Errorf("FIFO: exit %d, %q", code, errs)
+	}
+	code, out, errs = runT("sweep", fifo)
+	if code != exitUsage || out != "" || !strings.Contains(errs, "nothing to scan: "+fifo+": a FIFO") {
+		t.Errorf("FIFO alone: exit %d, %q, %q", code, out, errs)
 	}
 }
 
