@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"html/template"
 	"io"
@@ -317,3 +318,18 @@ footer{margin-top:28px;color:#7a8291;font-size:12px}
 </body>
 </html>
 `))
+
+// htmlSignature is what every page WriteHTML writes holds within its first
+// htmlSniff bytes.
+const (
+	htmlSignature = "<title>ddtsim: "
+	htmlSniff     = 4 << 10
+)
+
+// IsHTMLReport reports whether r holds a page WriteHTML wrote (an earlier
+// report that may be replaced), from its first bytes.
+func IsHTMLReport(r io.Reader) bool {
+	head := make([]byte, htmlSniff)
+	n, _ := io.ReadFull(r, head)
+	return bytes.HasPrefix(head[:n], []byte("<!DOCTYPE html>")) && bytes.Contains(head[:n], []byte(htmlSignature))
+}

@@ -61,6 +61,9 @@ func (s *scanCmd) startHTML() error {
 			return usagef("--html %s and --save %s name the same file", escape.Path(s.HTML), escape.Path(s.Save))
 		}
 	}
+	if err := checkHTMLReplaceable(s.HTML); err != nil {
+		return err
+	}
 	if err := outpath.CheckCreatable(s.HTML); err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -69,6 +72,20 @@ func (s *scanCmd) startHTML() error {
 		return usagef("--html %s: cannot write there: %v", escape.Path(s.HTML), err)
 	}
 	return nil
+}
+
+// checkHTMLReplaceable refuses to replace an existing file (or the target
+// of a symlink) that is not empty and not an HTML report of ddtsim's.
+func checkHTMLReplaceable(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // missing (created), or unreadable: CheckCreatable says
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 || report.IsHTMLReport(f) {
+		return nil
+	}
+	return usagef("--html %s: it exists and is not a ddtsim HTML report: refusing to overwrite it (remove it first, or write elsewhere)", escape.Path(path))
 }
 
 // writeHTML writes the report's HTML page to path.

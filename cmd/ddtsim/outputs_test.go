@@ -189,9 +189,22 @@ func TestHTMLUnwritableRefusedBeforeScan(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
 		t.Errorf("%d entries in %s, want file and r.html", len(ents), dir)
 	}
-	// An existing file is checked without being changed, then replaced.
+	// An existing report is checked without being changed, then replaced.
 	if code, _, errs := runT("--html", out, sampleDir); code != 0 {
 		t.Errorf("existing --html file: exit %d: %s", code, errs)
+	}
+	// Any other file is not replaced (found by a new user: --html
+	// important.conf replaced a configuration file); an empty one is.
+	conf := filepath.Join(dir, "important.conf")
+	os.WriteFile(conf, []byte("setting = 1\n"), 0o644)
+	code, stdout, errs := runT("--html", conf, sampleDir)
+	if got, _ := os.ReadFile(conf); code != exitUsage || stdout != "" || string(got) != "setting = 1\n" ||
+		errs != "ddtsim: --html "+conf+": it exists and is not a ddtsim HTML report: refusing to overwrite it (remove it first, or write elsewhere)\n" {
+		t.Errorf("--html over a configuration file: exit %d, stderr %q, file now %q", code, errs, got)
+	}
+	os.WriteFile(conf, nil, 0o644)
+	if code, _, errs := runT("--html", conf, sampleDir); code != 0 {
+		t.Errorf("--html over an empty file: exit %d: %s", code, errs)
 	}
 }
 
