@@ -60,12 +60,18 @@ type scanCmd struct {
 	save   *saving         // --save or resume: see saved.go
 }
 
+// stdoutClosed is set when ddtsim started with its standard output
+// closed (see main).
+var stdoutClosed bool
+
 func main() {
-	// With stdout closed, the first file opened would take its place and
-	// the report would vanish: refuse to run.
-	if _, err := unix.FcntlInt(1, unix.F_GETFD, 0); err != nil {
-		fmt.Fprintln(os.Stderr, "ddtsim: standard output is closed; nowhere to print the report")
-		os.Exit(exitFailed)
+	// With stdout closed, the Go runtime opens /dev/null read-write in its
+	// place (runtime: checkfds) and the report would vanish unnoticed;
+	// a shell's >/dev/null opens it write-only.
+	var st unix.Stat_t
+	if unix.Fstat(1, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == unix.Mkdev(1, 3) {
+		fl, err := unix.FcntlInt(1, unix.F_GETFL, 0)
+		stdoutClosed = err == nil && fl&unix.O_ACCMODE == unix.O_RDWR
 	}
 	code := run(os.Args[1:], os.Stdout, os.Stderr)
 	exiting.Lock() // not while a second signal ends the process (signals.go)
@@ -107,6 +113,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err := emptyValues(kctx); err != nil {
 			return exitCode(usage(err), stderr)
 		}
+	}
+	if stdoutClosed {
+		cmd := kctx.Command()
+		if !strings.HasPrefix(cmd, "resume") && (!strings.HasPrefix(cmd, "scan") || c.Scan.Save == "" && c.Scan.HTML == "") {
+			return exitCode(statusError{exitFailed, "standard output is closed; nowhere to print the report"}, stderr)
+		}
+		fmt.Fprintln(stderr, "ddtsim: note: standard output is closed: the report is not printed, only saved")
 	}
 	err = kctx.Run(&streams{stdout, stderr})
 	return exitCode(err, stderr)

@@ -105,3 +105,39 @@ func TestInterruptEcho(t *testing.T) {
 		t.Error("a second interrupt did not end the process")
 	}
 }
+
+// With standard output closed the Go runtime hands the process /dev/null,
+// and a report printed there would be lost without a word (found by a new
+// user: `ddtsim --json data >&-` exited 0). ddtsim refuses, exit 1, unless
+// --save keeps the result; a shell's >/dev/null is a choice and is obeyed.
+func TestClosedStdout(t *testing.T) {
+	save := filepath.Join(t.TempDir(), "scan.ddts")
+	for _, c := range []struct {
+		redirect string
+		args     []string
+		code     int
+		says     string
+	}{
+		{">&-", []string{"--json", sampleDir}, 1, "ddtsim: standard output is closed; nowhere to print the report\n"},
+		{">&-", []string{"parse", "../../testdata/sample-zfs/lz4-128k-a12.zdb-S.txt"}, 1, "ddtsim: standard output is closed; nowhere to print the report\n"},
+		{">&-", []string{"--save", save, sampleDir}, 0, "ddtsim: note: standard output is closed: the report is not printed, only saved\n"},
+		{">/dev/null", []string{"--json", sampleDir}, 0, ""},
+	} {
+		cmd := exec.Command("sh", append([]string{"-c", `exec "$0" "$@" ` + c.redirect, os.Args[0]}, c.args...)...)
+		cmd.Env = append(os.Environ(), "DDTSIM_TEST_RUN_MAIN=1")
+		var errs bytes.Buffer
+		cmd.Stderr = &errs
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		if code != c.code || errs.String() != c.says {
+			t.Errorf("%s %v: exit %d (%v), stderr %q; want exit %d, %q", c.redirect, c.args, code, err, errs.String(), c.code, c.says)
+		}
+	}
+	if _, err := os.Stat(save); err != nil {
+		t.Errorf("the scan was not saved: %v", err)
+	}
+}
