@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -148,7 +149,10 @@ func (s *Settings) Set(name, value string) error {
 		s.Zvol, s.VolBlockSize = true, uint32(n)
 	case "compression":
 		if _, _, err := zio.ParseCompression(value, rel); err != nil {
-			return fmt.Errorf("-o %s", err)
+			if nr := (*zio.NotInReleaseError)(nil); errors.As(err, &nr) {
+				nr.Release = version // the release named, not its row of the table
+			}
+			return fmt.Errorf("-o %w", err)
 		}
 		s.Compression = value
 	case "copies":

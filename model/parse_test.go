@@ -1,6 +1,10 @@
 package model
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ddtsim/ddtsim/zio"
+)
 
 func TestParseSize(t *testing.T) {
 	for in, want := range map[string]uint64{"512": 512, "4K": 4096, "4k": 4096, "128K": 131072, "128KB": 131072,
@@ -45,11 +49,18 @@ func TestParseAndSet(t *testing.T) {
 		{"copies", "4", "-o copies=4: invalid (accepted: 1, 2, 3)"},
 		{"dedup", "blake3", "-o dedup=blake3: blake3 does not exist in release 2.1.16 (it came with 2.2.0)"},
 		{"atime", "off", `-o atime=off: property "atime" is not modelled (accepted: recordsize, volblocksize, compression, copies, dedup)`},
+		// Worded as the other properties (it said `-o invalid compression "lz5"`).
+		{"compression", "lz5", "-o compression=lz5: invalid (accepted: " + zio.CompressionValues + ")"},
 	} {
 		s := Settings{Release: "2.1"}
 		if err := s.Set(c.name, c.value); err == nil || err.Error() != c.want {
 			t.Errorf("Set(%s, %s) = %v, want %q", c.name, c.value, err, c.want)
 		}
+	}
+	// The release named, not the row of the release table (it said 0.7).
+	old := Settings{Release: "0.8"}
+	if err := old.Set("compression", "zstd"); err == nil || err.Error() != "-o compression=zstd does not exist in release 0.8.6 (zstd came with 2.0.0)" {
+		t.Errorf("zstd on 0.8: %v", err)
 	}
 	v := Settings{Release: "2.2"}
 	if err := v.Set("volblock", "64K"); err != nil || !v.Zvol || v.VolBlockSize != 64<<10 {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ddtsim/ddtsim/compress/zstd"
 )
 
 // Compression is the block-pointer compression enum, as stored on disk
@@ -51,10 +53,6 @@ func (c Compression) String() string {
 	return fmt.Sprintf("compression(%d)", uint8(c))
 }
 
-// ZstdFastLevels are the N of the zstd-fast-N values ZFS accepts
-// (module/zstd/zfs_zstd.c: zstd_levels[]).
-var ZstdFastLevels = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 500, 1000}
-
 // CompressionValues is the list of accepted compression property values,
 // for messages.
 const CompressionValues = "on, off, lz4, lzjb, zle, gzip, gzip-1 … gzip-9, zstd, zstd-1 … zstd-19, zstd-fast, zstd-fast-1 … zstd-fast-10, zstd-fast-20 … zstd-fast-100 (by 10), zstd-fast-500, zstd-fast-1000"
@@ -68,7 +66,7 @@ const CompressionValues = "on, off, lz4, lzjb, zle, gzip, gzip-1 … gzip-9, zst
 func ParseCompression(value string, r *Release) (c Compression, level int, err error) {
 	v := strings.ToLower(strings.TrimSpace(value))
 	bad := func() (Compression, int, error) {
-		return 0, 0, fmt.Errorf("invalid compression %q (accepted: %s)", value, CompressionValues)
+		return 0, 0, fmt.Errorf("compression=%s: invalid (accepted: %s)", value, CompressionValues)
 	}
 	switch v {
 	case "off":
@@ -77,7 +75,7 @@ func ParseCompression(value string, r *Release) (c Compression, level int, err e
 		return r.OnMeans, 0, nil
 	case "lz4":
 		if r.NoLZ4 {
-			return 0, 0, fmt.Errorf("compression=lz4 does not exist in release %s (lz4 came with 0.6.1)", r.Name)
+			return 0, 0, &NotInReleaseError{Value: "compression=lz4", Name: "lz4", Release: r.Name, Since: "0.6.1"}
 		}
 		return LZ4, 0, nil
 	case "lzjb":
@@ -114,13 +112,26 @@ func ParseCompression(value string, r *Release) (c Compression, level int, err e
 		return bad()
 	}
 	if !r.Zstd {
-		return 0, 0, fmt.Errorf("compression=%s does not exist in release %s (zstd came with 2.0.0)", value, r.Name)
+		return 0, 0, &NotInReleaseError{Value: "compression=" + value, Name: "zstd", Release: r.Name, Since: "2.0.0"}
 	}
 	return Zstd, level, nil
 }
 
+// NotInReleaseError is a property value the release modelled does not
+// have (zstd before 2.0, lz4 in 0.6.0).
+type NotInReleaseError struct {
+	Value   string // as given: "compression=zstd"
+	Name    string // what is missing: "zstd"
+	Release string // the release, or the row of the release table
+	Since   string // the first release that has it
+}
+
+func (e *NotInReleaseError) Error() string {
+	return fmt.Sprintf("%s does not exist in release %s (%s came with %s)", e.Value, e.Release, e.Name, e.Since)
+}
+
 func fastLevel(n int) bool {
-	for _, l := range ZstdFastLevels {
+	for _, l := range zstd.FastLevels {
 		if l == n {
 			return true
 		}
