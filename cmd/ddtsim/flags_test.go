@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -112,5 +113,22 @@ func TestDedupValues(t *testing.T) {
 	}
 	if code, _, errs := runT("--release", "2.2", "-o", "dedup=blake3", dir); code != 0 {
 		t.Errorf("blake3 on 2.2: exit %d, %s", code, errs)
+	}
+}
+
+// A directory named like a command is read as the command; the error
+// says so and how to name the directory (it blamed the flag only).
+func TestPathNamedLikeACommand(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.Mkdir("sweep", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runT("-o", "recordsize=4K", "sweep")
+	if code != exitUsage || !strings.HasSuffix(errs, "(sweep is read as the command sweep; to scan the path sweep, write ./sweep)\n") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runT("--zdb", "-o", "recordsize=4K", "./sweep"); code != 0 {
+		t.Errorf("./sweep: exit %d, %s", code, errs)
 	}
 }

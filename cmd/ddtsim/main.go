@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/ddtsim/ddtsim/breakdown"
@@ -107,7 +108,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exit // --help
 	}
 	if err != nil {
-		return exitCode(usage(err), stderr)
+		return exitCode(usage(commandNameHint(err, args)), stderr)
 	}
 	if cmd := kctx.Command(); !strings.HasPrefix(cmd, "compare") && !strings.HasPrefix(cmd, "parse") {
 		if err := emptyValues(kctx); err != nil {
@@ -123,6 +124,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	err = kctx.Run(&streams{stdout, stderr})
 	return exitCode(err, stderr)
+}
+
+// commandNames are ddtsim's commands: a path of the same name must be
+// written ./NAME.
+var commandNames = []string{"scan", "parse", "compare", "merge", "resume", "sweep"}
+
+// commandNameHint adds to a flag error the likely cause when an argument
+// is both a command name and an existing path ("ddtsim -o recordsize=4K
+// sweep" with a directory named sweep).
+func commandNameHint(err error, args []string) error {
+	for _, a := range args {
+		if _, statErr := os.Stat(a); statErr == nil && slices.Contains(commandNames, a) {
+			return fmt.Errorf("%w (%s is read as the command %s; to scan the path %s, write ./%s)", err, a, a, a, a)
+		}
+	}
+	return err
 }
 
 // emptyValues refuses a flag given an empty value (--save "", --by=):
