@@ -15,8 +15,8 @@ import (
 type Text struct {
 	Release string // --release: a version, a prefix of one, or "latest"
 	// Properties are NAME=VALUE pairs (-o): recordsize (recsize),
-	// volblocksize (volblock), compression (compress), copies, dedup.
-	// Property names are case-insensitive; each may be given once.
+	// volblocksize (volblock), compression (compress), copies, dedup,
+	// each once, in lower case as zfs takes them (CheckCase).
 	Properties []string
 	Vdevs      []string // --vdev layouts, as zpool create names them with a disk count
 	Ashift     string   // --ashift: 9 to 16
@@ -67,7 +67,10 @@ func Parse(t Text) (Settings, error) {
 		if !ok {
 			return s, fmt.Errorf("-o %s: expected NAME=VALUE", kv)
 		}
-		canon := strings.ToLower(name)
+		if err := CheckCase(name, value); err != nil {
+			return s, err
+		}
+		canon := name
 		if full, ok := propertyAliases[canon]; ok {
 			canon = full
 		}
@@ -119,14 +122,18 @@ func Parse(t Text) (Settings, error) {
 // Set sets one dataset property as zfs set NAME=VALUE takes it, checked
 // against the settings' release: recordsize (recsize), volblocksize
 // (volblock: the files become volumes), compression (compress), copies,
-// dedup; names are case-insensitive. The error names the property and
+// dedup; names, and compression and dedup values, in lower case
+// (CheckCase). The error names the property and
 // what is accepted ("-o copies=4: invalid (accepted: 1, 2, 3)").
 func (s *Settings) Set(name, value string) error {
 	rel, version, err := zio.ResolveRelease(s.Release)
 	if err != nil {
 		return err
 	}
-	canon := strings.ToLower(name)
+	if err := CheckCase(name, value); err != nil {
+		return err
+	}
+	canon := name
 	if full, ok := propertyAliases[canon]; ok {
 		canon = full
 	}
@@ -162,13 +169,27 @@ func (s *Settings) Set(name, value string) error {
 		}
 		s.Copies = n
 	case "dedup":
-		v := strings.ToLower(value)
-		if _, err := parseDedup(v, version); err != nil {
+		if _, err := parseDedup(value, version); err != nil {
 			return err
 		}
-		s.Dedup = v
+		s.Dedup = value
 	default:
 		return fmt.Errorf("-o %s=%s: property %q is not modelled (accepted: recordsize, volblocksize, compression, copies, dedup)", name, value, name)
+	}
+	return nil
+}
+
+// CheckCase refuses a property name, or a compression or dedup value,
+// that is not lower case: zfs create refuses them ("invalid property",
+// "must be one of"), and a plan checked here should run there. Sizes take
+// any case (128k, 128K), as zfs takes them.
+func CheckCase(name, value string) error {
+	lname := strings.ToLower(name)
+	switch {
+	case name != lname:
+		return fmt.Errorf("-o %s=%s: invalid property %q: zfs takes property names in lower case (%s)", name, value, name, lname)
+	case (name == "compression" || name == "compress" || name == "dedup") && value != strings.ToLower(value):
+		return fmt.Errorf("-o %s=%s: invalid: zfs takes %s values in lower case (%s)", name, value, name, strings.ToLower(value))
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ func TestParseSize(t *testing.T) {
 }
 
 func TestParseAndSet(t *testing.T) {
-	s, err := Parse(Text{Release: "2.1", Properties: []string{"recsize=1M", "compress=zstd-3", "copies=2", "dedup=SHA256,verify"},
+	s, err := Parse(Text{Release: "2.1", Properties: []string{"recsize=1M", "compress=zstd-3", "copies=2", "dedup=sha256,verify"},
 		Vdevs: []string{"raidz2 6"}, Ashift: "9", Sparse: "never", Sample: "1/8"})
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,20 @@ func TestParseAndSet(t *testing.T) {
 	if _, err := (&Settings{Zvol: true, RecordSize: 4096}).Policy(); err == nil {
 		t.Error("a recordsize on a volume accepted")
 	}
-	if _, err := Parse(Text{Properties: []string{"recordsize=4K", "RECSIZE=8K"}}); err == nil || err.Error() != "-o RECSIZE=8K: recordsize given twice (also -o recordsize=4K), as zfs create would refuse" {
+	if _, err := Parse(Text{Properties: []string{"recordsize=4K", "recsize=8K"}}); err == nil || err.Error() != "-o recsize=8K: recordsize given twice (also -o recordsize=4K), as zfs create would refuse" {
 		t.Errorf("repeated property: %v", err)
+	}
+	// Upper case is refused as zfs refuses it; sizes take any case.
+	for _, c := range []struct{ prop, want string }{
+		{"RECORDSIZE=4K", `-o RECORDSIZE=4K: invalid property "RECORDSIZE": zfs takes property names in lower case (recordsize)`},
+		{"compression=LZ4", "-o compression=LZ4: invalid: zfs takes compression values in lower case (lz4)"},
+		{"dedup=SHA256,verify", "-o dedup=SHA256,verify: invalid: zfs takes dedup values in lower case (sha256,verify)"},
+	} {
+		if _, err := Parse(Text{Properties: []string{c.prop}}); err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v", c.prop, err)
+		}
+	}
+	if s, err := Parse(Text{Properties: []string{"recordsize=16k"}}); err != nil || s.RecordSize != 16<<10 {
+		t.Errorf("recordsize=16k: %+v, %v", s, err)
 	}
 }

@@ -22,8 +22,11 @@ func Lanes(t model.Text) (model.Settings, []*zio.Policy, error) {
 		if !ok {
 			return model.Settings{}, nil, fmt.Errorf("-o %s: expected NAME=VALUE", kv)
 		}
+		if err := model.CheckCase(name, value); err != nil {
+			return model.Settings{}, nil, err
+		}
 		var err error
-		switch strings.ToLower(name) {
+		switch name {
 		case "recordsize", "recsize":
 			if rs != nil {
 				return model.Settings{}, nil, fmt.Errorf("-o %s: recordsize given twice (give one comma-separated list)", kv)

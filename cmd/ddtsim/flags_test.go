@@ -69,14 +69,14 @@ func TestValueMessagesFitTheRelease(t *testing.T) {
 }
 
 // Finding 15: every dedup value zfs takes is accepted and means dedup on
-// (the same table as dedup=on); the report shows the value as given,
-// lower-cased. Values zfs refuses, or that a release does not have, are
-// refused.
+// (the same table as dedup=on); the report shows the value as given.
+// Values zfs refuses (upper case among them), or that a release does not
+// have, are refused.
 func TestDedupValues(t *testing.T) {
 	dir := sampleTree(t)
 	_, on, _ := runT("--zdb", "-o", "dedup=on", dir)
 	for _, v := range []string{"on", "verify", "sha256", "sha256,verify", "sha512", "sha512,verify", "skein", "skein,verify",
-		"edonr,verify", "blake3", "blake3,verify", "SHA256,Verify", "Off"} {
+		"edonr,verify", "blake3", "blake3,verify", "off"} {
 		code, out, errs := runT("--json", "-o", "dedup="+v, dir)
 		var doc struct {
 			Properties map[string]string `json:"properties"`
@@ -86,11 +86,16 @@ func TestDedupValues(t *testing.T) {
 			t.Errorf("dedup=%s: exit %d, %v, %s", v, code, err, errs)
 			continue
 		}
-		if got := doc.Properties["dedup"]; got != strings.ToLower(v) {
+		if got := doc.Properties["dedup"]; got != v {
 			t.Errorf("dedup=%s: properties say dedup=%s", v, got)
 		}
-		if v != "Off" && doc.Zdb != on {
+		if v != "off" && doc.Zdb != on {
 			t.Errorf("dedup=%s: the table differs from dedup=on's", v)
+		}
+	}
+	for _, v := range []string{"SHA256,Verify", "Off", "ON"} {
+		if code, _, errs := runT("-o", "dedup="+v, dir); code != exitUsage || !strings.Contains(errs, "zfs takes dedup values in lower case") {
+			t.Errorf("dedup=%s: exit %d, %q", v, code, errs)
 		}
 	}
 	if _, out, _ := runT("-o", "dedup=sha256,verify", dir); !strings.Contains(out, ", dedup=sha256,verify, ") {
