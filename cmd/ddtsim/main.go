@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ddtsim/ddtsim/internal/rawargs"
+
 	"github.com/ddtsim/ddtsim/breakdown"
 
 	"github.com/alecthomas/kong"
@@ -101,9 +103,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitFailed
 	}
-	safe, raw := protectArgs(args)
+	safe, raw := rawargs.Protect(args)
 	kctx, err := parser.Parse(safe)
-	restoreArgs(reflect.ValueOf(&c), raw)
+	raw.Restore(&c)
 	if exit >= 0 {
 		return exit // --help
 	}
