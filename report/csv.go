@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/csv"
 	"io"
+	"math"
 	"strconv"
 
 	"github.com/ddtsim/ddtsim/ddt"
@@ -20,7 +21,8 @@ import (
 //     allocated DSIZE, ratios); a sampled scan adds sample_n,
 //     sample_sampled, sample_reliable, unsampled and each estimate with
 //     its 95% interval (sample_dedup, sample_dedup_low,
-//     sample_dedup_high, ...), and names the counters of the sample
+//     sample_dedup_high, ...; entries and allocated_dsize rounded to
+//     whole numbers, the ratios decimals), and names the counters of the sample
 //     stored_sampled, embedded_sampled and unique_blocks_sampled; the DDT
 //     size (ddt_format, ddt_entries, ddt_unique, ddt_duplicate,
 //     ddt_on_disk, ddt_in_core, ddt_log_in_core, ddt_rule_of_thumb) and
@@ -81,10 +83,16 @@ func (s *Scan) WriteCSV(w io.Writer) error {
 		kv("unsampled", u(c.Unsampled))
 		if e.Sampled > 0 {
 			for _, iv := range []struct {
-				k string
-				v ddt.Interval
-			}{{"entries", e.Entries}, {"dedup", e.Dedup}, {"compress", e.Compress}, {"combined", e.Combined}, {"allocated_dsize", e.Allocated}} {
-				f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+				k     string
+				v     ddt.Interval
+				ratio bool
+			}{{"entries", e.Entries, false}, {"dedup", e.Dedup, true}, {"compress", e.Compress, true}, {"combined", e.Combined, true}, {"allocated_dsize", e.Allocated, false}} {
+				// Ratios are decimals; a count of entries or of bytes is
+				// a whole number, as every other count in the CSV.
+				f := func(v float64) string { return strconv.FormatFloat(math.Round(v), 'f', 0, 64) }
+				if iv.ratio {
+					f = func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+				}
 				kv("sample_"+iv.k, f(iv.v.Value))
 				kv("sample_"+iv.k+"_low", f(iv.v.Low))
 				kv("sample_"+iv.k+"_high", f(iv.v.High))

@@ -140,15 +140,21 @@ func writeSweep(w io.Writer, p *zio.Policy, props SweepProperties, c sweep.Count
 	}
 	fmt.Fprintf(&b, "OpenZFS %s, %s, %s (%d bytes%s) read once for %s; best first by %s\nevery row: %s\n\n",
 		p.Version, plural(c.Files, "file"), zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes, holes, plural(uint64(len(rows)), "combination"), by, props)
-	fmt.Fprintf(&b, "%3s  %10s  %-11s  %6s  %8s  %8s  %22s  %11s  %14s\n",
-		"row", "recordsize", "compression", "dedup", "compress", "combined", "allocated (DSIZE)", "DDT entries", "DDT in core")
+	// The compression column is as wide as its longest name
+	// (zstd-fast-1000 is 14), at least as wide as its title.
+	cw := len("compression")
+	for _, r := range rows {
+		cw = max(cw, len(r.Compression))
+	}
+	fmt.Fprintf(&b, "%3s  %10s  %-*s  %6s  %8s  %8s  %22s  %11s  %14s\n",
+		"row", "recordsize", cw, "compression", "dedup", "compress", "combined", "allocated (DSIZE)", "DDT entries", "DDT in core")
 	for _, r := range rows {
 		dedup, compress, combined := "-", "-", "-" // nothing stored: no ratio
 		if q := r.Ratios; q != nil {
 			dedup, compress, combined = fmt.Sprintf("%.2f", q.Dedup), fmt.Sprintf("%.2f", q.Compress), fmt.Sprintf("%.2f", q.Combined)
 		}
-		fmt.Fprintf(&b, "%3d  %10s  %-11s  %6s  %8s  %8s  %22s  %11d  %14s\n",
-			r.Row, zdb.Nicenum(uint64(r.RecordSize), false), r.Compression,
+		fmt.Fprintf(&b, "%3d  %10s  %-*s  %6s  %8s  %8s  %22s  %11d  %14s\n",
+			r.Row, zdb.Nicenum(uint64(r.RecordSize), false), cw, r.Compression,
 			dedup, compress, combined,
 			fmt.Sprintf("%s (%d)", zdb.Nicenum(r.DSize, true), r.DSize), r.Entries, zdb.Nicenum(r.InCore, true))
 	}
