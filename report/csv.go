@@ -70,6 +70,9 @@ func (s *Scan) WriteCSV(w io.Writer) error {
 	kv("ashift", strconv.Itoa(s.Pool.Ashift))
 	kv("sparse", s.Sparse)
 	kv("partial", strconv.FormatBool(s.Partial))
+	if f := s.WalkFinished; f != nil {
+		kv("walk_finished", strconv.FormatBool(*f))
+	}
 	ff := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	// A sampled scan: its figures are estimates. The counters of what the
 	// table holds (stored, embedded, unique_blocks) count the sample only,

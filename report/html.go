@@ -51,6 +51,9 @@ func (s *Scan) WriteHTML(w io.Writer) error {
 		// for the bytes covered.
 		v.LogicalLabel = "file data covered"
 		v.LogicalNote = "of " + zdb.Nicenum(s.Counters.LogicalBytes, true)
+		if s.WalkUnfinished() {
+			v.LogicalNote += " found so far"
+		}
 	}
 	if s.Ratios != nil {
 		v.Dedup = fmt.Sprintf("%.2f", s.Ratios.Dedup)
@@ -281,7 +284,7 @@ footer{margin-top:28px;color:#7a8291;font-size:12px}
 <main>
 <h1>ddtsim: simulated ZFS dedup table</h1>
 <p class="model">{{.Title}} &middot; OpenZFS {{.Release}}, recordsize={{index .Properties "recordsize"}}, compression={{index .Properties "compression"}}, copies={{index .Properties "copies"}}, dedup={{index .Properties "dedup"}}, {{.Pool.Vdev}} (ashift {{.Pool.Ashift}}), sparse={{.Sparse}}</p>
-{{if .Partial}}<p class="partial">The scan was interrupted: the figures cover only what was read.</p>{{end}}
+{{if .Partial}}<p class="partial">The scan was interrupted: the figures cover only what was read.{{if .WalkUnfinished}} The files and file data counted are those found so far: the walk had not finished.{{else if .WalkFinished}} The walk had finished: the files and file data counted are all of them.{{end}}</p>{{end}}
 {{if .SampleNote}}<p class="partial">{{.SampleNote}}</p>{{end}}
 <div class="cards">
 <div class="card"><span>{{.LogicalLabel}}</span><b>{{.Logical}}</b>{{if .LogicalNote}}<small>{{.LogicalNote}}</small>{{end}}</div>

@@ -85,6 +85,9 @@ type Result struct {
 	// Breakdown is the per-group breakdown (Options.By); nil without.
 	Breakdown *breakdown.Result
 	spillDir  string // Options.Mem's runs, removed by Close
+	// walkKnown: Scan.WalkDone says how far the walk got (a scan run
+	// here, not one read from a file).
+	walkKnown bool
 
 	// Missed are the files a resumed scan had partly done that the walk
 	// did not find again (errors, also in Problems): what was done of
@@ -244,6 +247,7 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		}
 	}
 	res.Scan, err = analyzer.Scan(ctx, paths, ao)
+	res.walkKnown = true
 	if err != nil {
 		if !errors.Is(err, context.Canceled) || res.Scan == nil {
 			res.Close()
@@ -416,6 +420,10 @@ func (res *Result) Report(ram uint64) (*report.Scan, error) {
 		return nil, err
 	}
 	rep.Partial = res.Partial
+	if res.Partial && res.walkKnown {
+		done := res.Scan.WalkDone
+		rep.WalkFinished = &done
+	}
 	rep.Counters.PeakRSS = analyzer.PeakRSS()
 	rep.Problems = append(rep.Problems, res.Problems...)
 	if n := set.SampleRate(); n > 1 {
