@@ -37,6 +37,7 @@ type Sweep struct {
 	// (vdev, ashift) and the sparse mode.
 	Properties SweepProperties `json:"properties"`
 	Sort       string          `json:"sort"`
+	Partial    bool            `json:"partial"` // the sweep was interrupted: the rows cover only what was read
 	Counters   sweep.Counters  `json:"counters"`
 	Rows       []SweepRow      `json:"rows"`
 
@@ -102,7 +103,7 @@ func sortRows(rows []SweepRow, by string) {
 // WriteText writes the sweep as a table, best first, and with
 // histogramRow > 0 the zdb -S text of that row (1 = the first) after it.
 func (sw *Sweep) WriteText(w io.Writer, histogramRow int) error {
-	if err := writeSweep(w, sw.policy, sw.Properties, sw.Counters, sw.Rows, sw.Sort); err != nil || histogramRow <= 0 {
+	if err := writeSweep(w, sw.policy, sw.Properties, sw.Counters, sw.Rows, sw.Sort, sw.Partial); err != nil || histogramRow <= 0 {
 		return err
 	}
 	r := sw.Rows[histogramRow-1]
@@ -132,14 +133,19 @@ func NewSweep(res *sweep.Result, set model.Settings, sortBy string) *Sweep {
 	return &Sweep{Release: p.Version, Properties: props, Sort: sortBy, Counters: res.Counters, Rows: rows, policy: p}
 }
 
-func writeSweep(w io.Writer, p *zio.Policy, props SweepProperties, c sweep.Counters, rows []SweepRow, by string) error {
+func writeSweep(w io.Writer, p *zio.Policy, props SweepProperties, c sweep.Counters, rows []SweepRow, by string, partial bool) error {
 	var b bytes.Buffer
 	holes := ""
 	if c.HoleBytes > 0 {
 		holes = fmt.Sprintf("; %s in source holes, not read", zdb.Nicenum(c.HoleBytes, true))
 	}
-	fmt.Fprintf(&b, "OpenZFS %s, %s, %s (%d bytes%s) read once for %s; best first by %s\nevery row: %s\n\n",
+	fmt.Fprintf(&b, "OpenZFS %s, %s, %s (%d bytes%s) read once for %s; best first by %s\nevery row: %s\n",
 		p.Version, plural(c.Files, "file"), zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes, holes, plural(uint64(len(rows)), "combination"), by, props)
+	if partial {
+		// As the scan words it.
+		b.WriteString("PARTIAL: the sweep was interrupted; the figures cover only what was read\n")
+	}
+	b.WriteString("\n")
 	// The compression column is as wide as its longest name
 	// (zstd-fast-1000 is 14), at least as wide as its title.
 	cw := len("compression")
