@@ -27,7 +27,9 @@ import (
 //     size (ddt_format, ddt_entries, ddt_unique, ddt_duplicate,
 //     ddt_on_disk, ddt_in_core, ddt_log_in_core, ddt_rule_of_thumb) and
 //     with --ram the ARC verdict (arc_ram, arc_max, arc_meta_limit,
-//     arc_limit, arc_share, arc_verdict);
+//     arc_limit, arc_share, arc_verdict); the decision line (decision,
+//     decision_worth_it, decision_compression_saves,
+//     decision_dedup_saves);
 //  3. with a breakdown: header group,files,…; one row per group, then the
 //     row "(total)", the column sums.
 //
@@ -147,6 +149,13 @@ func (s *Scan) WriteCSV(w io.Writer) error {
 			kv("arc_share", ff(a.Share))
 			kv("arc_verdict", a.Verdict)
 		}
+	}
+
+	if d := s.Decision; d != nil {
+		kv("decision", d.Text)
+		kv("decision_worth_it", strconv.FormatBool(d.WorthIt))
+		kv("decision_compression_saves", strconv.FormatInt(d.CompressionSaves, 10))
+		kv("decision_dedup_saves", strconv.FormatInt(d.DedupSaves, 10))
 	}
 
 	// 3. breakdown

@@ -43,6 +43,9 @@ type Scan struct {
 	// DDT is the modelled size of the real dedup table (EstimateDDT); nil
 	// until estimated.
 	DDT *DDTEstimate `json:"ddt_size,omitempty"`
+	// Decision is what the figures mean for turning dedup on (set by
+	// EstimateDDT); nil when there is nothing to decide on.
+	Decision *Decision `json:"decision,omitempty"`
 	// Breakdown, with --by: its fields appear at the top level
 	// (breakdown_by, breakdown, breakdown_total, zeros, ...); nil leaves
 	// them out.
@@ -181,6 +184,9 @@ func (s *Scan) WriteText(w io.Writer) error {
 	c := s.Counters
 	t := s.Total
 	pr := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	if s.Decision != nil {
+		pr("%s\n", s.Decision.Text)
+	}
 	pr("Summary: OpenZFS %s, %s, compression=%s, copies=%s, dedup=%s, %s (ashift %d), sparse=%s\n",
 		s.Release, s.BlockSizeProperty(), s.Properties["compression"], s.Properties["copies"],
 		s.Properties["dedup"], s.Pool.Vdev, s.Pool.Ashift, s.Sparse)
