@@ -174,6 +174,11 @@ type Result struct {
 	Table     *ddt.Table
 	Histogram *ddt.Histogram
 	Counters  Counters
+	// WalkDone is set when the walk listed every file before the scan
+	// ended: Counters.Files and LogicalBytes are then the whole data's.
+	// A scan cancelled during the walk leaves it false: they count the
+	// files found so far.
+	WalkDone bool
 }
 
 // Scan walks paths (files and directories, recursively), and returns the
@@ -226,12 +231,13 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, 
 		}(&workerCounters[i])
 	}
 	walked := src.Walk(ctx, func(f *source.File) { s.visit(ctx, f, chunks) }, s.warn)
+	walkDone := ctx.Err() == nil // Walk returns early only when ctx is cancelled
 	close(chunks)
 	wg.Wait()
 
 	res := &Result{Table: s.table, Counters: Counters{Files: walked.Files, Dirs: walked.Dirs, Symlinks: walked.Symlinks,
 		Special: walked.Special, HardLinks: walked.HardLinks, Devices: walked.Devices, OtherFS: walked.OtherFS,
-		RepeatedDirs: walked.RepeatedDirs, RepeatedFiles: walked.RepeatedFiles, LogicalBytes: walked.LogicalBytes}}
+		RepeatedDirs: walked.RepeatedDirs, RepeatedFiles: walked.RepeatedFiles, LogicalBytes: walked.LogicalBytes}, WalkDone: walkDone}
 	res.Counters.add(&s.counters)
 	for i := range workerCounters {
 		res.Counters.add(&workerCounters[i])

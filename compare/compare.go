@@ -485,7 +485,14 @@ func likelyCauses(c *Comparison, pred ddt.Bucket, t *zdb.HistogramTable) []strin
 	// that differs by more than 10% and far more than LSIZE does.
 	blocksLog := math.Abs(logRatio(a.Referenced.Blocks.Mid(), pred.Referenced.Blocks))
 	lsizeLog := math.Abs(logRatio(a.Referenced.LSize.Mid(), pred.Referenced.LSize))
-	recordsize := refBlocks != 0 && lsizeLog <= math.Log(1.1) && blocksLog > math.Log(1.1) && blocksLog > 3*lsizeLog
+	sameLSize := refBlocks != 0 && lsizeLog <= math.Log(1.1) && blocksLog > math.Log(1.1) && blocksLog > 3*lsizeLog
+	// Or fewer blocks on one side holding no less logical data: blocks
+	// of a larger recordsize, whose last record in each file is padded to
+	// it (LSIZE grows with the recordsize). More data (other datasets,
+	// snapshots, zeros stored, files missing from the pool) moves blocks
+	// and LSIZE the same way.
+	padded := blocksLog > math.Log(1.1) && (refBlocks < 0 && refL >= 0 || refBlocks > 0 && refL <= 0)
+	recordsize := sameLSize || padded
 	// Sectors of another size: on one side DSIZE equals PSIZE (the copies
 	// ratio is 1.00: every PSIZE is whole sectors, as on 512-byte sectors
 	// or with a smaller ashift), on the other it does not (blocks stored
@@ -502,6 +509,17 @@ func likelyCauses(c *Comparison, pred ddt.Bucket, t *zdb.HistogramTable) []strin
 		}
 	}
 	switch {
+	case recordsize && !sameLSize:
+		larger, fewer, less := "larger", "more", "more"
+		if refBlocks < 0 {
+			larger, fewer, less = "smaller", "fewer", "less"
+		}
+		causes = append(causes, fmt.Sprintf("%s blocks predicted than the pool holds (%s predicted, averaging %s; %s actual, averaging %s) for no %s logical size (%s predicted, %s actual: "+
+			"the last record of each file is padded to the recordsize, so larger records add LSIZE): "+
+			"the files were written with a %s recordsize than modelled (or, for volumes, volblocksize); check -o recordsize (a recordsize change affects only blocks written after it, so files may hold blocks of both)",
+			fewer, zdb.Nicenum(pred.Referenced.Blocks, false), zdb.Nicenum(avg(float64(pred.Referenced.LSize), float64(pred.Referenced.Blocks)), true),
+			a.Referenced.Blocks.Text, zdb.Nicenum(avg(a.Referenced.LSize.Mid(), a.Referenced.Blocks.Mid()), true),
+			less, zdb.Nicenum(pred.Referenced.LSize, true), a.Referenced.LSize.Text, larger))
 	case recordsize:
 		larger := "larger"
 		if refBlocks < 0 {

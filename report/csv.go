@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/csv"
 	"io"
+	"math"
 	"strconv"
 
 	"github.com/ddtsim/ddtsim/ddt"
@@ -20,12 +21,15 @@ import (
 //     allocated DSIZE, ratios); a sampled scan adds sample_n,
 //     sample_sampled, sample_reliable, unsampled and each estimate with
 //     its 95% interval (sample_dedup, sample_dedup_low,
-//     sample_dedup_high, ...), and names the counters of the sample
+//     sample_dedup_high, ...; entries and allocated_dsize rounded to
+//     whole numbers, the ratios decimals), and names the counters of the sample
 //     stored_sampled, embedded_sampled and unique_blocks_sampled; the DDT
 //     size (ddt_format, ddt_entries, ddt_unique, ddt_duplicate,
 //     ddt_on_disk, ddt_in_core, ddt_log_in_core, ddt_rule_of_thumb) and
 //     with --ram the ARC verdict (arc_ram, arc_max, arc_meta_limit,
-//     arc_limit, arc_share, arc_verdict);
+//     arc_limit, arc_share, arc_verdict); the decision line (decision,
+//     decision_worth_it, decision_compression_saves,
+//     decision_dedup_saves);
 //  3. with a breakdown: header group,files,…; one row per group, then the
 //     row "(total)", the column sums.
 //
@@ -68,6 +72,9 @@ func (s *Scan) WriteCSV(w io.Writer) error {
 	kv("ashift", strconv.Itoa(s.Pool.Ashift))
 	kv("sparse", s.Sparse)
 	kv("partial", strconv.FormatBool(s.Partial))
+	if f := s.WalkFinished; f != nil {
+		kv("walk_finished", strconv.FormatBool(*f))
+	}
 	ff := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	// A sampled scan: its figures are estimates. The counters of what the
 	// table holds (stored, embedded, unique_blocks) count the sample only,
@@ -81,10 +88,16 @@ func (s *Scan) WriteCSV(w io.Writer) error {
 		kv("unsampled", u(c.Unsampled))
 		if e.Sampled > 0 {
 			for _, iv := range []struct {
-				k string
-				v ddt.Interval
-			}{{"entries", e.Entries}, {"dedup", e.Dedup}, {"compress", e.Compress}, {"combined", e.Combined}, {"allocated_dsize", e.Allocated}} {
-				f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+				k     string
+				v     ddt.Interval
+				ratio bool
+			}{{"entries", e.Entries, false}, {"dedup", e.Dedup, true}, {"compress", e.Compress, true}, {"combined", e.Combined, true}, {"allocated_dsize", e.Allocated, false}} {
+				// Ratios are decimals; a count of entries or of bytes is
+				// a whole number, as every other count in the CSV.
+				f := func(v float64) string { return strconv.FormatFloat(math.Round(v), 'f', 0, 64) }
+				if iv.ratio {
+					f = func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+				}
 				kv("sample_"+iv.k, f(iv.v.Value))
 				kv("sample_"+iv.k+"_low", f(iv.v.Low))
 				kv("sample_"+iv.k+"_high", f(iv.v.High))
@@ -136,6 +149,13 @@ func (s *Scan) WriteCSV(w io.Writer) error {
 			kv("arc_share", ff(a.Share))
 			kv("arc_verdict", a.Verdict)
 		}
+	}
+
+	if d := s.Decision; d != nil {
+		kv("decision", d.Text)
+		kv("decision_worth_it", strconv.FormatBool(d.WorthIt))
+		kv("decision_compression_saves", strconv.FormatInt(d.CompressionSaves, 10))
+		kv("decision_dedup_saves", strconv.FormatInt(d.DedupSaves, 10))
 	}
 
 	// 3. breakdown

@@ -26,10 +26,10 @@ type DDTEstimate struct {
 // the ARC verdict. The text summary shows the estimate when dedup is on or
 // ram is given; JSON always has it, unless a sample kept nothing
 // (NothingSampled): then there is nothing to estimate it from, and DDT
-// stays nil.
+// stays nil. It also makes the decision line (Decision) from it.
 func (s *Scan) EstimateDDT(p *zio.Policy, ram uint64) {
 	if s.NothingSampled() {
-		s.DDT = nil
+		s.DDT, s.Decision = nil, nil
 		return
 	}
 	var h ddt.Histogram
@@ -39,6 +39,7 @@ func (s *Scan) EstimateDDT(p *zio.Policy, ram uint64) {
 		}
 	}
 	s.DDT = &DDTEstimate{Prediction: ddtsize.Predict(&h, p, s.Release, s.Total.Allocated.DSize, ram), show: p.Dedup || ram > 0}
+	s.Decision = s.decide()
 }
 
 // SetVolume marks the scan as one of volumes (zfs create -V, Options.Zvol

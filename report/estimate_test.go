@@ -311,3 +311,28 @@ func writeT(t *testing.T, path string, data []byte) {
 		t.Fatal(err)
 	}
 }
+
+// The CSV's sample estimates of counts and bytes (entries, allocated
+// DSIZE) are whole numbers with their intervals, as every count in the
+// CSV; the ratios stay decimals.
+func TestCSVSampleCountsAreIntegers(t *testing.T) {
+	dir := t.TempDir()
+	writeT(t, filepath.Join(dir, "f"), randT(8, 1<<20))
+	s := sampledScan(t, policyT(t, zio.LZ4), 1, dir)
+	s.Sample = &ddt.SampleEstimate{N: 4, Sampled: 400, Reliable: true,
+		Entries:   ddt.Interval{Value: 1600, Low: 1512.37, High: 1687.5},
+		Dedup:     ddt.Interval{Value: 1.25, Low: 1.125, High: 1.375},
+		Compress:  ddt.Interval{Value: 1.5, Low: 1.25, High: 1.75},
+		Combined:  ddt.Interval{Value: 1.875, Low: 1.5, High: 2.25},
+		Allocated: ddt.Interval{Value: 838860.8, Low: 700000.4, High: 977721.6}}
+	o := render(t, s)
+	for k, want := range map[string]string{
+		"sample_entries": "1600", "sample_entries_low": "1512", "sample_entries_high": "1688",
+		"sample_allocated_dsize": "838861", "sample_allocated_dsize_low": "700000", "sample_allocated_dsize_high": "977722",
+		"sample_dedup": "1.25", "sample_dedup_low": "1.125", "sample_compress_high": "1.75", "sample_combined": "1.875",
+	} {
+		if o.csv[k] != want {
+			t.Errorf("CSV %s = %q, want %q", k, o.csv[k], want)
+		}
+	}
+}

@@ -23,6 +23,9 @@ func (s *Scan) WriteHTML(w io.Writer) error {
 		return err
 	}
 	summary := strings.TrimPrefix(text.String(), s.Zdb)
+	if d := s.Decision; d != nil {
+		summary = strings.TrimPrefix(summary, d.Text+"\n") // the page leads with it
+	}
 	saved, of, savedOK := s.Saved()
 	var bdText string
 	if s.Breakdown != nil {
@@ -52,6 +55,9 @@ func (s *Scan) WriteHTML(w io.Writer) error {
 		// for the bytes covered.
 		v.LogicalLabel = "file data covered"
 		v.LogicalNote = "of " + zdb.Nicenum(s.Counters.LogicalBytes, true)
+		if s.WalkUnfinished() {
+			v.LogicalNote += " found so far"
+		}
 	}
 	if s.Ratios != nil {
 		v.Dedup = fmt.Sprintf("%.2f", s.Ratios.Dedup)
@@ -255,6 +261,8 @@ main{max-width:1060px;margin:0 auto;padding:22px 28px 36px;background:#fff;min-h
 h1{font-size:23px;margin:0 0 4px;color:#12345e}
 h2{font-size:17px;margin:26px 0 10px;padding-bottom:4px;border-bottom:2px solid #dfe5ee;color:#12345e}
 .model{color:#4a5262;margin:0 0 16px}
+.decision{font-size:16px;background:#eef4fb;border:1px solid #b9cde6;padding:8px 12px;border-radius:6px}
+.decision.good{background:#e8f5ec;border-color:#9fd0b0}
 .partial{background:#fff1d6;border:1px solid #e7b95a;padding:6px 10px;border-radius:6px}
 .cards{display:flex;flex-wrap:wrap;gap:10px}
 .card{flex:1 1 0;min-width:110px;border:1px solid #d8dfea;border-radius:8px;padding:8px 12px;background:#f7f9fc}
@@ -282,7 +290,8 @@ footer{margin-top:28px;color:#7a8291;font-size:12px}
 <main>
 <h1>ddtsim: simulated ZFS dedup table</h1>
 <p class="model">{{.Title}} &middot; OpenZFS {{.Release}}, recordsize={{index .Properties "recordsize"}}, compression={{index .Properties "compression"}}, copies={{index .Properties "copies"}}, dedup={{index .Properties "dedup"}}, {{.Pool.Vdev}} (ashift {{.Pool.Ashift}}), sparse={{.Sparse}}</p>
-{{if .Partial}}<p class="partial">The scan was interrupted: the figures cover only what was read.</p>{{end}}
+{{with .Decision}}<p class="decision{{if .WorthIt}} good{{end}}">{{.Text}}</p>{{end}}
+{{if .Partial}}<p class="partial">The scan was interrupted: the figures cover only what was read.{{if .WalkUnfinished}} The files and file data counted are those found so far: the walk had not finished.{{else if .WalkFinished}} The walk had finished: the files and file data counted are all of them.{{end}}</p>{{end}}
 {{if .SampleNote}}<p class="partial">{{.SampleNote}}</p>{{end}}
 <div class="cards">
 <div class="card"><span>{{.LogicalLabel}}</span><b>{{.Logical}}</b>{{if .LogicalNote}}<small>{{.LogicalNote}}</small>{{end}}</div>

@@ -34,9 +34,18 @@ type Scan struct {
 	Raw        RawCapacity         `json:"raw_capacity"`
 	Counters   analyzer.Counters   `json:"counters"`
 	Zdb        string              `json:"zdb_S"` // the zdb -S text
+	// WalkFinished is set for an interrupted scan that knows how far its
+	// walk got: true when the walk had listed every file (the files and
+	// logical bytes are the whole data's), false when it had not (they
+	// are what was found so far). Absent otherwise (a complete scan; a
+	// saved one, which does not record it).
+	WalkFinished *bool `json:"walk_finished,omitempty"`
 	// DDT is the modelled size of the real dedup table (EstimateDDT); nil
 	// until estimated.
 	DDT *DDTEstimate `json:"ddt_size,omitempty"`
+	// Decision is what the figures mean for turning dedup on (set by
+	// EstimateDDT); nil when there is nothing to decide on.
+	Decision *Decision `json:"decision,omitempty"`
 	// Breakdown, with --by: its fields appear at the top level
 	// (breakdown_by, breakdown, breakdown_total, zeros, ...); nil leaves
 	// them out.
@@ -175,6 +184,9 @@ func (s *Scan) WriteText(w io.Writer) error {
 	c := s.Counters
 	t := s.Total
 	pr := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	if s.Decision != nil {
+		pr("%s\n", s.Decision.Text)
+	}
 	pr("Summary: OpenZFS %s, %s, compression=%s, copies=%s, dedup=%s, %s (ashift %d), sparse=%s\n",
 		s.Release, s.BlockSizeProperty(), s.Properties["compression"], s.Properties["copies"],
 		s.Properties["dedup"], s.Pool.Vdev, s.Pool.Ashift, s.Sparse)
@@ -184,7 +196,7 @@ func (s *Scan) WriteText(w io.Writer) error {
 	if s.Sample != nil {
 		s.writeSample(pr)
 	}
-	pr("  files        %s, %s (%d bytes); %s\n", plural(c.Files, "regular file"), zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes, plural(c.Dirs, "directory"))
+	pr("  files        %s, %s (%d bytes); %s%s\n", plural(c.Files, "regular file"), zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes, plural(c.Dirs, "directory"), s.walkText())
 	pr("  skipped      %s, %s, %s, %s; %s\n", plural(c.Symlinks, "symlink"), plural(c.Special, "special file"),
 		plural(c.HardLinks, "extra hard link"), plural(c.RepeatedFiles+c.RepeatedDirs, "repeated path"), plural(c.Errors, "error"))
 	if c.Changed > 0 {
@@ -193,8 +205,12 @@ func (s *Scan) WriteText(w io.Writer) error {
 	pr("  records      %d: %d stored, %d embedded in block pointers, %s; %s stored\n",
 		c.Records, c.Stored, c.Embedded, plural(c.Holes, "hole"), plural(c.ZeroBlocks, "all-zero block"))
 	if c.ScannedBytes != c.LogicalBytes {
-		pr("  covered      %s (%d bytes) of the %s of file data: the records read or found in holes; the figures below are for these bytes only\n",
-			zdb.Nicenum(c.ScannedBytes, true), c.ScannedBytes, zdb.Nicenum(c.LogicalBytes, true))
+		found := ""
+		if s.WalkUnfinished() {
+			found = " found so far"
+		}
+		pr("  covered      %s (%d bytes) of the %s of file data%s: the records read or found in holes; the figures below are for these bytes only\n",
+			zdb.Nicenum(c.ScannedBytes, true), c.ScannedBytes, zdb.Nicenum(c.LogicalBytes, true), found)
 	}
 	if s.Sample != nil {
 		estimates := "; sizes below are estimates"
@@ -257,6 +273,34 @@ func (s *Scan) WriteText(w io.Writer) error {
 		return writeBreakdown(w, s.Breakdown, saved)
 	}
 	return nil
+}
+
+// WalkUnfinished reports an interrupted scan whose walk had not listed
+// every file: its file count and logical bytes are those found so far,
+// not the whole data's.
+func (s *Scan) WalkUnfinished() bool {
+	return s.Partial && s.WalkFinished != nil && !*s.WalkFinished
+}
+
+// WalkNote says, for an interrupted scan that knows it, how far the walk
+// got: "found so far; the walk had not finished", or "the walk had
+// finished: these are all the files"; "" otherwise.
+func (s *Scan) WalkNote() string {
+	switch {
+	case !s.Partial || s.WalkFinished == nil:
+		return ""
+	case *s.WalkFinished:
+		return "the walk had finished: these are all the files"
+	}
+	return "found so far; the walk had not finished"
+}
+
+// walkText is WalkNote for the summary's files line.
+func (s *Scan) walkText() string {
+	if n := s.WalkNote(); n != "" {
+		return ": " + n
+	}
+	return ""
 }
 
 // Saved is what the pool would save on the file data the result covers

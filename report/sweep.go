@@ -37,6 +37,7 @@ type Sweep struct {
 	// (vdev, ashift) and the sparse mode.
 	Properties SweepProperties `json:"properties"`
 	Sort       string          `json:"sort"`
+	Partial    bool            `json:"partial"` // the sweep was interrupted: the rows cover only what was read
 	Counters   sweep.Counters  `json:"counters"`
 	Rows       []SweepRow      `json:"rows"`
 
@@ -102,7 +103,7 @@ func sortRows(rows []SweepRow, by string) {
 // WriteText writes the sweep as a table, best first, and with
 // histogramRow > 0 the zdb -S text of that row (1 = the first) after it.
 func (sw *Sweep) WriteText(w io.Writer, histogramRow int) error {
-	if err := writeSweep(w, sw.policy, sw.Properties, sw.Counters, sw.Rows, sw.Sort); err != nil || histogramRow <= 0 {
+	if err := writeSweep(w, sw.policy, sw.Properties, sw.Counters, sw.Rows, sw.Sort, sw.Partial); err != nil || histogramRow <= 0 {
 		return err
 	}
 	r := sw.Rows[histogramRow-1]
@@ -132,23 +133,34 @@ func NewSweep(res *sweep.Result, set model.Settings, sortBy string) *Sweep {
 	return &Sweep{Release: p.Version, Properties: props, Sort: sortBy, Counters: res.Counters, Rows: rows, policy: p}
 }
 
-func writeSweep(w io.Writer, p *zio.Policy, props SweepProperties, c sweep.Counters, rows []SweepRow, by string) error {
+func writeSweep(w io.Writer, p *zio.Policy, props SweepProperties, c sweep.Counters, rows []SweepRow, by string, partial bool) error {
 	var b bytes.Buffer
 	holes := ""
 	if c.HoleBytes > 0 {
 		holes = fmt.Sprintf("; %s in source holes, not read", zdb.Nicenum(c.HoleBytes, true))
 	}
-	fmt.Fprintf(&b, "OpenZFS %s, %s, %s (%d bytes%s) read once for %s; best first by %s\nevery row: %s\n\n",
+	fmt.Fprintf(&b, "OpenZFS %s, %s, %s (%d bytes%s) read once for %s; best first by %s\nevery row: %s\n",
 		p.Version, plural(c.Files, "file"), zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes, holes, plural(uint64(len(rows)), "combination"), by, props)
-	fmt.Fprintf(&b, "%3s  %10s  %-11s  %6s  %8s  %8s  %22s  %11s  %14s\n",
-		"row", "recordsize", "compression", "dedup", "compress", "combined", "allocated (DSIZE)", "DDT entries", "DDT in core")
+	if partial {
+		// As the scan words it.
+		b.WriteString("PARTIAL: the sweep was interrupted; the figures cover only what was read\n")
+	}
+	b.WriteString("\n")
+	// The compression column is as wide as its longest name
+	// (zstd-fast-1000 is 14), at least as wide as its title.
+	cw := len("compression")
+	for _, r := range rows {
+		cw = max(cw, len(r.Compression))
+	}
+	fmt.Fprintf(&b, "%3s  %10s  %-*s  %6s  %8s  %8s  %22s  %11s  %14s\n",
+		"row", "recordsize", cw, "compression", "dedup", "compress", "combined", "allocated (DSIZE)", "DDT entries", "DDT in core")
 	for _, r := range rows {
 		dedup, compress, combined := "-", "-", "-" // nothing stored: no ratio
 		if q := r.Ratios; q != nil {
 			dedup, compress, combined = fmt.Sprintf("%.2f", q.Dedup), fmt.Sprintf("%.2f", q.Compress), fmt.Sprintf("%.2f", q.Combined)
 		}
-		fmt.Fprintf(&b, "%3d  %10s  %-11s  %6s  %8s  %8s  %22s  %11d  %14s\n",
-			r.Row, zdb.Nicenum(uint64(r.RecordSize), false), r.Compression,
+		fmt.Fprintf(&b, "%3d  %10s  %-*s  %6s  %8s  %8s  %22s  %11d  %14s\n",
+			r.Row, zdb.Nicenum(uint64(r.RecordSize), false), cw, r.Compression,
 			dedup, compress, combined,
 			fmt.Sprintf("%s (%d)", zdb.Nicenum(r.DSize, true), r.DSize), r.Entries, zdb.Nicenum(r.InCore, true))
 	}

@@ -41,8 +41,12 @@ type Options struct {
 	Follow, CountLinks, OneFileSystem bool
 	// By breaks the figures down by group: "dir", "ext" or "size"
 	// (breakdown.Kinds, case-insensitive); "" for none. Not with a
-	// sample.
+	// sample. The report lists the groups largest first by logical bytes
+	// (report.ArrangeBreakdown).
 	By string
+	// Top > 0, with By: the report lists the Top largest groups and
+	// folds the others into one row of their sums; 0 lists them all.
+	Top int
 	// Mem > 0 bounds the table's memory, bytes: beyond it the table
 	// spills sorted runs to a directory of its own that Run creates in
 	// TmpDir ($TMPDIR, else /tmp, when empty), that the walk skips and
@@ -85,6 +89,10 @@ type Result struct {
 	// Breakdown is the per-group breakdown (Options.By); nil without.
 	Breakdown *breakdown.Result
 	spillDir  string // Options.Mem's runs, removed by Close
+	// walkKnown: Scan.WalkDone says how far the walk got (a scan run
+	// here, not one read from a file).
+	walkKnown bool
+	top       int // Options.Top
 
 	// Missed are the files a resumed scan had partly done that the walk
 	// did not find again (errors, also in Problems): what was done of
@@ -189,7 +197,13 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 	if err != nil {
 		return nil, &UsageError{err}
 	}
-	res := &Result{Settings: set, Policy: p, Paths: paths}
+	switch {
+	case opts.Top < 0:
+		return nil, &UsageError{fmt.Errorf("--top %d: invalid (accepted: a number of groups, 1 or more; 0 lists them all)", opts.Top)}
+	case opts.Top > 0 && opts.By == "":
+		return nil, &UsageError{errors.New("--top needs --by: it keeps the largest groups of the breakdown")}
+	}
+	res := &Result{Settings: set, Policy: p, Paths: paths, top: opts.Top}
 	if opts.Mem > 0 {
 		if res.spillDir, err = makeSpillDir(opts.TmpDir); err != nil {
 			return nil, err
@@ -247,6 +261,7 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		}
 	}
 	res.Scan, err = analyzer.Scan(ctx, paths, ao)
+	res.walkKnown = true
 	if err != nil {
 		if !errors.Is(err, context.Canceled) || res.Scan == nil {
 			res.Close()
@@ -419,6 +434,10 @@ func (res *Result) Report(ram uint64) (*report.Scan, error) {
 		return nil, err
 	}
 	rep.Partial = res.Partial
+	if res.Partial && res.walkKnown {
+		done := res.Scan.WalkDone
+		rep.WalkFinished = &done
+	}
 	rep.Counters.PeakRSS = analyzer.PeakRSS()
 	rep.Problems = append(rep.Problems, res.Problems...)
 	if n := set.SampleRate(); n > 1 {
@@ -436,7 +455,7 @@ func (res *Result) Report(ram uint64) (*report.Scan, error) {
 	if set.Dedup != "" {
 		rep.Properties["dedup"] = set.Dedup // as given: verify, sha256,verify, ...
 	}
-	rep.Breakdown = res.Breakdown
+	rep.Breakdown = report.ArrangeBreakdown(res.Breakdown, res.top)
 	return rep, nil
 }
 

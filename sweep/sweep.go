@@ -51,6 +51,10 @@ type Options struct {
 	// Warn receives per-path problems, possibly from several goroutines at
 	// once. Nil discards them (they are still counted).
 	Warn func(path string, err error)
+	// Progress, when set, is updated while the sweep runs, as a scan's
+	// (analyzer.Options.Progress): files and bytes found by the walk,
+	// bytes read or skipped in holes (once for all lanes).
+	Progress *analyzer.Progress
 }
 
 // Counters describe what the sweep read.
@@ -124,6 +128,10 @@ func Run(ctx context.Context, paths []string, opts Options) (*Result, error) {
 	}
 	var src source.Source = &source.Walker{Paths: paths}
 	walked := src.Walk(ctx, func(f *source.File) {
+		if p := opts.Progress; p != nil {
+			p.Files.Add(1)
+			p.BytesPending.Add(int64(f.Size))
+		}
 		select {
 		case files <- f:
 		case <-ctx.Done():
@@ -226,6 +234,7 @@ func (s *sweep) file(f *source.File, buf, zeros []byte, lanes []*analyzer.Lane) 
 				end = off + (next-off)/C*C
 			}
 			s.holeBytes.Add(int64(end - off))
+			s.done(end - off)
 			for i, l := range s.lanes {
 				s.zeroRun(l, lanes[i], size, end-off, copyHoles)
 			}
@@ -241,12 +250,20 @@ func (s *sweep) file(f *source.File, buf, zeros []byte, lanes []*analyzer.Lane) 
 		for i, l := range s.lanes {
 			s.lane(l, lanes[i], size, off, buf, zeros, copyHoles)
 		}
+		s.done(uint64(got))
 		if uint64(got) < want {
 			return fmt.Errorf("file shrank while read (%d bytes at offset %d)", got, off)
 		}
 		off += want
 	}
 	return nil
+}
+
+// done counts n more file bytes done in Options.Progress.
+func (s *sweep) done(n uint64) {
+	if p := s.opts.Progress; p != nil {
+		p.BytesDone.Add(int64(n))
+	}
 }
 
 // zeroRun accounts, in lane l, the records of a file of size bytes in n

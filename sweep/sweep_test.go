@@ -120,3 +120,25 @@ func TestSweepRejectsMixedLanes(t *testing.T) {
 		t.Error("no lanes accepted")
 	}
 }
+
+// Options.Progress follows the sweep as it follows a scan: every file
+// found and its size, and every byte done (read, or skipped in a source
+// hole) once for all lanes.
+func TestSweepProgress(t *testing.T) {
+	paths, err := golden.Inputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prog analyzer.Progress
+	res, err := Run(context.Background(), paths, Options{Lanes: lanes(t, []uint32{4 << 10, 1 << 20}, []zio.Compression{zio.LZ4}), Progress: &prog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Counters
+	if c.HoleBytes == 0 || c.Files == 0 {
+		t.Fatalf("counters %+v: the test needs files and source holes", c)
+	}
+	if uint64(prog.Files.Load()) != c.Files || uint64(prog.BytesPending.Load()) != c.LogicalBytes || uint64(prog.BytesDone.Load()) != c.ReadBytes+c.HoleBytes {
+		t.Errorf("progress: %d files, %d bytes found, %d done; counters %+v", prog.Files.Load(), prog.BytesPending.Load(), prog.BytesDone.Load(), c)
+	}
+}

@@ -61,6 +61,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 		CountLinks:    s.CountLinks,
 		OneFileSystem: s.OneFileSystem,
 		By:            s.By,
+		Top:           s.Top,
 		Mem:           mem,
 		TmpDir:        s.TmpDir,
 		SpillWarn:     func(err error) { bar.println("ddtsim: --mem: " + err.Error()) },

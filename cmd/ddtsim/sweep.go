@@ -3,14 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
+	"io"
 
+	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/source"
 	"github.com/ddtsim/ddtsim/sweep"
+	"github.com/ddtsim/ddtsim/zio"
 )
 
 type sweepCmd struct {
@@ -49,17 +51,25 @@ func (s *sweepCmd) Run(std *streams) error {
 	}
 	ctx, interruptCode, stop := interruptContext(context.Background())
 	defer stop()
-	var mu sync.Mutex
-	res, err := sweep.Run(ctx, s.Paths, sweep.Options{Lanes: lanes, Sparse: set.Sparse, Jobs: s.Jobs,
+	return s.runContext(ctx, interruptCode, set, lanes, stdout, stderr)
+}
+
+// runContext sweeps until done or ctx is cancelled and prints the report
+// (marked partial when cancelled); interruptCode gives the exit status
+// for a cancelled ctx.
+func (s *sweepCmd) runContext(ctx context.Context, interruptCode func() int, set model.Settings, lanes []*zio.Policy, stdout, stderr io.Writer) error {
+	prog := &analyzer.Progress{}
+	bar := startProgress(prog, stderr) // on a terminal only, as the scan's
+	res, err := sweep.Run(ctx, s.Paths, sweep.Options{Lanes: lanes, Sparse: set.Sparse, Jobs: s.Jobs, Progress: prog,
 		Warn: func(path string, err error) {
-			mu.Lock()
-			defer mu.Unlock()
-			fmt.Fprintf(stderr, "ddtsim: %s: %s\n", escape.Path(path), scan.Reason(path, err))
+			bar.println(fmt.Sprintf("ddtsim: %s: %s", escape.Path(path), scan.Reason(path, err)))
 		}})
+	bar.stop()
 	if res == nil {
 		return err
 	}
 	sw := report.NewSweep(res, set, s.Sort)
+	sw.Partial = err != nil // Run returns a result with an error only when interrupted
 	if s.JSON {
 		err = sw.WriteJSON(stdout)
 	} else {
@@ -68,5 +78,5 @@ func (s *sweepCmd) Run(std *streams) error {
 	if err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	return endStatus(ctx.Err() != nil, res.Counters.Errors, res.Counters.Changed, interruptCode)
+	return endStatus(sw.Partial, res.Counters.Errors, res.Counters.Changed, interruptCode)
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/sweep"
 )
 
 type sweepOut struct {
@@ -203,5 +207,40 @@ func TestSweepSparseTerabyte(t *testing.T) {
 		if code != 0 || want != r.Zdb {
 			t.Errorf("row %d (%d, %s) differs from the scan (exit %d, %s):\n%s\nscan:\n%s", r.Row, r.RecordSize, r.Compression, code, errs, r.Zdb, want)
 		}
+	}
+}
+
+// An interrupted sweep's report says it is partial on stdout, as a
+// scan's does: the PARTIAL line in the text, "partial": true in JSON (a
+// complete one: false).
+func TestInterruptedSweepMarkedPartial(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, format := range []string{"", "--json"} {
+		s := sweepCmd{Paths: []string{"../../testdata/sample"}, Sort: "space", JSON: format == "--json"}
+		set, lanes, err := sweep.Lanes(model.Text{Release: "latest", Properties: []string{"compression=off,lz4"}, Ashift: "12", Sparse: "auto"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o, e bytes.Buffer
+		code := exitCode(s.runContext(ctx, func() int { return 130 }, set, lanes, &o, &e), &e)
+		if code != 130 || !strings.Contains(e.String(), "interrupted") {
+			t.Errorf("%s: exit %d, stderr %q", format, code, e.String())
+		}
+		want := "\nPARTIAL: the sweep was interrupted; the figures cover only what was read\n\nrow  recordsize"
+		if format == "--json" {
+			want = "\n  \"partial\": true,\n"
+		}
+		if !strings.Contains(o.String(), want) {
+			t.Errorf("%s: stdout has no %q:\n%s", format, want, o.String())
+		}
+	}
+	code, out, _ := runT("sweep", "--json", "../../testdata/sample/docs")
+	if code != 0 || !strings.Contains(out, "\n  \"partial\": false,\n") {
+		t.Errorf("complete sweep: exit %d\n%s", code, out)
+	}
+	code, out, _ = runT("sweep", "../../testdata/sample/docs")
+	if code != 0 || strings.Contains(out, "PARTIAL") {
+		t.Errorf("complete sweep: exit %d\n%s", code, out)
 	}
 }

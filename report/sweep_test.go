@@ -1,0 +1,59 @@
+package report
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/sweep"
+)
+
+// sweepT sweeps dir with the -o properties given.
+func sweepT(t *testing.T, ctx context.Context, opts sweep.Options, dir string, props ...string) (*Sweep, error) {
+	t.Helper()
+	set, lanes, err := sweep.Lanes(model.Text{Release: "2.3.2", Properties: props, Ashift: "12", Sparse: "auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Lanes, opts.Sparse = lanes, set.Sparse
+	res, err := sweep.Run(ctx, []string{dir}, opts)
+	if res == nil {
+		t.Fatal(err)
+	}
+	return NewSweep(res, set, "space"), err
+}
+
+// The compression column is as wide as the longest name: the columns
+// after it stay aligned with their titles.
+func TestSweepTextLongCompressionName(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte(strings.Repeat("ddtsim sweep ", 50000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sw, err := sweepT(t, context.Background(), sweep.Options{}, dir, "compression=lz4,zstd-fast-1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := sw.WriteText(&b, 0); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	table := lines[3 : len(lines)-1] // the title row and the rows
+	if len(table) != 3 {
+		t.Fatalf("table %q", table)
+	}
+	want := "row  recordsize  compression      dedup  compress  combined       allocated (DSIZE)  DDT entries     DDT in core"
+	if table[0] != want {
+		t.Errorf("title row\n%q, want\n%q", table[0], want)
+	}
+	for _, l := range table[1:] {
+		if utf8.RuneCountInString(l) != utf8.RuneCountInString(want) || !strings.Contains(l, "zstd-fast-1000   ") && !strings.Contains(l, "lz4              ") {
+			t.Errorf("row not aligned with the titles:\n%s\n%s", want, l)
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package scan_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/zdb"
+)
+
+// interrupted scans dir with one worker and cancels it once the first
+// chunk is done (after wait), and returns the result's report in every
+// format.
+func interrupted(t *testing.T, dir string, wait time.Duration) (*scan.Result, *report.Scan, map[string]string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once sync.Once
+	res, err := scan.Run(ctx, model.Settings{Release: "2.3.2", Compression: "lz4"}, []string{dir}, scan.Options{Jobs: 1,
+		Done: func(analyzer.FileInfo, uint64, uint64) { once.Do(func() { time.Sleep(wait); cancel() }) }})
+	if !errors.Is(err, context.Canceled) || !res.Partial {
+		t.Fatalf("not interrupted: %v", err)
+	}
+	t.Cleanup(res.Close)
+	rep, err := res.Report(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, rep, outputsOf(t, rep)
+}
+
+func outputsOf(t *testing.T, rep *report.Scan) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for name, write := range map[string]func(*strings.Builder) error{
+		"text": func(b *strings.Builder) error { return rep.WriteText(b) },
+		"json": func(b *strings.Builder) error { return rep.WriteJSON(b) },
+		"csv":  func(b *strings.Builder) error { return rep.WriteCSV(b) },
+		"html": func(b *strings.Builder) error { return rep.WriteHTML(b) },
+	} {
+		var b strings.Builder
+		if err := write(&b); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = b.String()
+	}
+	return out
+}
+
+func writeRandom(t *testing.T, path string, seed int64, n int) {
+	t.Helper()
+	b := make([]byte, n)
+	rand.New(rand.NewSource(seed)).Read(b)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An interrupted scan whose walk had not finished says that its files and
+// file data are those found so far, in every format; one whose walk had
+// finished says that they are all; a complete scan says neither.
+func TestPartialScanSaysHowFarTheWalkGot(t *testing.T) {
+	many := t.TempDir()
+	for i := range 300 {
+		writeRandom(t, filepath.Join(many, fmt.Sprintf("f%03d", i)), int64(i), 64<<10)
+	}
+	res, rep, out := interrupted(t, many, 0)
+	c := res.Scan.Counters
+	if res.Scan.WalkDone || c.Files >= 300 || rep.WalkFinished == nil || *rep.WalkFinished {
+		t.Fatalf("walk done %v, %d files found, report %v: the test needs a walk cut short", res.Scan.WalkDone, c.Files, rep.WalkFinished)
+	}
+	for _, line := range []string{
+		"  PARTIAL: the scan was interrupted; the figures cover only what was read\n",
+		fmt.Sprintf("  files        %d regular files, %s (%d bytes); 1 directory: found so far; the walk had not finished\n",
+			c.Files, zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes),
+		fmt.Sprintf("  covered      %s (%d bytes) of the %s of file data found so far: the records read or found in holes; the figures below are for these bytes only\n",
+			zdb.Nicenum(c.ScannedBytes, true), c.ScannedBytes, zdb.Nicenum(c.LogicalBytes, true)),
+	} {
+		if !strings.Contains(out["text"], line) {
+			t.Errorf("text has no line %q:\n%s", line, out["text"])
+		}
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out["json"]), &doc); err != nil || doc["partial"] != true || doc["walk_finished"] != false {
+		t.Errorf("JSON partial %v, walk_finished %v (%v)", doc["partial"], doc["walk_finished"], err)
+	}
+	if !strings.Contains(out["csv"], "\npartial,true\nwalk_finished,false\n") {
+		t.Errorf("CSV:\n%s", out["csv"])
+	}
+	if !strings.Contains(out["html"], "The files and file data counted are those found so far: the walk had not finished.") ||
+		!strings.Contains(out["html"], "<small>of "+zdb.Nicenum(c.LogicalBytes, true)+" found so far</small>") {
+		t.Errorf("HTML does not say the walk had not finished")
+	}
+
+	// One file of several chunks: the walk has listed it long before the
+	// first chunk is done.
+	one := t.TempDir()
+	writeRandom(t, filepath.Join(one, "big"), 1, 24<<20)
+	res, rep, out = interrupted(t, one, 100*time.Millisecond)
+	c = res.Scan.Counters
+	if !res.Scan.WalkDone || rep.WalkFinished == nil || !*rep.WalkFinished || c.ScannedBytes >= c.LogicalBytes {
+		t.Fatalf("walk done %v, report %v, counters %+v", res.Scan.WalkDone, rep.WalkFinished, c)
+	}
+	for _, line := range []string{
+		"  files        1 regular file, 24M (25165824 bytes); 1 directory: the walk had finished: these are all the files\n",
+		fmt.Sprintf("  covered      %s (%d bytes) of the 24M of file data: the records", zdb.Nicenum(c.ScannedBytes, true), c.ScannedBytes),
+	} {
+		if !strings.Contains(out["text"], line) {
+			t.Errorf("text has no line %q:\n%s", line, out["text"])
+		}
+	}
+	if !strings.Contains(out["json"], `"walk_finished": true`) || !strings.Contains(out["csv"], "\nwalk_finished,true\n") ||
+		!strings.Contains(out["html"], "The walk had finished: the files and file data counted are all of them.") {
+		t.Errorf("JSON, CSV or HTML do not say the walk had finished")
+	}
+
+	// Complete: nothing said, nothing added.
+	full, err := scan.Run(context.Background(), model.Settings{Release: "2.3.2"}, []string{one}, scan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	rep, err = full.Report(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = outputsOf(t, rep)
+	if !full.Scan.WalkDone || rep.WalkFinished != nil || strings.Contains(out["json"], "walk_finished") || strings.Contains(out["csv"], "walk_finished") ||
+		!strings.Contains(out["text"], "  files        1 regular file, 24M (25165824 bytes); 1 directory\n") {
+		t.Errorf("complete scan: walk done %v, report %v\n%s", full.Scan.WalkDone, rep.WalkFinished, out["text"])
+	}
+}
