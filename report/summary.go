@@ -196,9 +196,8 @@ func (s *Scan) WriteText(w io.Writer) error {
 	if s.Sample != nil {
 		s.writeSample(pr)
 	}
-	pr("  files        %s, %s (%d bytes); %s%s\n", plural(c.Files, "regular file"), zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes, plural(c.Dirs, "directory"), s.walkText())
-	pr("  skipped      %s, %s, %s, %s; %s\n", plural(c.Symlinks, "symlink"), plural(c.Special, "special file"),
-		plural(c.HardLinks, "extra hard link"), plural(c.RepeatedFiles+c.RepeatedDirs, "repeated path"), plural(c.Errors, "error"))
+	pr("  files        %s, %s (%d bytes); %s%s\n", filesText(c), zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes, plural(c.Dirs, "directory"), s.walkText())
+	pr("  skipped      %s\n", skippedText(c))
 	if c.Changed > 0 {
 		pr("  changed      %s changed while read: the figures for them are approximate\n", plural(c.Changed, "file"))
 	}
@@ -422,4 +421,25 @@ func (s *Scan) writeSample(pr func(string, ...any)) {
 	pr("  compress     %s\n", iv(e.Compress))
 	pr("  combined     %s\n", iv(e.Combined))
 	pr("  DDT entries  %.0f (95%%: %.0f to %.0f)\n", e.Entries.Value, e.Entries.Low, e.Entries.High)
+}
+
+// filesText counts the files read: regular files, and the block devices
+// named (read as files) apart.
+func filesText(c analyzer.Counters) string {
+	t := plural(c.Files-min(c.Devices, c.Files), "regular file")
+	if c.Devices > 0 {
+		t += " and " + plural(c.Devices, "block device")
+	}
+	return t
+}
+
+// skippedText counts what the walk left out, and the errors; directories
+// on other file systems (-x) only when there were some.
+func skippedText(c analyzer.Counters) string {
+	t := fmt.Sprintf("%s, %s, %s, %s", plural(c.Symlinks, "symlink"), plural(c.Special, "special file"),
+		plural(c.HardLinks, "extra hard link"), plural(c.RepeatedFiles+c.RepeatedDirs, "repeated path"))
+	if c.OtherFS > 0 {
+		t += ", " + plural(c.OtherFS, "directory") + " on other file systems (-x)"
+	}
+	return t + "; " + plural(c.Errors, "error")
 }
