@@ -17,7 +17,7 @@ import (
 // so that Options.Done reports exactly what the result holds.
 func (s *scan) work(ctx context.Context, in <-chan chunk, c *Counters) {
 	p := s.opts.Policy
-	buf := make([]byte, p.RecordSize)
+	var buf []byte // a record, made at the first chunk read
 	zeros := s.zeros
 	lane := &Lane{Policy: p, Table: s.table, Zero: s.zero, Sample: s.opts.Sample}
 	for ch := range in {
@@ -26,6 +26,9 @@ func (s *scan) work(ctx context.Context, in <-chan chunk, c *Counters) {
 			fl.incomplete.Store(true)
 			s.release(fl)
 			continue
+		}
+		if buf == nil {
+			buf = make([]byte, p.RecordSize)
 		}
 		i := ch.first
 		for ; i < ch.end && !fl.failed.Load() && i < fl.limit.Load(); i++ {
