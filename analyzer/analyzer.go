@@ -38,16 +38,31 @@ type FileEvent struct {
 	Size uint64 // bytes
 }
 
-// MaxJobs bounds Options.Jobs: each worker holds two record buffers
-// (2 × recordsize bytes, 32 MiB at recordsize=16M).
+// MaxJobs bounds Options.Jobs.
 const MaxJobs = 256
+
+// WorkerMemory bounds the memory the workers hold for the records in
+// flight, bytes: each worker holds up to two records (the one it reads,
+// and its compressor's output: 2 × recordsize bytes, 32 MiB at
+// recordsize=16M), allocated when it first needs them, and no more
+// workers run than WorkerMemory allows (Workers): 8 at recordsize=16M,
+// 128 at 1M, MaxJobs at 512K and less.
+const WorkerMemory = 256 << 20
+
+// Workers is how many workers a scan with Options.Jobs jobs (> 0) runs at
+// recordsize (volblocksize) bytes: jobs, at most WorkerMemory / (2 ×
+// recordsize), at least 1. The result does not depend on it.
+func Workers(jobs int, recordSize uint32) int {
+	return max(1, min(jobs, WorkerMemory/(2*int(recordSize))))
+}
 
 // Options configure a scan.
 type Options struct {
 	Policy *zio.Policy
 	Sparse model.Sparse
 	// Jobs is the number of reader/hash/compress workers; ≤ 0 means
-	// GOMAXPROCS.
+	// GOMAXPROCS. At large recordsizes fewer run (Workers), so that the
+	// records in flight hold at most WorkerMemory bytes.
 	Jobs int
 	// Warn receives every per-path problem (unreadable file, file changed
 	// during the scan, ...). It may be called from several goroutines at
@@ -205,6 +220,7 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, 
 	if jobs > MaxJobs {
 		return nil, fmt.Errorf("analyzer: %d jobs is more than %d", jobs, MaxJobs)
 	}
+	jobs = Workers(jobs, opts.Policy.RecordSize)
 	s := &scan{
 		opts:  opts,
 		table: ddt.NewTable(opts.Policy.DSize),

@@ -40,6 +40,36 @@ type file struct {
 	// incomplete: some chunks were left undone (the scan was cancelled,
 	// or a read failed), so the file is not checked for changes.
 	incomplete atomic.Bool
+	// limit is how many records the file has now: nrec, less once a
+	// read found it shorter (shrank). Records from limit on are not
+	// accounted from then on.
+	limit  atomic.Uint64
+	shrank atomic.Bool
+	// reached is one past the last record accounted (by a chunk or a hole
+	// run): more than limit when records past the new end were accounted
+	// before the shrink was seen.
+	reached atomic.Uint64
+}
+
+// shrink notes that fl now has only n records.
+func (fl *file) shrink(n uint64) {
+	fl.shrank.Store(true)
+	for {
+		l := fl.limit.Load()
+		if n >= l || fl.limit.CompareAndSwap(l, n) {
+			return
+		}
+	}
+}
+
+// accounted notes that records up to end (excluded) of fl are accounted.
+func (fl *file) accounted(end uint64) {
+	for {
+		r := fl.reached.Load()
+		if end <= r || fl.reached.CompareAndSwap(r, end) {
+			return
+		}
+	}
 }
 
 // chunk is one work item: records [first, end) of a file.
@@ -90,6 +120,7 @@ func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 	}
 	lsize, nrec := s.records(sf.Size)
 	fl := &file{src: sf, lsize: lsize, nrec: nrec, tag: tag}
+	fl.limit.Store(nrec)
 	fl.info = FileInfo{Path: sf.Path, Dev: sf.Dev, Ino: sf.Ino, Size: sf.Size, Mtime: sf.Mtime, Records: nrec}
 	switch s.opts.Sparse {
 	case model.SparseAlways:
@@ -166,6 +197,7 @@ func (fl *file) dataRuns() []recordRun {
 // copy writes zeros and ZFS stores them (compression=off). A file of
 // exabytes of holes costs no more than its data.
 func (s *scan) holeRun(fl *file, a, b uint64) {
+	b = min(b, fl.limit.Load()) // none past the end of a file that shrank
 	if a >= b {
 		return
 	}
@@ -195,16 +227,26 @@ func (s *scan) holeRun(fl *file, a, b uint64) {
 			s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Hole: hole, Key: k, Zero: true, Tag: fl.tag, Count: 1})
 		}
 	}
+	fl.accounted(b)
 	s.done(fl, a, b)
 }
 
 // release marks one chunk of fl done. After the last it checks whether the
-// file changed while it was read (source.File.Changed), and closes it.
+// file changed while it was read (source.File.Changed), or says that it
+// shrank, and closes it.
 func (s *scan) release(fl *file) {
 	if fl.refs.Add(-1) != 0 {
 		return
 	}
-	if !fl.failed.Load() && !fl.incomplete.Load() {
+	switch {
+	case fl.failed.Load():
+	case fl.shrank.Load():
+		if fl.reached.Load() > fl.limit.Load() {
+			s.changed(fl.src.Path, errShrankLate)
+		} else {
+			s.changed(fl.src.Path, errShrank)
+		}
+	case !fl.incomplete.Load():
 		if err := fl.src.Changed(); err != nil {
 			s.changed(fl.src.Path, err)
 		}
@@ -212,4 +254,11 @@ func (s *scan) release(fl *file) {
 	fl.src.Close()
 }
 
-var errShrank = fmt.Errorf("shrank while it was read: the records past its new end are left out, its figures are approximate (%w)", source.ErrChanged)
+// errShrank says that a file shrank while it was read: the result holds
+// its records up to its new end (the last one with the bytes it still
+// had), none past it. errShrankLate: records past the new end had been
+// read before it shrank, and stay counted.
+var (
+	errShrank     = fmt.Errorf("shrank while it was read: the records past its new end are left out, its figures are approximate (%w)", source.ErrChanged)
+	errShrankLate = fmt.Errorf("shrank while it was read: records past its new end read before it shrank are counted, the others left out; its figures are approximate (%w)", source.ErrChanged)
+)

@@ -17,7 +17,7 @@ import (
 // so that Options.Done reports exactly what the result holds.
 func (s *scan) work(ctx context.Context, in <-chan chunk, c *Counters) {
 	p := s.opts.Policy
-	buf := make([]byte, p.RecordSize)
+	var buf []byte // a record, made at the first chunk read
 	zeros := s.zeros
 	lane := &Lane{Policy: p, Table: s.table, Zero: s.zero, Sample: s.opts.Sample}
 	for ch := range in {
@@ -27,11 +27,17 @@ func (s *scan) work(ctx context.Context, in <-chan chunk, c *Counters) {
 			s.release(fl)
 			continue
 		}
+		if buf == nil {
+			buf = make([]byte, p.RecordSize)
+		}
 		i := ch.first
-		for ; i < ch.end && !fl.failed.Load(); i++ {
+		for ; i < ch.end && !fl.failed.Load() && i < fl.limit.Load(); i++ {
 			if !s.record(fl, i, buf[:fl.lsize], zeros, lane, c) {
 				break
 			}
+		}
+		if i > ch.first {
+			fl.accounted(i)
 		}
 		s.done(fl, ch.first, i)
 		if i < ch.end {
@@ -42,7 +48,8 @@ func (s *scan) work(ctx context.Context, in <-chan chunk, c *Counters) {
 }
 
 // record handles record i of fl; data is an LSIZE-byte buffer. It returns
-// false when the record could not be read (and is not accounted).
+// false when the record could not be read, or lies past the end of a file
+// that shrank (and is not accounted).
 func (s *scan) record(fl *file, i uint64, data, zeros []byte, lane *Lane, c *Counters) bool {
 	p := s.opts.Policy
 	lsize := uint64(fl.lsize)
@@ -62,9 +69,16 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, lane *Lane, c *Cou
 			return false
 		}
 		if uint64(got) < n {
-			if fl.failed.CompareAndSwap(false, true) {
-				s.changed(fl.src.Path, errShrank)
+			// The file ends at off+got now: it has records up to
+			// this one if it still holds some of its bytes (they
+			// are what the record covers), else up to the one
+			// before. The records past that end are left out.
+			if got == 0 {
+				fl.shrink(i)
+				return false
 			}
+			fl.shrink(i + 1)
+			n = uint64(got)
 		}
 		clear(data[got:])
 		zero = bytes.Equal(data, zeros[:lsize])

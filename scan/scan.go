@@ -28,7 +28,8 @@ import (
 // the Result.
 type Options struct {
 	// Jobs is the number of reader/hash/compress workers; ≤ 0 means one
-	// per CPU (GOMAXPROCS), at most analyzer.MaxJobs.
+	// per CPU (GOMAXPROCS), at most analyzer.MaxJobs. Fewer run at large
+	// recordsizes (analyzer.Workers).
 	Jobs int
 	// Progress, when set, is updated while the scan runs (files and bytes
 	// found, bytes done).

@@ -36,7 +36,7 @@ type mergeCmd struct {
 type resumeCmd struct {
 	Zdb    bool   `help:"Print only the zdb -S text, byte for byte." xor:"format"`
 	JSON   bool   `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
-	Jobs   int    `short:"j" default:"0" help:"Worker goroutines (0: one per CPU)."`
+	Jobs   int    `short:"j" default:"0" help:"Worker goroutines (0: one per CPU); fewer run at large recordsizes, so that the records in flight (two per worker) stay within 256 MiB: 8 at recordsize=16M."`
 	Mem    string `name:"mem" placeholder:"SIZE" help:"Bound the dedup table's memory, as for scan (the saved table is read into memory first)."`
 	TmpDir string `name:"tmpdir" placeholder:"DIR" help:"Where --mem writes its runs, as for scan."`
 	File   string `arg:"" name:"file" help:"A scan saved with ddtsim --save FILE. It is rescanned with its own flags and paths, skipping what it did, and updated."`

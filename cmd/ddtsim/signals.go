@@ -35,7 +35,7 @@ func interruptOn(parent context.Context, ch <-chan os.Signal, end func(os.Signal
 		select {
 		case sig := <-ch:
 			got.Store(int32(128 + sig.(syscall.Signal)))
-			first = time.Now()
+			first = now()
 			cancel()
 		case <-ctx.Done():
 			return
@@ -43,7 +43,7 @@ func interruptOn(parent context.Context, ch <-chan os.Signal, end func(os.Signal
 	second:
 		select {
 		case sig := <-ch:
-			if time.Since(first) < signalEcho {
+			if now().Sub(first) < signalEcho {
 				// The same signal sent to the process and its group
 				// (timeout(1), a shell's kill 0) is not a second
 				// Ctrl-C: the partial result is still printed and saved.
@@ -84,6 +84,9 @@ func endBySignal(sig os.Signal) {
 // the same event (a signal to the process group reaches the process twice
 // within microseconds), not for a second Ctrl-C.
 const signalEcho = 500 * time.Millisecond
+
+// now is the clock interruptOn reads when a signal arrives (a test seam).
+var now = time.Now
 
 // exiting is taken by a second signal while it removes the spill
 // directories and ends the process, and by main before it exits: the

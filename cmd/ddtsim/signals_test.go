@@ -8,13 +8,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 )
 
 // startDdtsim runs this test binary as ddtsim (TestMain) on slow work:
-// 48 MiB of text through gzip-9 on one worker, saved to save.
+// 48 MiB of text through gzip-9 on one worker (6 chunks), saved to save,
+// and returns once the first chunk is done: the signal handlers are in
+// place and the scan is under way, however slow the machine.
 func startDdtsim(t *testing.T, save string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "in")
@@ -31,13 +34,23 @@ func startDdtsim(t *testing.T, save string) (*exec.Cmd, *bytes.Buffer, *bytes.Bu
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-j", "1", "-o", "compression=gzip-9", "--save", save, dir)
-	cmd.Env = append(os.Environ(), "DDTSIM_TEST_RUN_MAIN=1")
+	cmd.Env = append(os.Environ(), "DDTSIM_TEST_RUN_MAIN=1", "DDTSIM_TEST_READY_FD=3")
 	var out, errs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errs
+	ready, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ready.Close()
+	cmd.ExtraFiles = []*os.File{w} // fd 3 in the child
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	w.Close()
+	if _, err := ready.Read(make([]byte, 1)); err != nil {
+		err = cmd.Wait()
+		t.Fatalf("ddtsim did not start its scan: %v, stdout %q, stderr %q", err, out.String(), errs.String())
+	}
 	return cmd, &out, &errs
 }
 
@@ -78,7 +91,22 @@ func TestDoubleSignal(t *testing.T) {
 
 // The interrupt logic itself: a signal echoed within signalEcho is the
 // same interrupt; one later is a second interrupt, which ends the process.
+// The clock is the test's: the first signal arrives at base, its echo 1 ms
+// later, the next one 2 × signalEcho later, however late the goroutine
+// runs.
 func TestInterruptEcho(t *testing.T) {
+	base := time.Unix(1_000_000_000, 0)
+	var arrivals atomic.Int32
+	now = func() time.Time {
+		switch arrivals.Add(1) {
+		case 1:
+			return base
+		case 2:
+			return base.Add(time.Millisecond)
+		}
+		return base.Add(2 * signalEcho)
+	}
+	defer func() { now = time.Now }()
 	ch := make(chan os.Signal, 2)
 	ended := make(chan os.Signal, 1)
 	ctx, code, stop := interruptOn(context.Background(), ch, func(s os.Signal) { ended <- s })
@@ -86,23 +114,17 @@ func TestInterruptEcho(t *testing.T) {
 	ch <- syscall.SIGTERM
 	ch <- syscall.SIGTERM // the echo: the process group's copy
 	<-ctx.Done()
-	select {
-	case <-ended:
-		t.Fatal("an echoed signal ended the process")
-	case <-time.After(signalEcho / 2):
-	}
 	if code() != 143 {
 		t.Errorf("exit code %d, want 143", code())
 	}
-	time.Sleep(signalEcho)
 	ch <- syscall.SIGINT
-	select {
-	case s := <-ended:
-		if s != syscall.SIGINT {
-			t.Errorf("ended by %v", s)
-		}
-	case <-time.After(5 * time.Second):
-		t.Error("a second interrupt did not end the process")
+	// The signals are taken in order: had the echo ended the process, end
+	// would have had SIGTERM.
+	if s := <-ended; s != syscall.SIGINT {
+		t.Errorf("ended by %v (the echo), want the second interrupt, SIGINT", s)
+	}
+	if n := arrivals.Load(); n != 3 {
+		t.Errorf("%d signals taken, want 3", n)
 	}
 }
 
