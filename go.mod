@@ -6,14 +6,9 @@ require (
 	github.com/alecthomas/kong v1.17.0
 	github.com/google/go-cmp v0.7.0
 	github.com/klauspost/compress v1.20.4
-	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/zeebo/blake3 v0.2.4
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
 )
 
-require (
-	github.com/klauspost/cpuid/v2 v2.0.12 // indirect
-	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
-	github.com/rivo/uniseg v0.4.7 // indirect
-)
+require github.com/klauspost/cpuid/v2 v2.0.12 // indirect

@@ -131,6 +131,9 @@ type Progress struct {
 	Files        atomic.Int64 // regular files found
 	BytesDone    atomic.Int64 // logical bytes of records processed (read or known holes)
 	BytesPending atomic.Int64 // logical bytes of files found so far
+	// Walked is set once the walk has listed every file: BytesPending is
+	// then the total.
+	Walked atomic.Bool
 }
 
 // Counters describe what a scan saw. Sizes are bytes, blocks are records.
@@ -248,6 +251,9 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, 
 	}
 	walked := src.Walk(ctx, func(f *source.File) { s.visit(ctx, f, chunks) }, s.warn)
 	walkDone := ctx.Err() == nil // Walk returns early only when ctx is cancelled
+	if p := opts.Progress; p != nil && walkDone {
+		p.Walked.Store(true)
+	}
 	close(chunks)
 	wg.Wait()
 

@@ -138,6 +138,9 @@ func Run(ctx context.Context, paths []string, opts Options) (*Result, error) {
 			f.Close()
 		}
 	}, s.walkWarn)
+	if p := opts.Progress; p != nil && ctx.Err() == nil {
+		p.Walked.Store(true)
+	}
 	close(files)
 	wg.Wait()
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Finding 12: flags that would be ignored are refused, saying why.
@@ -135,5 +136,25 @@ func TestPathNamedLikeACommand(t *testing.T) {
 	}
 	if code, _, errs := runT("--zdb", "-o", "recordsize=4K", "./sweep"); code != 0 {
 		t.Errorf("./sweep: exit %d, %s", code, errs)
+	}
+}
+
+// The progress line is in zdb's units; once the walk has listed every
+// file it gives the share done and the time left (it showed neither, and
+// mixed MiB with MB/s).
+func TestProgressLine(t *testing.T) {
+	for _, c := range []struct {
+		files, done, total int64
+		walked             bool
+		elapsed            time.Duration
+		want               string
+	}{
+		{12, 3 << 20, 10 << 20, false, 2 * time.Second, "scanning: 3M of 10M found so far (12 files; the walk goes on), 1.50M/s"},
+		{40, 1 << 30, 4 << 30, true, 10 * time.Second, "scanning: 1G of 4G (25%, 40 files), 102M/s, about 30s left"},
+		{40, 0, 4 << 30, true, 500 * time.Millisecond, "scanning: 0B of 4G (0%, 40 files)"},
+	} {
+		if got := progressLine(c.files, c.done, c.total, c.walked, c.elapsed); got != c.want {
+			t.Errorf("progressLine(%+v) = %q, want %q", c, got, c.want)
+		}
 	}
 }

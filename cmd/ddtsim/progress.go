@@ -7,10 +7,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
 	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/zdb"
 )
 
 // progress draws a progress line on stderr while a scan runs, only when
@@ -18,30 +18,23 @@ import (
 type progress struct {
 	mu     sync.Mutex
 	w      io.Writer
-	bar    *progressbar.ProgressBar // nil: no terminal
+	live   bool // stderr is a terminal: the line is drawn
 	quit   chan struct{}
 	closed chan struct{}
 }
 
-// startProgress starts the progress line for p on stderr. The total is not
-// known while the walk goes on, so the line shows bytes and files done and
-// the rate, not a percentage that would move backwards.
+// startProgress starts the progress line for p on stderr, redrawn four
+// times a second.
 func startProgress(p *analyzer.Progress, stderr io.Writer) *progress {
 	pg := &progress{w: stderr}
 	f, ok := stderr.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return pg
 	}
-	pg.bar = progressbar.NewOptions64(-1,
-		progressbar.OptionSetWriter(f),
-		progressbar.OptionShowBytes(true),
-		progressbar.OptionSetDescription("scanning"),
-		progressbar.OptionThrottle(200*time.Millisecond),
-		progressbar.OptionSpinnerType(14),
-		progressbar.OptionClearOnFinish(),
-	)
+	pg.live = true
 	pg.quit = make(chan struct{})
 	pg.closed = make(chan struct{})
+	start := time.Now()
 	go func() {
 		defer close(pg.closed)
 		t := time.NewTicker(250 * time.Millisecond)
@@ -51,10 +44,9 @@ func startProgress(p *analyzer.Progress, stderr io.Writer) *progress {
 			case <-pg.quit:
 				return
 			case <-t.C:
+				line := progressLine(p.Files.Load(), p.BytesDone.Load(), p.BytesPending.Load(), p.Walked.Load(), time.Since(start))
 				pg.mu.Lock()
-				pg.bar.Describe(fmt.Sprintf("scanning: %d files, %s found so far", p.Files.Load(),
-					humanBytes(p.BytesPending.Load())))
-				pg.bar.Set64(p.BytesDone.Load())
+				fmt.Fprint(pg.w, "\r\x1b[K"+line)
 				pg.mu.Unlock()
 			}
 		}
@@ -62,39 +54,46 @@ func startProgress(p *analyzer.Progress, stderr io.Writer) *progress {
 	return pg
 }
 
+// progressLine says how far a scan is, in zdb's units: while the walk
+// goes on, what it found so far and the rate; once it has listed every
+// file, the share of the total done and the time left at the rate so far.
+func progressLine(files, done, total int64, walked bool, elapsed time.Duration) string {
+	rate := ""
+	if s := elapsed.Seconds(); s >= 1 {
+		rate = ", " + zdb.Nicenum(uint64(float64(done)/s), true) + "/s"
+	}
+	if !walked || total <= 0 {
+		return fmt.Sprintf("scanning: %s of %s found so far (%d files; the walk goes on)%s",
+			zdb.Nicenum(uint64(done), true), zdb.Nicenum(uint64(total), true), files, rate)
+	}
+	line := fmt.Sprintf("scanning: %s of %s (%.0f%%, %d files)%s", zdb.Nicenum(uint64(done), true),
+		zdb.Nicenum(uint64(total), true), 100*float64(done)/float64(total), files, rate)
+	if done > 0 && done < total && elapsed >= time.Second {
+		left := time.Duration(float64(elapsed) * float64(total-done) / float64(done)).Round(time.Second)
+		line += ", about " + left.String() + " left"
+	}
+	return line
+}
+
 // println prints a warning line on stderr, clearing the progress line
 // first so the two do not mix.
 func (pg *progress) println(line string) {
 	pg.mu.Lock()
 	defer pg.mu.Unlock()
-	if pg.bar != nil {
-		pg.bar.Clear()
+	if pg.live {
+		fmt.Fprint(pg.w, "\r\x1b[K")
 	}
 	fmt.Fprintln(pg.w, line)
 }
 
 // stop removes the progress line.
 func (pg *progress) stop() {
-	if pg.bar == nil {
+	if !pg.live {
 		return
 	}
 	close(pg.quit)
 	<-pg.closed
 	pg.mu.Lock()
-	pg.bar.Finish()
-	pg.bar.Clear()
+	fmt.Fprint(pg.w, "\r\x1b[K")
 	pg.mu.Unlock()
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
