@@ -110,12 +110,13 @@ func (p *Parsed) WriteText(w io.Writer, name string) error {
 }
 
 // MaxNotUnderstoodShown is how many "not understood" lines the text report
-// lists; the JSON lists them all.
+// lists; the JSON lists all that Parse kept (see MaxDiags).
 const MaxNotUnderstoodShown = 20
 
 // DiagLines returns the diagnostics as lines to print, in order, but of
 // the warnings about lines not understood only the first max, and in place
-// of the others one line saying how many more there are.
+// of the others one line saying how many more there are; last, when Parse
+// kept only the first diagnostics, a line saying how many it left out.
 func (p *Parsed) DiagLines(max int) []string {
 	var out []string
 	shown, more := 0, 0
@@ -136,11 +137,25 @@ func (p *Parsed) DiagLines(max int) []string {
 		for i, l := range out {
 			if l == "" {
 				out[i] = fmt.Sprintf("... and %d more lines not understood (--json lists them all)", more)
+				if p.NotUnderstoodLeftOut > 0 {
+					out[i] = fmt.Sprintf("... and %d more lines not understood (--json lists %d of them)", more+p.NotUnderstoodLeftOut, more)
+				}
 				break
 			}
 		}
 	}
+	if p.DiagsLeftOut > 0 {
+		out = append(out, p.LeftOutText())
+	}
 	return out
+}
+
+// LeftOutText says how many diagnostics Parse left out ("" when none).
+func (p *Parsed) LeftOutText() string {
+	if p.DiagsLeftOut == 0 {
+		return ""
+	}
+	return fmt.Sprintf("... and %d more diagnostics about lines (%d of them lines not understood), left out: only the first %d are kept", p.DiagsLeftOut, p.NotUnderstoodLeftOut, MaxDiags)
 }
 
 // Description says which output printed the table ("zdb -S simulated DDT
