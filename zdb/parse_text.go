@@ -20,7 +20,7 @@ func (p *Parsed) WriteJSON(w io.Writer) error {
 func (p *Parsed) WriteText(w io.Writer, name string) error {
 	var b strings.Builder
 	pr := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	pr("%s: %d lines\n", name, p.Lines)
+	pr("%s: %s\n", name, plural(p.Lines, "line"))
 	pr("  era          %s\n", p.Era.Text)
 	for _, e := range p.Era.Evidence {
 		pr("               line %d: %s\n", e.Line, e.Says)
@@ -66,7 +66,7 @@ func (p *Parsed) WriteText(w io.Writer, name string) error {
 		if t == primary && len(p.Tables) > 1 {
 			mark = " (the one compare uses)"
 		}
-		pr("  table        lines %d-%d: %s%s, %d bucket rows", t.Line, t.EndLine, t.Description(), mark, len(t.Rows))
+		pr("  table        lines %d-%d: %s%s, %s", t.Line, t.EndLine, t.Description(), mark, plural(len(t.Rows), "bucket row"))
 		if t.Errors > 0 {
 			pr(", %d unreadable", t.Errors)
 		}
@@ -136,9 +136,9 @@ func (p *Parsed) DiagLines(max int) []string {
 	if more > 0 {
 		for i, l := range out {
 			if l == "" {
-				out[i] = fmt.Sprintf("... and %d more lines not understood (--json lists them all)", more)
+				out[i] = fmt.Sprintf("... and %s not understood (--json lists them all)", plural(more, "more line"))
 				if p.NotUnderstoodLeftOut > 0 {
-					out[i] = fmt.Sprintf("... and %d more lines not understood (--json lists %d of them)", more+p.NotUnderstoodLeftOut, more)
+					out[i] = fmt.Sprintf("... and %s not understood (--json lists %d of them)", plural(more+p.NotUnderstoodLeftOut, "more line"), more)
 				}
 				break
 			}
@@ -189,4 +189,13 @@ func sizeText(d DDTSize) string {
 		return fmt.Sprintf("%s per entry (total %s bytes)", d.Printed.Text, tot)
 	}
 	return fmt.Sprintf("%s total (%s bytes per entry)", d.Printed.Text, per)
+}
+
+// plural writes n and the noun, adding s unless n is 1 ("1 line", "2
+// lines").
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

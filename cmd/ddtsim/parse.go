@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"syscall"
 
 	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/zdb"
@@ -40,6 +42,12 @@ func readText(name string) (*zdb.Parsed, error) {
 		if errors.Is(err, zdb.ErrBinary) {
 			return nil, fmt.Errorf("%s: %w", shown, err)
 		}
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			err = pe.Err // "read FILE: ...": the file is named already
+		}
+		if errors.Is(err, syscall.EISDIR) {
+			return nil, fmt.Errorf("%s: is a directory", shown)
+		}
 		return nil, fmt.Errorf("%s: read: %w", shown, err)
 	}
 	return p, nil
@@ -72,7 +80,7 @@ func (c *parseCmd) run(stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ddtsim: %s: no DDT histogram, DDT line or dedup summary found\n", name)
 		return exitCompareUnusable
 	case p.Errors() > 0 || len(p.Failed()) > 0:
-		fmt.Fprintf(stderr, "ddtsim: %s: %d unreadable lines, %d failed checks (see above)\n", name, p.Errors(), len(p.Failed()))
+		fmt.Fprintf(stderr, "ddtsim: %s: %s, %s (see above)\n", name, plural(uint64(p.Errors()), "unreadable line"), plural(uint64(len(p.Failed())), "failed check"))
 		return 1
 	}
 	return exitOK
