@@ -20,6 +20,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
@@ -110,8 +112,8 @@ type Accumulator struct {
 	by      string
 	args    []string
 	oneDir  bool           // by dir, one directory named
-	ids     map[string]int // group name → id (walker only)
-	names   []string
+	ids     map[string]int // group key (the name's raw bytes) → id (walker only)
+	names   []string       // by id: the name shown (escaped)
 	files   []uint64
 	logical []uint64
 	shards  [256]accShard
@@ -168,18 +170,21 @@ func NewAccumulator(by string, paths []string) (*Accumulator, error) {
 		// Every path named gets a row, in the order named, even one
 		// without files.
 		for _, p := range paths {
-			a.id(escape.Path(p))
+			a.id(p, escape.Path(p))
 		}
 	}
 	return a, nil
 }
 
-func (a *Accumulator) id(name string) int {
-	if id, ok := a.ids[name]; ok {
+// id returns the id of the group whose key (its name as raw bytes: two
+// names different on disk are two groups, however they print) is key,
+// adding it, shown as name, if it is new.
+func (a *Accumulator) id(key, name string) int {
+	if id, ok := a.ids[key]; ok {
 		return id
 	}
 	id := len(a.names)
-	a.ids[name] = id
+	a.ids[key] = id
 	a.names = append(a.names, name)
 	a.files = append(a.files, 0)
 	a.logical = append(a.logical, 0)
@@ -189,39 +194,42 @@ func (a *Accumulator) id(name string) int {
 // File is the analyzer's Options.OnFile: it counts the file in its group
 // and returns the group's id as the tag of its blocks.
 func (a *Accumulator) File(ev analyzer.FileEvent) int {
-	id := a.id(a.groupName(ev))
+	id := a.id(a.groupKey(ev))
 	a.files[id]++
 	a.logical[id] += ev.Size
 	return id
 }
 
-// groupName is the group of a file.
-func (a *Accumulator) groupName(ev analyzer.FileEvent) string {
+// groupKey is the group of a file: its key (the raw bytes of the path, or
+// the name of a size class or extension) and its name as shown.
+func (a *Accumulator) groupKey(ev analyzer.FileEvent) (key, name string) {
 	switch a.by {
 	case BySize:
-		return SizeClass(ev.Size)
+		c := SizeClass(ev.Size)
+		return c, c
 	case ByExt:
-		return Ext(ev.Path)
+		x := Ext(ev.Path) // escape.Path is injective: the name is key enough
+		return x, x
 	}
-	if ev.Arg < 0 || ev.Arg >= len(a.args) {
-		return escape.Path(ev.Path)
+	path := ev.Path
+	if ev.Arg >= 0 && ev.Arg < len(a.args) {
+		path = a.args[ev.Arg]
+		if a.oneDir && ev.Path != path {
+			// One directory named: its entries are the groups. The walker
+			// names files filepath.Join(arg, ...).
+			root := filepath.Clean(path)
+			rel, err := filepath.Rel(root, ev.Path)
+			if err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") {
+				first, _, sub := strings.Cut(rel, string(filepath.Separator))
+				if !sub {
+					// A key no path can be: paths hold no NUL.
+					return "\x00direct", DirectFilesName(root)
+				}
+				path = filepath.Join(root, first)
+			}
+		}
 	}
-	arg := a.args[ev.Arg]
-	if !a.oneDir || ev.Path == arg {
-		return escape.Path(arg)
-	}
-	// One directory named: its entries are the groups. The walker names
-	// files filepath.Join(arg, ...).
-	root := filepath.Clean(arg)
-	rel, err := filepath.Rel(root, ev.Path)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
-		return escape.Path(arg)
-	}
-	first, _, sub := strings.Cut(rel, string(filepath.Separator))
-	if !sub {
-		return DirectFilesName(root)
-	}
-	return escape.Path(filepath.Join(root, first))
+	return path, escape.Path(path)
 }
 
 // DirectFilesName names the group of the files that lie directly in the one
@@ -264,7 +272,23 @@ func Ext(path string) string {
 	if i <= 0 || i == len(base)-1 {
 		return "(none)"
 	}
-	return strings.ToLower(escape.Path(base[i:]))
+	return escape.Path(lower(base[i:]))
+}
+
+// lower lower-cases the UTF-8 of s and keeps its other bytes as they are
+// (strings.ToLower would make them all U+FFFD, one extension).
+func lower(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n <= 1 {
+			b.WriteByte(s[i])
+		} else {
+			b.WriteRune(unicode.ToLower(r))
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // Block is the analyzer's Options.OnBlock. It may be called from several

@@ -299,3 +299,40 @@ func TestApportion(t *testing.T) {
 		}
 	}
 }
+
+// Two directories whose names print alike but for the escaping, d\xff1
+// (a backslash, x, f, f) and d<0xff>1 (the byte 0xff), are two rows, each
+// with its own file, shown apart; and so are the extensions .\xff and
+// .<0xff>, and .\XFF (lower-cased to .\xff, not to the byte).
+func TestBreakdownGroupsByRawName(t *testing.T) {
+	root := t.TempDir()
+	lit, raw := filepath.Join(root, `d\xff1`), filepath.Join(root, "d\xff1")
+	writeT(t, filepath.Join(lit, "f"), randT(10, 5000))
+	writeT(t, filepath.Join(raw, "f"), randT(11, 7000))
+	writeT(t, filepath.Join(raw, "g"), randT(12, 9000))
+	res, b := scanBreakdown(t, policyT(t, zio.LZ4), model.SparseAuto, ByDir, root)
+	checkBreakdown(t, res, b)
+	type row struct {
+		name         string
+		files, bytes uint64
+	}
+	var got []row
+	for _, g := range b.Groups {
+		got = append(got, row{g.Name, g.Files, g.LogicalBytes})
+	}
+	want := []row{{root + `/d\\xff1`, 1, 5000}, {root + `/d\xff1`, 2, 16000}} // sorted by name
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("groups %+v, want %+v", got, want)
+	}
+
+	_, b = scanBreakdown(t, policyT(t, zio.LZ4), model.SparseAuto, ByDir, lit, raw)
+	if len(b.Groups) != 2 || b.Groups[0].Name != root+`/d\\xff1` || b.Groups[0].Files != 1 || b.Groups[1].Name != root+`/d\xff1` || b.Groups[1].Files != 2 {
+		t.Errorf("two paths named: %+v", b.Groups)
+	}
+
+	for path, want := range map[string]string{`a.\xff`: `.\\xff`, "a.\xff": `.\xff`, `a.\XFF`: `.\\xff`, "a.\xffZ": `.\xffz`} {
+		if got := Ext(path); got != want {
+			t.Errorf("Ext(%q) = %q, want %q", path, got, want)
+		}
+	}
+}

@@ -53,6 +53,9 @@ func (res *Result) Compare(rep *report.Scan, actual *zdb.Parsed, source string, 
 	if more > 0 {
 		cmp.Notes = append(cmp.Notes, fmt.Sprintf("%s: ... and %d more lines not understood (ddtsim parse --json lists them all)", source, more))
 	}
+	if actual.DiagsLeftOut > 0 {
+		cmp.Notes = append(cmp.Notes, fmt.Sprintf("%s: %s", source, actual.LeftOutText()))
+	}
 	cmp.Predicted = rep
 	return cmp, nil
 }

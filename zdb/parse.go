@@ -219,6 +219,11 @@ type Parsed struct {
 	Truncated bool    `json:"truncated"`
 	Checks    []Check `json:"checks"`
 	Diags     []Diag  `json:"diagnostics"`
+	// DiagsLeftOut counts the diagnostics about lines past the first
+	// MaxDiags (or MaxDiagBytes): only their number is kept. Of them,
+	// NotUnderstoodLeftOut are about lines not understood.
+	DiagsLeftOut         int `json:"diagnostics_left_out,omitempty"`
+	NotUnderstoodLeftOut int `json:"not_understood_left_out,omitempty"`
 }
 
 // Errors returns the number of error diagnostics.
@@ -296,17 +301,22 @@ var statusKeys = map[string]bool{
 
 // parser holds the state of one Parse.
 type parser struct {
-	p        *Parsed
-	lines    []string
-	n        int // current line number (1-based)
-	cur      *HistogramTable
-	hdr      int       // header lines of cur seen: 1 bucket, 2 underscores, 3 names, 4 dashes
-	pending  TableKind // kind of the next table, from a title line
-	pendObj  string
-	last     *HistogramTable // the table a ratio line would belong to
-	inStatus bool            // inside zpool status's pool:/config: block
-	lastLog  bool            // the previous line was a DDT log line
-	tabEra   tableEra
+	p *Parsed
+	// win holds the current line (win[0]) and up to window-1 lines after
+	// it: Parse streams, the parser sees no more of the text than this.
+	win          []winLine
+	n            int // current line number (1-based)
+	lastNonBlank int // number of the last line read that is not blank
+	// Per-line diagnostics kept so far, and their bytes (see keepDiag).
+	kept, keptBytes int
+	cur             *HistogramTable
+	hdr             int       // header lines of cur seen: 1 bucket, 2 underscores, 3 names, 4 dashes
+	pending         TableKind // kind of the next table, from a title line
+	pendObj         string
+	last            *HistogramTable // the table a ratio line would belong to
+	inStatus        bool            // inside zpool status's pool:/config: block
+	lastLog         bool            // the previous line was a DDT log line
+	tabEra          tableEra
 	// objectsSinceTable: DDT object lines came after the last table (a
 	// following ratio line is zdb -D's, not the table's).
 	objectsSinceTable bool
@@ -324,6 +334,9 @@ var utf8BOM = []byte{0xef, 0xbb, 0xbf}
 // first 8 KiB); everything about the text itself is in the result (Diags,
 // Checks). Lines may be of any length: one longer than MaxLineBytes is
 // reported as not understood, by its number, and only its start is kept.
+// Parse streams the text: it holds a few lines at a time, and what it
+// understood (tables, DDT lines, commands, checks) and the first MaxDiags
+// diagnostics about lines; its memory does not grow with the rest.
 func Parse(r io.Reader) (*Parsed, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, err := br.Peek(binarySniff)
@@ -336,11 +349,10 @@ func Parse(r io.Reader) (*Parsed, error) {
 	if bytes.HasPrefix(head, utf8BOM) {
 		br.Discard(len(utf8BOM)) // a text saved by a Windows editor
 	}
+	st := newStream()
 	var (
-		lines []string
-		long  map[int]int // line index → its length, bytes, for lines over MaxLineBytes
-		line  []byte      // the current line, up to MaxLineBytes+1 bytes
-		size  int         // the current line's length so far
+		line []byte // the current line, up to MaxLineBytes+1 bytes
+		size int    // the current line's length so far
 	)
 	for {
 		frag, err := br.ReadSlice('\n')
@@ -360,21 +372,19 @@ func Parse(r io.Reader) (*Parsed, error) {
 				n--
 				line = bytes.TrimSuffix(line, []byte("\n"))
 			}
+			cut := 0
 			if n > MaxLineBytes {
-				if long == nil {
-					long = map[int]int{}
-				}
-				long[len(lines)] = n
+				cut = n
 				line = line[:min(len(line), MaxLineBytes)]
 			}
-			lines = append(lines, string(line))
+			st.feed(string(line), cut)
 		}
 		line, size = line[:0], 0
 		if err == io.EOF {
 			break
 		}
 	}
-	return parseLines(lines, long), nil
+	return st.end(), nil
 }
 
 // MaxLineBytes is the longest line Parse reads as a line of zdb or zpool
@@ -418,80 +428,183 @@ func isBinary(b []byte) bool {
 func ParseString(s string) *Parsed {
 	s = strings.TrimPrefix(s, string(utf8BOM))
 	s = strings.TrimSuffix(s, "\n")
-	if s == "" {
-		return ParseLines(nil)
+	st := newStream()
+	for s != "" {
+		line, rest, found := strings.Cut(s, "\n")
+		st.feed(line, 0)
+		if !found {
+			break
+		}
+		s = rest
+		if s == "" {
+			st.feed("", 0) // the text ended with an empty line
+		}
 	}
-	return ParseLines(strings.Split(s, "\n"))
+	return st.end()
 }
 
 // ParseLines is Parse on a text already split into lines.
-func ParseLines(lines []string) *Parsed { return parseLines(lines, nil) }
-
-// parseLines parses lines; long gives the real length of lines Parse cut
-// (any line longer than MaxLineBytes is not understood).
-func parseLines(lines []string, long map[int]int) *Parsed {
-	lines, marker := stripMarker(lines)
-	ps := &parser{p: &Parsed{Lines: len(lines)}, lines: lines}
-	if marker != "" {
-		ps.p.Diags = append(ps.p.Diags, Diag{0, SevNote, fmt.Sprintf("every line starts with %q (a quote or list marker): removed", marker)})
+func ParseLines(lines []string) *Parsed {
+	st := newStream()
+	for _, l := range lines {
+		st.feed(l, 0)
 	}
-	for i := 0; i < len(lines); i++ {
-		ps.n = i + 1
-		n, cut := long[i]
-		if !cut {
-			n = len(lines[i])
-		}
-		if n > MaxLineBytes {
-			ps.endTable()
-			ps.diag(SevWarning, NotUnderstood+"a line of %d bytes, longer than any zdb or zpool line (at most %d bytes are read as one)", n, MaxLineBytes)
-			continue
-		}
-		i += ps.line(strings.TrimRight(lines[i], "\r"), i)
-	}
-	ps.endTable()
-	ps.finish()
-	return ps.p
+	return st.end()
 }
 
 // markers that a paste may put before every line: a Markdown quote, a list
 // item, a comment, a table border.
 var markers = []string{"> ", "- ", "# ", "| ", ">", "|"}
 
-// stripMarker removes a marker that starts every non-blank line (a line
-// that is only the marker counts as blank), when there are at least two
-// such lines. It returns the lines unchanged and "" otherwise.
-func stripMarker(lines []string) ([]string, string) {
+// stream parses a text line by line. A marker that starts every non-blank
+// line (a line that is only the marker counts as blank), when there are at
+// least two such lines, is removed from every line; whether one does is
+// known only at the end, so a parser reads the lines with each marker
+// removed for as long as every line has had it, besides the one that reads
+// them as they are. Lines that lack a marker end its parser, so that on
+// most texts only one parser is left after the first line.
+type stream struct {
+	plain *parser
+	cands []*candidate // per marker, nil once a line lacks it
+}
+
+type candidate struct {
+	m, bare string
+	n       int // non-blank lines so far
+	ps      *parser
+}
+
+func newStream() *stream {
+	st := &stream{plain: newParser()}
 	for _, m := range markers {
-		bare := strings.TrimSpace(m)
-		n := 0
-		for _, l := range lines {
-			l = strings.TrimRight(l, " \t\r")
-			if l == "" || l == bare {
-				continue
-			}
-			if !strings.HasPrefix(l, m) {
-				n = -1
-				break
-			}
-			n++
-		}
-		if n < 2 {
-			continue
-		}
-		out := make([]string, len(lines))
-		for i, l := range lines {
-			if t := strings.TrimRight(l, " \t\r"); t == bare {
-				continue
-			}
-			out[i] = strings.TrimPrefix(l, m)
-		}
-		return out, m
+		c := &candidate{m: m, bare: strings.TrimSpace(m), ps: newParser()}
+		c.ps.p.Diags = append(c.ps.p.Diags, Diag{0, SevNote, fmt.Sprintf("every line starts with %q (a quote or list marker): removed", m)})
+		st.cands = append(st.cands, c)
 	}
-	return lines, ""
+	return st
+}
+
+// feed reads the next line; cut is its length in bytes when Parse cut it
+// to MaxLineBytes (a longer line is not understood), else 0.
+func (st *stream) feed(l string, cut int) {
+	st.plain.push(l, cut)
+	t := strings.TrimRight(l, " \t\r")
+	for i, c := range st.cands {
+		switch {
+		case c == nil:
+		case t == c.bare:
+			c.ps.push("", cut)
+		case t == "":
+			c.ps.push(strings.TrimPrefix(l, c.m), cut)
+		case strings.HasPrefix(t, c.m):
+			c.n++
+			c.ps.push(strings.TrimPrefix(l, c.m), cut)
+		default:
+			st.cands[i] = nil
+		}
+	}
+}
+
+// end reads what is left and returns what was parsed: the text with a
+// marker removed if it starts at least two lines and every non-blank one.
+func (st *stream) end() *Parsed {
+	for _, c := range st.cands {
+		if c != nil && c.n >= 2 {
+			return c.ps.end()
+		}
+	}
+	return st.plain.end()
+}
+
+// winLine is a line in the parser's window.
+type winLine struct {
+	text string
+	cut  int // its length in bytes when Parse cut it, else 0
+}
+
+// window is how many lines the parser holds: the current one and the three
+// after it (a ratio line is joined with up to two following lines, and
+// whether the text goes on after those tells a cut one).
+const window = 4
+
+func newParser() *parser {
+	return &parser{p: &Parsed{}, win: make([]winLine, 0, window)}
+}
+
+// push reads the next line: it parses the line window-1 lines before it.
+func (ps *parser) push(text string, cut int) {
+	ps.p.Lines++
+	if strings.TrimSpace(text) != "" {
+		ps.lastNonBlank = ps.p.Lines
+	}
+	ps.win = append(ps.win, winLine{text, cut})
+	if len(ps.win) >= window {
+		ps.step()
+	}
+}
+
+// step parses the line win[0] and drops it from the window, with the lines
+// after it that it consumed.
+func (ps *parser) step() {
+	ps.n++
+	l := ps.win[0]
+	n := l.cut
+	if n == 0 {
+		n = len(l.text)
+	}
+	used := 0
+	if n > MaxLineBytes {
+		ps.endTable()
+		ps.diag(SevWarning, NotUnderstood+"a line of %d bytes, longer than any zdb or zpool line (at most %d bytes are read as one)", n, MaxLineBytes)
+	} else {
+		used = ps.line(strings.TrimRight(l.text, "\r"))
+	}
+	k := copy(ps.win, ps.win[1+used:])
+	clear(ps.win[k:])
+	ps.win = ps.win[:k]
+	ps.n += used
+}
+
+// end parses the lines left in the window and finishes.
+func (ps *parser) end() *Parsed {
+	for len(ps.win) > 0 {
+		ps.step()
+	}
+	ps.endTable()
+	ps.finish()
+	return ps.p
 }
 
 func (ps *parser) diag(sev, format string, a ...any) {
-	ps.p.Diags = append(ps.p.Diags, Diag{Line: ps.n, Severity: sev, Msg: fmt.Sprintf(format, a...)})
+	msg := fmt.Sprintf(format, a...)
+	if !ps.keepDiag(msg) {
+		return
+	}
+	ps.p.Diags = append(ps.p.Diags, Diag{Line: ps.n, Severity: sev, Msg: msg})
+}
+
+// Parse keeps at most MaxDiags diagnostics about single lines, of at most
+// MaxDiagBytes in all (a message quotes its line), and counts the others
+// (Parsed.DiagsLeftOut): what a text of any size takes stays bounded by
+// what was understood in it.
+const (
+	MaxDiags     = 1000
+	MaxDiagBytes = 1 << 20
+)
+
+// keepDiag reports whether a diagnostic about a line is kept, and counts
+// it either way.
+func (ps *parser) keepDiag(msg string) bool {
+	if ps.kept >= MaxDiags || ps.keptBytes+len(msg) > MaxDiagBytes || ps.p.DiagsLeftOut > 0 {
+		ps.p.DiagsLeftOut++
+		if strings.HasPrefix(msg, NotUnderstood) {
+			ps.p.NotUnderstoodLeftOut++
+		}
+		return false
+	}
+	ps.kept++
+	ps.keptBytes += len(msg)
+	return true
 }
 
 // tableEra collects what the number formats of one table say about the
@@ -543,7 +656,7 @@ func (ps *parser) startTable() *HistogramTable {
 }
 
 // line handles one line and returns how many following lines it consumed.
-func (ps *parser) line(raw string, idx int) int {
+func (ps *parser) line(raw string) int {
 	t := strings.TrimSpace(raw)
 	fields := strings.Fields(t)
 	norm := strings.Join(fields, " ")
@@ -613,7 +726,7 @@ func (ps *parser) line(raw string, idx int) int {
 		ps.p.Empty = true
 		return 0
 	case ratioStartRe.MatchString(norm):
-		return ps.ratio(norm, idx)
+		return ps.ratio(norm)
 	}
 	if m := ddtHeaderRe.FindStringSubmatch(norm); m != nil {
 		ps.ddtHeader(m)
@@ -722,7 +835,7 @@ func (ps *parser) row(fields []string) {
 			why = "extra text?"
 		}
 		ps.diag(SevError, "histogram row has %d fields, want 9 (%s): %q", len(fields), why, strings.Join(fields, " "))
-		if len(fields) < 9 && ps.n == len(ps.lines) {
+		if len(fields) < 9 && len(ps.win) == 1 { // the last line
 			ps.p.Truncated = true
 		}
 		return
@@ -816,12 +929,12 @@ func (ps *parser) eraOfCell(tok string, v Value, byteCol bool) {
 
 // ratio reads a ratio line, joining up to two following lines when it was
 // wrapped.
-func (ps *parser) ratio(norm string, idx int) int {
+func (ps *parser) ratio(norm string) int {
 	text := norm
 	used := 0
 	m := ratioRe.FindStringSubmatch(text)
-	for m == nil && used < 2 && idx+used+1 < len(ps.lines) {
-		next := strings.Join(strings.Fields(ps.lines[idx+used+1]), " ")
+	for m == nil && used < 2 && used+1 < len(ps.win) {
+		next := strings.Join(strings.Fields(ps.win[used+1].text), " ")
 		if next == "" {
 			break
 		}
@@ -830,7 +943,7 @@ func (ps *parser) ratio(norm string, idx int) int {
 		m = ratioRe.FindStringSubmatch(text)
 	}
 	if m == nil {
-		if idx+used+1 >= len(ps.lines) {
+		if used+1 >= len(ps.win) { // the text ends here
 			ps.p.Truncated = true
 		}
 		ps.diag(SevError, "ratio line not readable (cut short?): %q", clip(norm))
@@ -1124,21 +1237,21 @@ func (ps *parser) finish() {
 	p := ps.p
 	if n := len(p.Tables); n > 0 {
 		t := p.Tables[n-1]
-		if t.Total == nil && t.Kind != KindObject && len(t.Rows) > 0 && t.EndLine == lastNonBlank(ps.lines) {
+		if t.Total == nil && t.Kind != KindObject && len(t.Rows) > 0 && t.EndLine == ps.lastNonBlank {
 			p.Truncated = true
 			p.Diags = append(p.Diags, Diag{t.EndLine, SevWarning, "the text ends inside a table, before its Total row (cut short?)"})
 		}
-		if len(t.Rows) == 0 && t.Total == nil && t.Errors == 0 && t.EndLine == len(ps.lines) {
+		if len(t.Rows) == 0 && t.Total == nil && t.Errors == 0 && t.EndLine == p.Lines {
 			p.Truncated = true
 			p.Diags = append(p.Diags, Diag{t.EndLine, SevWarning, "the text ends right after a table header, without the empty line zdb prints after an empty table (cut short?)"})
 		}
-		if t.Kind == KindSimulated && t.Total != nil && t.Ratios == nil && t.EndLine == lastNonBlank(ps.lines) {
+		if t.Kind == KindSimulated && t.Total != nil && t.Ratios == nil && t.EndLine == ps.lastNonBlank {
 			p.Truncated = true
 			p.Diags = append(p.Diags, Diag{t.EndLine, SevWarning, "zdb -S output ends before its ratio line (cut short?)"})
 		}
 	}
 	for _, t := range p.Tables {
-		if t.Total == nil && len(t.Rows) > 0 && t.Kind != KindObject && !(t.EndLine == lastNonBlank(ps.lines)) {
+		if t.Total == nil && len(t.Rows) > 0 && t.Kind != KindObject && !(t.EndLine == ps.lastNonBlank) {
 			p.Diags = append(p.Diags, Diag{t.EndLine, SevWarning, "table without a Total row"})
 		}
 	}
@@ -1149,15 +1262,6 @@ func (ps *parser) finish() {
 	ps.resolveSummaries()
 	p.Era = ps.era.build(&p.Diags)
 	p.Checks = runChecks(p)
-}
-
-func lastNonBlank(lines []string) int {
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.TrimSpace(lines[i]) != "" {
-			return i + 1
-		}
-	}
-	return 0
 }
 
 // Release families, oldest first, that the formats tell apart.

@@ -109,3 +109,38 @@ func TestParseCapsNotUnderstood(t *testing.T) {
 		t.Errorf("JSON lists %d, want 150", n)
 	}
 }
+
+// The text report counts in words: "1 line", "1 bucket row", "1 more
+// line not understood"; "2 lines" and so on.
+func TestWriteTextCounts(t *testing.T) {
+	text := func(p *Parsed) string {
+		var b strings.Builder
+		if err := p.WriteText(&b, "x"); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if got := text(ParseString("hello\n")); !strings.HasPrefix(got, "x: 1 line\n") {
+		t.Errorf("one line:\n%s", got)
+	}
+	if got := text(ParseString("hello\nthere\n")); !strings.HasPrefix(got, "x: 2 lines\n") {
+		t.Errorf("two lines:\n%s", got)
+	}
+	one := `bucket              allocated                       referenced
+______   ______________________________   ______________________________
+refcnt   blocks   LSIZE   PSIZE   DSIZE   blocks   LSIZE   PSIZE   DSIZE
+------   ------   -----   -----   -----   ------   -----   -----   -----
+     1        1    128K      4K      4K        1    128K      4K      4K
+ Total        1    128K      4K      4K        1    128K      4K      4K
+`
+	if got := text(ParseString(one)); !strings.Contains(got, "  table        lines 1-6: DDT histogram (no title: which command printed it is unknown), 1 bucket row\n") {
+		t.Errorf("one bucket row:\n%s", got)
+	}
+	var garbage strings.Builder
+	for range MaxNotUnderstoodShown + 1 {
+		garbage.WriteString("some garbage here\n")
+	}
+	if got := text(ParseString(garbage.String())); !strings.Contains(got, "\n  ... and 1 more line not understood (--json lists them all)\n") {
+		t.Errorf("21 lines not understood:\n%s", got)
+	}
+}

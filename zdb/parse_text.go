@@ -20,7 +20,7 @@ func (p *Parsed) WriteJSON(w io.Writer) error {
 func (p *Parsed) WriteText(w io.Writer, name string) error {
 	var b strings.Builder
 	pr := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	pr("%s: %d lines\n", name, p.Lines)
+	pr("%s: %s\n", name, plural(p.Lines, "line"))
 	pr("  era          %s\n", p.Era.Text)
 	for _, e := range p.Era.Evidence {
 		pr("               line %d: %s\n", e.Line, e.Says)
@@ -66,7 +66,7 @@ func (p *Parsed) WriteText(w io.Writer, name string) error {
 		if t == primary && len(p.Tables) > 1 {
 			mark = " (the one compare uses)"
 		}
-		pr("  table        lines %d-%d: %s%s, %d bucket rows", t.Line, t.EndLine, t.Description(), mark, len(t.Rows))
+		pr("  table        lines %d-%d: %s%s, %s", t.Line, t.EndLine, t.Description(), mark, plural(len(t.Rows), "bucket row"))
 		if t.Errors > 0 {
 			pr(", %d unreadable", t.Errors)
 		}
@@ -110,12 +110,13 @@ func (p *Parsed) WriteText(w io.Writer, name string) error {
 }
 
 // MaxNotUnderstoodShown is how many "not understood" lines the text report
-// lists; the JSON lists them all.
+// lists; the JSON lists all that Parse kept (see MaxDiags).
 const MaxNotUnderstoodShown = 20
 
 // DiagLines returns the diagnostics as lines to print, in order, but of
 // the warnings about lines not understood only the first max, and in place
-// of the others one line saying how many more there are.
+// of the others one line saying how many more there are; last, when Parse
+// kept only the first diagnostics, a line saying how many it left out.
 func (p *Parsed) DiagLines(max int) []string {
 	var out []string
 	shown, more := 0, 0
@@ -135,12 +136,26 @@ func (p *Parsed) DiagLines(max int) []string {
 	if more > 0 {
 		for i, l := range out {
 			if l == "" {
-				out[i] = fmt.Sprintf("... and %d more lines not understood (--json lists them all)", more)
+				out[i] = fmt.Sprintf("... and %s not understood (--json lists them all)", plural(more, "more line"))
+				if p.NotUnderstoodLeftOut > 0 {
+					out[i] = fmt.Sprintf("... and %s not understood (--json lists %d of them)", plural(more+p.NotUnderstoodLeftOut, "more line"), more)
+				}
 				break
 			}
 		}
 	}
+	if p.DiagsLeftOut > 0 {
+		out = append(out, p.LeftOutText())
+	}
 	return out
+}
+
+// LeftOutText says how many diagnostics Parse left out ("" when none).
+func (p *Parsed) LeftOutText() string {
+	if p.DiagsLeftOut == 0 {
+		return ""
+	}
+	return fmt.Sprintf("... and %d more diagnostics about lines (%d of them lines not understood), left out: only the first %d are kept", p.DiagsLeftOut, p.NotUnderstoodLeftOut, MaxDiags)
 }
 
 // Description says which output printed the table ("zdb -S simulated DDT
@@ -174,4 +189,13 @@ func sizeText(d DDTSize) string {
 		return fmt.Sprintf("%s per entry (total %s bytes)", d.Printed.Text, tot)
 	}
 	return fmt.Sprintf("%s total (%s bytes per entry)", d.Printed.Text, per)
+}
+
+// plural writes n and the noun, adding s unless n is 1 ("1 line", "2
+// lines").
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 
-	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/zdb"
 )
 
@@ -18,32 +16,8 @@ type parseCmd struct {
 	File string `arg:"" name:"file" help:"Text printed by zdb -S, zdb -D, -DD, -DDD or zpool status -D (any release; prompts, comments and several outputs in one file are fine). - reads standard input."`
 }
 
-// readText reads name ("-": standard input) and parses it. Its errors
-// name the file: "FILE: binary data, not zdb or zpool output" for one that
-// is not text (zdb.ErrBinary), "FILE: read: ..." when reading fails.
-func readText(name string) (*zdb.Parsed, error) {
-	var r io.Reader = stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err // *PathError: it names the file
-		}
-		defer f.Close()
-		r = f
-	}
-	p, err := zdb.Parse(r)
-	if err != nil {
-		shown := escape.Path(name)
-		if name == "-" {
-			shown = "standard input"
-		}
-		if errors.Is(err, zdb.ErrBinary) {
-			return nil, fmt.Errorf("%s: %w", shown, err)
-		}
-		return nil, fmt.Errorf("%s: read: %w", shown, err)
-	}
-	return p, nil
-}
+// readText reads name ("-": standard input) and parses it (zdb.ReadFile).
+func readText(name string) (*zdb.Parsed, error) { return zdb.ReadFile(name, stdin) }
 
 // run prints what the text says. Exit status: 0 read, 1 read but with
 // unreadable rows or numbers or failed consistency checks, 2 nothing of a
@@ -70,7 +44,7 @@ func (c *parseCmd) Run(std *streams) error {
 	case !p.Usable():
 		return statusError{exitCompareUnusable, name + ": no DDT histogram, DDT line or dedup summary found"}
 	case p.Errors() > 0 || len(p.Failed()) > 0:
-		return statusError{1, fmt.Sprintf("%s: %d unreadable lines, %d failed checks (see above)", name, p.Errors(), len(p.Failed()))}
+		return statusError{1, fmt.Sprintf("%s: %s, %s (see above)", name, plural(uint64(p.Errors()), "unreadable line"), plural(uint64(len(p.Failed())), "failed check"))}
 	}
 	return nil
 }

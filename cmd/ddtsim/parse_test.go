@@ -106,14 +106,19 @@ func TestParseCommandExitStatus(t *testing.T) {
 	}{
 		{write("garbage.txt", "nothing\nto see\n"), 2, "no DDT histogram"},
 		{filepath.Join(dir, "missing.txt"), 2, "no such file"},
-		{inconsistent, 1, "1 failed checks"},
+		{inconsistent, 1, ": 0 unreadable lines, 1 failed check (see above)\n"},
 	} {
 		code, out, errs := runT("parse", tc.file)
 		if code != tc.code || !strings.Contains(errs, tc.want) {
 			t.Errorf("%s: exit %d, stderr %q; want %d and %q\n%s", tc.file, code, errs, tc.code, tc.want, out)
 		}
 	}
-	code, out, _ := runT("parse", inconsistent)
+	// A directory: named once, with the reason.
+	code, out, errs := runT("parse", dir)
+	if code != 2 || out != "" || errs != "ddtsim: "+dir+": is a directory\n" {
+		t.Errorf("a directory: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, out, _ = runT("parse", inconsistent)
 	if code != 1 || !strings.Contains(out, "MISMATCH   line 14: totals: Total allocated blocks is 91.1K") {
 		t.Errorf("inconsistent: %s", out)
 	}

@@ -10,9 +10,42 @@ func TestPath(t *testing.T) {
 		"evil\nddtsim: fake":      `evil\nddtsim: fake`,
 		"tab\there\\back\x1b[31m": `tab\there\\back\x1b[31m`,
 		"only\\backslash":         "only\\backslash",
+		`C:\dir\sub`:              `C:\dir\sub`,
+		`d\xff1`:                  `d\\xff1`, // as d<0xff>1 would print, but for the backslash
+		"d\xff1":                  `d\xff1`,
+		`new\name`:                `new\\name`,
+		`tab\t`:                   `tab\\t`,
+		`u\u0085`:                 `u\\u0085`,
+		"c1\u0085":                `c1\u0085`, // U+0085 (UTF-8 c2 85), not the byte 0x85
+		"byte\x85":                `byte\x85`,
+		"del\x7f":                 `del\x7f`,
+		`end\`:                    `end\`,
 	} {
 		if got := Path(in); got != want {
 			t.Errorf("Path(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// Path is injective: no two names of up to 5 symbols made of backslashes,
+// the letters of the escapes, hex digits, bytes that are not UTF-8 and
+// control characters print the same.
+func TestPathInjective(t *testing.T) {
+	symbols := []string{`\`, "x", "u", "n", "t", "f", "8", "5", "\xff", "\x85", "\xc2", "\n", "\t", "\u0085", "\x7f"}
+	seen := map[string]string{}
+	var walk func(s string, depth int)
+	walk = func(s string, depth int) {
+		p := Path(s)
+		if prev, ok := seen[p]; ok && prev != s {
+			t.Fatalf("Path(%q) = Path(%q) = %q", prev, s, p)
+		}
+		seen[p] = s
+		if depth == 5 {
+			return
+		}
+		for _, c := range symbols {
+			walk(s+c, depth+1)
+		}
+	}
+	walk("", 0)
 }

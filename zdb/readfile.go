@@ -1,0 +1,47 @@
+package zdb
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+
+	"github.com/ddtsim/ddtsim/internal/escape"
+)
+
+// ReadFile reads the file name ("-": stdin, called "standard input" in
+// messages) and parses it (Parse). Its errors name the file once: "FILE:
+// binary data, not zdb or zpool output" for one that is not text
+// (ErrBinary), "FILE: is a directory", "FILE: read: ..." when reading
+// fails, and os.Open's *PathError when it cannot be opened.
+func ReadFile(name string, stdin io.Reader) (*Parsed, error) {
+	var r io.Reader = stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err // *PathError: it names the file
+		}
+		defer f.Close()
+		r = f
+	}
+	p, err := Parse(r)
+	if err != nil {
+		shown := escape.Path(name)
+		if name == "-" {
+			shown = "standard input"
+		}
+		if errors.Is(err, ErrBinary) {
+			return nil, fmt.Errorf("%s: %w", shown, err)
+		}
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			err = pe.Err // "read FILE: ...": the file is named already
+		}
+		if errors.Is(err, syscall.EISDIR) {
+			return nil, fmt.Errorf("%s: is a directory", shown)
+		}
+		return nil, fmt.Errorf("%s: read: %w", shown, err)
+	}
+	return p, nil
+}
