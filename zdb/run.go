@@ -205,3 +205,38 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 
 func (b *limitedBuffer) Bytes() []byte  { return b.buf.Bytes() }
 func (b *limitedBuffer) String() string { return b.buf.String() }
+
+// Job is a zdb run going on in the background (Start), typically beside
+// the scan whose prediction its output is compared with.
+type Job struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	out    Output
+	err    error
+}
+
+// Start runs zdb -S on pool (Run) in the background. failed, when not
+// nil, is called as soon as the run fails, so that work waiting for its
+// output can stop early.
+func Start(ctx context.Context, pool string, opts RunOptions, failed func()) *Job {
+	ctx, cancel := context.WithCancel(ctx)
+	j := &Job{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(j.done)
+		j.out, j.err = Run(ctx, pool, opts)
+		if j.err != nil && failed != nil {
+			failed()
+		}
+	}()
+	return j
+}
+
+// Cancel stops the run (Wait then returns ctx's error).
+func (j *Job) Cancel() { j.cancel() }
+
+// Wait waits for the run to end and returns what Run returned.
+func (j *Job) Wait() (Output, error) {
+	<-j.done
+	j.cancel()
+	return j.out, j.err
+}

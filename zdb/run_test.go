@@ -101,6 +101,23 @@ func TestRun(t *testing.T) {
 	if _, err := Run(context.Background(), "-rf", RunOptions{Path: fake}); err == nil || !strings.Contains(err.Error(), "begins with a letter") {
 		t.Errorf("bad pool name: %v", err)
 	}
+	// In the background: the output as Run's; failed runs the moment
+	// zdb fails; Cancel stops a run.
+	t.Setenv("FAKEZDB_MODE", "ok")
+	if out, err := Start(context.Background(), "tank", RunOptions{Path: fake}, func() { t.Error("failed called on success") }).Wait(); err != nil || string(out.Stdout) != workedZdbS {
+		t.Errorf("Start ok: %v, %q", err, out.Stdout)
+	}
+	t.Setenv("FAKEZDB_MODE", "denied")
+	failed := make(chan bool, 1)
+	if _, err := Start(context.Background(), "tank", RunOptions{Path: fake}, func() { failed <- true }).Wait(); !errors.As(err, &exit) || len(failed) != 1 {
+		t.Errorf("Start denied: %v, failed called %d times", err, len(failed))
+	}
+	t.Setenv("FAKEZDB_MODE", "slow")
+	job := Start(context.Background(), "tank", RunOptions{Path: fake}, nil)
+	job.Cancel()
+	if _, err := job.Wait(); !errors.Is(err, context.Canceled) {
+		t.Errorf("Start cancelled: %v", err)
+	}
 	t.Setenv("PATH", t.TempDir())
 	if _, err := Run(context.Background(), "tank", RunOptions{}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("no zdb on PATH: %v", err)

@@ -71,14 +71,12 @@ func (c *compareCmd) Run(std *streams) error {
 	defer stop()
 
 	var (
-		actual  *zdb.Parsed
-		source  string
-		zdbDone chan zdbResult
+		actual *zdb.Parsed
+		source string
+		job    *zdb.Job
 	)
 	scanCtx, cancelScan := context.WithCancel(ctx)
 	defer cancelScan()
-	zdbCtx, cancelZdb := context.WithCancel(ctx)
-	defer cancelZdb()
 	if c.ZdbOutput != "" {
 		var err error
 		actual, err = readText(c.ZdbOutput)
@@ -108,39 +106,31 @@ func (c *compareCmd) Run(std *streams) error {
 		}
 		opts := zdb.RunOptions{Path: path, Exported: c.Exported, Dir: c.Dir, Timeout: c.Timeout}
 		source = "zdb " + strings.Join(zdb.Args(c.Pool, opts), " ")
-		zdbDone = make(chan zdbResult, 1)
-		go func() {
-			out, err := zdb.Run(zdbCtx, c.Pool, opts)
-			if err != nil {
-				cancelScan() // no point in finishing the scan
-			}
-			zdbDone <- zdbResult{out, err}
-		}()
+		job = zdb.Start(ctx, c.Pool, opts, cancelScan) // zdb failed: no point in finishing the scan
 	}
 
 	pred, predErr := s.predict(scanCtx, stderr)
 	if pred != nil {
 		defer pred.close()
 	}
-	if zdbDone != nil {
+	if job != nil {
 		if pred == nil {
-			cancelZdb() // the scan failed: stop zdb too
+			job.Cancel() // the scan failed: stop zdb too
 		}
-		r := <-zdbDone
+		out, err := job.Wait()
 		if ctx.Err() != nil {
 			return statusError{exitInterrupt, "interrupted"}
 		}
 		if pred == nil {
 			return predErr
 		}
-		if r.err != nil {
-			return fail("%s: %v", source, zdbError(r.err, c.Timeout))
+		if err != nil {
+			return fail("%s: %v", source, zdbError(err, c.Timeout))
 		}
-		if r.out.Stderr != "" {
-			fmt.Fprintf(stderr, "ddtsim: %s said on stderr:\n%s", source, indent(r.out.Stderr))
+		if out.Stderr != "" {
+			fmt.Fprintf(stderr, "ddtsim: %s said on stderr:\n%s", source, indent(out.Stderr))
 		}
-		var err error
-		actual, err = zdb.Parse(bytes.NewReader(r.out.Stdout))
+		actual, err = zdb.Parse(bytes.NewReader(out.Stdout))
 		if err != nil {
 			return fail("%s: reading its output: %v", source, err)
 		}
@@ -205,12 +195,6 @@ func indent(s string) string {
 		b.WriteString("    " + l + "\n")
 	}
 	return b.String()
-}
-
-// zdbResult is what one zdb run gave.
-type zdbResult struct {
-	out zdb.Output
-	err error
 }
 
 // zdbError words an error of zdb.Run for the command line: what to do
