@@ -55,6 +55,11 @@ func Parse(t Text) (Settings, error) {
 		return s, fmt.Errorf("--ashift %s: invalid (accepted: %d to %d, the sector size as a power of two)", t.Ashift, zio.MinAshift, zio.MaxAshift)
 	}
 	s.Ashift = ashift
+	for _, v := range t.Vdevs {
+		if v != strings.ToLower(v) {
+			return s, fmt.Errorf("--vdev %s: invalid: zpool create takes vdev types in lower case (%s)", v, strings.ToLower(v))
+		}
+	}
 	pool, err := zio.NewPool(t.Vdevs, ashift)
 	if err != nil {
 		return s, err

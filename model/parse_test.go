@@ -85,6 +85,9 @@ func TestParseAndSet(t *testing.T) {
 			t.Errorf("%s: %v", c.prop, err)
 		}
 	}
+	if _, err := Parse(Text{Vdevs: []string{"RAIDZ2 6"}}); err == nil || err.Error() != "--vdev RAIDZ2 6: invalid: zpool create takes vdev types in lower case (raidz2 6)" {
+		t.Errorf("--vdev RAIDZ2 6: %v", err)
+	}
 	if s, err := Parse(Text{Properties: []string{"recordsize=16k"}}); err != nil || s.RecordSize != 16<<10 {
 		t.Errorf("recordsize=16k: %+v, %v", s, err)
 	}

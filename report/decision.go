@@ -41,6 +41,9 @@ type Decision struct {
 	// "tight" or "does not fit" (ddt_size.arc.verdict).
 	ARC     string `json:"arc,omitempty"`
 	WorthIt bool   `json:"worth_it"`
+	// Unreliable is set when the figures come from a sample flagged as
+	// unreliable: no verdict is given (WorthIt false).
+	Unreliable bool `json:"unreliable,omitempty"`
 	Rule    string `json:"rule"`
 	Text    string `json:"text"`
 }
@@ -61,6 +64,14 @@ func (s *Scan) decide() *Decision {
 		Rule:             Rule,
 	}
 	d.DedupShare = float64(d.DedupSaves) / float64(ref)
+	if e := s.Sample; e != nil && !e.Reliable {
+		// A sample that missed (or over-weighted) the duplicated
+		// contents gives savings that say nothing (found by a new user:
+		// "dedup adds nothing" on data of dedup 2.00).
+		d.Unreliable = true
+		d.Text = "Decision: none: the sample is flagged below as unreliable, so its savings and table size may be far off; scan without --sample, or with a smaller N"
+		return d
+	}
 	nice := func(v uint64) string { return zdb.Nicenum(v, true) }
 	text := "Decision: "
 	switch {

@@ -142,8 +142,11 @@ func writeSweep(w io.Writer, p *zio.Policy, props SweepProperties, c sweep.Count
 	fmt.Fprintf(&b, "OpenZFS %s, %s, %s (%d bytes%s) read once for %s; best first by %s\nevery row: %s\n",
 		p.Version, plural(c.Files, "file"), zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes, holes, plural(uint64(len(rows)), "combination"), by, props)
 	if partial {
-		// As the scan words it.
-		b.WriteString("PARTIAL: the sweep was interrupted; the figures cover only what was read\n")
+		// As the scan words it, with how much was read: the headline's
+		// files and bytes are those found (found by a new user: "180M
+		// read once" of which 30M was read).
+		fmt.Fprintf(&b, "PARTIAL: the sweep was interrupted; the figures cover only what was read: %s (%d bytes) of the %s found\n",
+			zdb.Nicenum(c.ReadBytes+c.HoleBytes, true), c.ReadBytes+c.HoleBytes, zdb.Nicenum(c.LogicalBytes, true))
 	}
 	b.WriteString("\n")
 	// The compression column is as wide as its longest name

@@ -39,6 +39,11 @@ func Lanes(t model.Text) (model.Settings, []*zio.Policy, error) {
 			comp, err = splitList(name, value)
 		case "volblocksize", "volblock":
 			err = fmt.Errorf("-o %s: sweep does not model volumes", kv)
+		case "copies", "dedup":
+			if strings.Contains(value, ",") && value != "edonr,verify" && !strings.HasSuffix(value, ",verify") {
+				err = fmt.Errorf("-o %s: a sweep takes lists for recordsize and compression only; run one sweep per %s value", kv, name)
+			}
+			other = append(other, kv)
 		default:
 			other = append(other, kv)
 		}

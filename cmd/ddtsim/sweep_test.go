@@ -227,7 +227,7 @@ func TestInterruptedSweepMarkedPartial(t *testing.T) {
 		if code != 130 || !strings.Contains(e.String(), "interrupted") {
 			t.Errorf("%s: exit %d, stderr %q", format, code, e.String())
 		}
-		want := "\nPARTIAL: the sweep was interrupted; the figures cover only what was read\n\nrow  recordsize"
+		want := "\nPARTIAL: the sweep was interrupted; the figures cover only what was read: 0B (0 bytes) of the 0B found\n\nrow  recordsize"
 		if format == "--json" {
 			want = "\n  \"partial\": true,\n"
 		}
