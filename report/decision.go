@@ -43,9 +43,9 @@ type Decision struct {
 	WorthIt bool   `json:"worth_it"`
 	// Unreliable is set when the figures come from a sample flagged as
 	// unreliable: no verdict is given (WorthIt false).
-	Unreliable bool `json:"unreliable,omitempty"`
-	Rule    string `json:"rule"`
-	Text    string `json:"text"`
+	Unreliable bool   `json:"unreliable,omitempty"`
+	Rule       string `json:"rule"`
+	Text       string `json:"text"`
 }
 
 // decide makes the decision line from the totals and the DDT estimate;

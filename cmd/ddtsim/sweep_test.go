@@ -115,7 +115,7 @@ func TestSweepBadLists(t *testing.T) {
 		{[]string{"-o", "compression=on,lz4,zstd"}, "the values on and lz4 are the same compression (lz4)"},
 		{[]string{"-o", "recordsize=128K,131072"}, "the values 128K and 131072 are the same recordsize"},
 		{[]string{"-o", "recordsize=4K", "-o", "recordsize=8K"}, "given twice"},
-		{[]string{"-o", "copies=1,2"}, "copies=1,2: invalid"},
+		{[]string{"-o", "copies=1,2"}, "copies=1,2: a sweep takes lists for recordsize and compression only; run one sweep per copies value"},
 		{[]string{"-o", "volblocksize=8K"}, "volumes"},
 		{[]string{"--sort", "speed"}, "--sort"},
 		{[]string{"--histogram", "3", "-o", "recordsize=4K,8K"}, "--histogram 3"},
