@@ -3,42 +3,16 @@ package analyzer
 import (
 	"bytes"
 	"context"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
 
+	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zio"
 )
-
-func testPolicy(t *testing.T, comp zio.Compression) *zio.Policy {
-	t.Helper()
-	rel, err := zio.LookupRelease("2.3.2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := zio.NewDisk(12)
-	return &zio.Policy{Release: rel, RecordSize: 128 << 10, Compression: comp, Copies: 1, Vdev: d}
-}
-
-func randBytes(seed int64, n int) []byte {
-	b := make([]byte, n)
-	rand.New(rand.NewSource(seed)).Read(b)
-	return b
-}
-
-func writeFile(t *testing.T, path string, data []byte) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // A sparse file: 128K random, a 256K hole, 128K random (512K, 4 records).
 func writeSparse(t *testing.T, path string) {
@@ -48,10 +22,10 @@ func writeSparse(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := f.Write(randBytes(1, 128<<10)); err != nil {
+	if _, err := f.Write(testkit.Rand(1, 128<<10)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt(randBytes(2, 128<<10), 384<<10); err != nil {
+	if _, err := f.WriteAt(testkit.Rand(2, 128<<10), 384<<10); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -73,7 +47,7 @@ func scanT(t *testing.T, p *zio.Policy, sp model.Sparse, paths ...string) (*Resu
 func TestZeroRecordsAndSparseModes(t *testing.T) {
 	dir := t.TempDir()
 	// dense: 128K random + 128K zeros written as data (not sparse on disk).
-	writeFile(t, filepath.Join(dir, "dense"), append(randBytes(3, 128<<10), make([]byte, 128<<10)...))
+	testkit.Write(t, filepath.Join(dir, "dense"), append(testkit.Rand(3, 128<<10), make([]byte, 128<<10)...))
 	writeSparse(t, filepath.Join(dir, "sparse"))
 	var st syscall.Stat_t
 	if err := syscall.Stat(filepath.Join(dir, "sparse"), &st); err != nil {
@@ -99,7 +73,7 @@ func TestZeroRecordsAndSparseModes(t *testing.T) {
 		}{"off auto", zio.Off, model.SparseAuto, 2, 1})
 	}
 	for _, c := range cases {
-		res, warns := scanT(t, testPolicy(t, c.comp), c.sp, dir)
+		res, warns := scanT(t, testkit.Policy(t, c.comp), c.sp, dir)
 		if len(warns) > 0 {
 			t.Fatal(warns)
 		}
@@ -123,8 +97,8 @@ func TestZeroRecordsAndSparseModes(t *testing.T) {
 // itself) reach the scan's, and its files are scanned.
 func TestWalkSpecialEntries(t *testing.T) {
 	dir := t.TempDir()
-	data := randBytes(5, 300<<10)
-	writeFile(t, filepath.Join(dir, "a", "file"), data)
+	data := testkit.Rand(5, 300<<10)
+	testkit.Write(t, filepath.Join(dir, "a", "file"), data)
 	if err := os.Symlink(filepath.Join(dir, "a", "file"), filepath.Join(dir, "a", "link")); err != nil {
 		t.Fatal(err)
 	}
@@ -137,9 +111,9 @@ func TestWalkSpecialEntries(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "empty"), nil)
+	testkit.Write(t, filepath.Join(dir, "empty"), nil)
 	missing := filepath.Join(dir, "missing")
-	res, warns := scanT(t, testPolicy(t, zio.Off), model.SparseAuto, dir, missing)
+	res, warns := scanT(t, testkit.Policy(t, zio.Off), model.SparseAuto, dir, missing)
 	k := res.Counters
 	if k.Files != 2 || k.Symlinks != 2 || k.Special != 1 || k.HardLinks != 1 || k.Errors != 1 {
 		t.Errorf("counters %+v; want 2 files (file, empty), 2 symlinks, 1 special, 1 hard link, 1 error", k)
@@ -156,14 +130,14 @@ func TestWalkSpecialEntries(t *testing.T) {
 // A duplicate content is compressed once; refcnt and buckets follow.
 func TestDedupAndCompressOnce(t *testing.T) {
 	dir := t.TempDir()
-	rec := randBytes(9, 128<<10)
+	rec := testkit.Rand(9, 128<<10)
 	var img []byte
 	for i := 0; i < 5; i++ {
 		img = append(img, rec...)
 	}
-	writeFile(t, filepath.Join(dir, "img"), img)
-	writeFile(t, filepath.Join(dir, "copy"), img)
-	res, _ := scanT(t, testPolicy(t, zio.LZ4), model.SparseAuto, dir)
+	testkit.Write(t, filepath.Join(dir, "img"), img)
+	testkit.Write(t, filepath.Join(dir, "copy"), img)
+	res, _ := scanT(t, testkit.Policy(t, zio.LZ4), model.SparseAuto, dir)
 	if res.Counters.Compressed != 1 {
 		t.Errorf("compressor ran %d times, want 1", res.Counters.Compressed)
 	}
@@ -178,12 +152,12 @@ func TestDedupAndCompressOnce(t *testing.T) {
 func TestDeterministicAcrossJobs(t *testing.T) {
 	dir := t.TempDir()
 	for i := 0; i < 20; i++ {
-		data := randBytes(int64(i%7), 50000+i*40000)
-		writeFile(t, filepath.Join(dir, string(rune('a'+i))), data)
+		data := testkit.Rand(int64(i%7), 50000+i*40000)
+		testkit.Write(t, filepath.Join(dir, string(rune('a'+i))), data)
 	}
 	var first *Result
 	for _, jobs := range []int{1, 2, 7} {
-		res, err := Scan(context.Background(), []string{dir}, Options{Policy: testPolicy(t, zio.LZ4), Jobs: jobs})
+		res, err := Scan(context.Background(), []string{dir}, Options{Policy: testkit.Policy(t, zio.LZ4), Jobs: jobs})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -104,9 +105,9 @@ func TestGoldenBlocksSpilled(t *testing.T) {
 func TestSpillDirLost(t *testing.T) {
 	dir := t.TempDir()
 	for i := 0; i < 40; i++ {
-		writeFile(t, filepath.Join(dir, "f", string(rune('a'+i%26))+strings.Repeat("x", i/26)), randBytes(int64(i), 300<<10))
+		testkit.Write(t, filepath.Join(dir, "f", string(rune('a'+i%26))+strings.Repeat("x", i/26)), testkit.Rand(int64(i), 300<<10))
 	}
-	p := testPolicy(t, zio.LZ4)
+	p := testkit.Policy(t, zio.LZ4)
 	mem, err := Scan(context.Background(), []string{dir}, Options{Policy: p})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/internal/testseam"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zio"
@@ -142,9 +143,9 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 func TestResumeSkipsChangedAndDoneFiles(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	writeFile(t, a, randBytes(1, 1<<20))
-	writeFile(t, b, randBytes(2, 1<<20))
-	p := testPolicy(t, zio.LZ4)
+	testkit.Write(t, a, testkit.Rand(1, 1<<20))
+	testkit.Write(t, b, testkit.Rand(2, 1<<20))
+	p := testkit.Policy(t, zio.LZ4)
 	info := func(path string) FileInfo {
 		st, err := os.Stat(path)
 		if err != nil {
@@ -190,8 +191,8 @@ func TestResumeSkipsChangedAndDoneFiles(t *testing.T) {
 func TestResumeRetriesAfterReadError(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "f")
-	writeFile(t, f, randBytes(3, 20<<20)) // 160 records, 3 chunks
-	p := testPolicy(t, zio.LZ4)
+	testkit.Write(t, f, testkit.Rand(3, 20<<20)) // 160 records, 3 chunks
+	p := testkit.Policy(t, zio.LZ4)
 	want, _ := scanT(t, p, model.SparseAuto, dir)
 	prog := newProgress()
 	testseam.ReadFault = func(path string, off uint64) error {

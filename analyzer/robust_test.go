@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/internal/testseam"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zio"
@@ -21,8 +22,8 @@ import (
 func TestReadErrorIsReportedAndScanGoesOn(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad")
-	writeFile(t, bad, randBytes(1, 512<<10))
-	writeFile(t, filepath.Join(dir, "good"), randBytes(2, 256<<10))
+	testkit.Write(t, bad, testkit.Rand(1, 512<<10))
+	testkit.Write(t, filepath.Join(dir, "good"), testkit.Rand(2, 256<<10))
 	testseam.ReadFault = func(path string, off uint64) error {
 		if path == bad && off == 256<<10 {
 			return &os.PathError{Op: "read", Path: path, Err: syscall.EIO}
@@ -30,7 +31,7 @@ func TestReadErrorIsReportedAndScanGoesOn(t *testing.T) {
 		return nil
 	}
 	defer func() { testseam.ReadFault = nil }()
-	res, warns := scanT(t, testPolicy(t, zio.Off), model.SparseAuto, dir)
+	res, warns := scanT(t, testkit.Policy(t, zio.Off), model.SparseAuto, dir)
 	if len(warns) != 1 || !strings.Contains(warns[0], bad) || !strings.Contains(warns[0], "input/output error") {
 		t.Errorf("warnings %q; want one naming %s and the I/O error", warns, bad)
 	}
@@ -51,7 +52,7 @@ func TestFileChangedDuringScan(t *testing.T) {
 	for _, grow := range []bool{true, false} {
 		dir := t.TempDir()
 		f := filepath.Join(dir, "log")
-		writeFile(t, f, randBytes(1, 384<<10))
+		testkit.Write(t, f, testkit.Rand(1, 384<<10))
 		testseam.ReadFault = func(path string, off uint64) error {
 			if path == f && off == 128<<10 {
 				if grow {
@@ -65,7 +66,7 @@ func TestFileChangedDuringScan(t *testing.T) {
 			}
 			return nil
 		}
-		res, warns := scanT(t, testPolicy(t, zio.Off), model.SparseAuto, dir)
+		res, warns := scanT(t, testkit.Policy(t, zio.Off), model.SparseAuto, dir)
 		testseam.ReadFault = nil
 		if res.Counters.Changed != 1 || res.Counters.Errors != 0 || len(warns) != 1 || !strings.Contains(warns[0], "while it was read") {
 			t.Errorf("grow=%v: changed %d, errors %d, warnings %q; want 1 changed warning", grow, res.Counters.Changed, res.Counters.Errors, warns)
@@ -83,7 +84,7 @@ func TestHugeSparseFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	const size = 1 << 43
-	if _, err := h.WriteAt(randBytes(4, 128<<10), 1<<40); err != nil {
+	if _, err := h.WriteAt(testkit.Rand(4, 128<<10), 1<<40); err != nil {
 		h.Close()
 		t.Skipf("file system cannot hold a file with data at 1 TiB: %v", err)
 	}
@@ -102,7 +103,7 @@ func TestHugeSparseFile(t *testing.T) {
 		sp    model.Sparse
 		holes uint64
 	}{{zio.LZ4, model.SparseNever, size/(128<<10) - 1}, {zio.Off, model.SparseNever, 0}} {
-		res, warns := scanT(t, testPolicy(t, c.comp), c.sp, f)
+		res, warns := scanT(t, testkit.Policy(t, c.comp), c.sp, f)
 		k := res.Counters
 		if len(warns) != 0 || k.Records != size/(128<<10) || k.Holes != c.holes || k.ReadBytes != 128<<10 {
 			t.Errorf("compression %v: counters %+v, warnings %q", c.comp, k, warns)
@@ -130,7 +131,7 @@ func TestSparseFileSmallRecordsize(t *testing.T) {
 		t.Skipf("no 1 TiB file here: %v", err)
 	}
 	h.Close()
-	p := testPolicy(t, zio.LZ4)
+	p := testkit.Policy(t, zio.LZ4)
 	p.RecordSize = 512
 	res, warns := scanT(t, p, model.SparseNever, f)
 	if len(warns) != 0 || res.Counters.Records != 1<<31 || res.Counters.Holes != 1<<31 || res.Counters.ReadBytes != 0 {
@@ -146,8 +147,8 @@ func TestSparseFileSmallRecordsize(t *testing.T) {
 func TestUnopenableFileCounted(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad")
-	writeFile(t, bad, randBytes(1, 300<<10))
-	writeFile(t, filepath.Join(dir, "good"), randBytes(2, 100<<10))
+	testkit.Write(t, bad, testkit.Rand(1, 300<<10))
+	testkit.Write(t, filepath.Join(dir, "good"), testkit.Rand(2, 100<<10))
 	testseam.BeforeOpen = func(path string) {
 		if path == bad {
 			os.Remove(path)
@@ -155,7 +156,7 @@ func TestUnopenableFileCounted(t *testing.T) {
 		}
 	}
 	defer func() { testseam.BeforeOpen = nil }()
-	res, warns := scanT(t, testPolicy(t, zio.Off), model.SparseAuto, dir)
+	res, warns := scanT(t, testkit.Policy(t, zio.Off), model.SparseAuto, dir)
 	c := res.Counters
 	if len(warns) != 1 || !strings.Contains(warns[0], "bad") || c.Errors != 1 || c.Files != 2 ||
 		c.LogicalBytes != 400<<10 || c.ScannedBytes != 100<<10 {
@@ -181,7 +182,7 @@ func TestFileTruncatedWhileRead(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			f := filepath.Join(dir, "big")
-			writeFile(t, f, randBytes(9, 320*rec))
+			testkit.Write(t, f, testkit.Rand(9, 320*rec))
 			truncated, early := make(chan struct{}), make(chan struct{})
 			if c.early == 0 {
 				close(early)
@@ -207,7 +208,7 @@ func TestFileTruncatedWhileRead(t *testing.T) {
 			prog := newProgress()
 			var mu sync.Mutex
 			var warns []string
-			res, err := Scan(context.Background(), []string{dir}, Options{Policy: testPolicy(t, c.comp), Jobs: 4,
+			res, err := Scan(context.Background(), []string{dir}, Options{Policy: testkit.Policy(t, c.comp), Jobs: 4,
 				Done: prog.done,
 				Warn: func(path string, err error) { mu.Lock(); warns = append(warns, err.Error()); mu.Unlock() }})
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -36,7 +37,7 @@ func TestSampleEstimatesCoverTruth(t *testing.T) {
 		}
 	}
 	f.Close()
-	p := testPolicy(t, zio.LZ4)
+	p := testkit.Policy(t, zio.LZ4)
 	p.RecordSize = 4096
 	p.Vdev, _ = zio.NewDisk(9) // so that 4K records can compress
 	full, err := Scan(context.Background(), []string{dir}, Options{Policy: p})
@@ -142,7 +143,7 @@ func TestSampleSkewedByHotContent(t *testing.T) {
 		}
 	}
 	f.Close()
-	p := testPolicy(t, zio.LZ4)
+	p := testkit.Policy(t, zio.LZ4)
 	p.RecordSize = 4096
 	full, err := Scan(context.Background(), []string{dir}, Options{Policy: p})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/internal/testseam"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zio"
@@ -20,10 +21,10 @@ import (
 // holes), cut as files and as volumes.
 func TestScannedBytesOfCompleteScan(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "empty"), nil)
-	writeFile(t, filepath.Join(dir, "tiny"), randBytes(1, 100))
-	writeFile(t, filepath.Join(dir, "short-tail"), randBytes(2, 300<<10+7))
-	writeFile(t, filepath.Join(dir, "zeros"), make([]byte, 260<<10))
+	testkit.Write(t, filepath.Join(dir, "empty"), nil)
+	testkit.Write(t, filepath.Join(dir, "tiny"), testkit.Rand(1, 100))
+	testkit.Write(t, filepath.Join(dir, "short-tail"), testkit.Rand(2, 300<<10+7))
+	testkit.Write(t, filepath.Join(dir, "zeros"), make([]byte, 260<<10))
 	writeSparse(t, filepath.Join(dir, "sparse"))
 	if h, err := os.Create(filepath.Join(dir, "allhole")); err != nil {
 		t.Fatal(err)
@@ -51,7 +52,7 @@ func TestScannedBytesOfCompleteScan(t *testing.T) {
 		{"off-128K-always", zio.Off, 128 << 10, model.SparseAlways, false},
 		{"zvol-16K", zio.LZ4, 16 << 10, model.SparseAuto, true},
 	} {
-		p := testPolicy(t, c.comp)
+		p := testkit.Policy(t, c.comp)
 		p.RecordSize = c.rs
 		res, err := Scan(context.Background(), paths, Options{Policy: p, Sparse: c.sp, Zvol: c.zvol, Jobs: 4,
 			Warn: func(path string, err error) { t.Errorf("%s: %v", path, err) }})
@@ -71,9 +72,9 @@ func TestScannedBytesOfCompleteScan(t *testing.T) {
 func TestScannedBytesOfPartialScan(t *testing.T) {
 	dir := t.TempDir()
 	for i, n := range []int{3 << 20, 5<<20 + 3, 2 << 20} {
-		writeFile(t, filepath.Join(dir, string(rune('a'+i))), randBytes(int64(10+i), n))
+		testkit.Write(t, filepath.Join(dir, string(rune('a'+i))), testkit.Rand(int64(10+i), n))
 	}
-	p := testPolicy(t, zio.LZ4)
+	p := testkit.Policy(t, zio.LZ4)
 	p.RecordSize = 16 << 10 // 16K records, chunks of 512 records
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/source"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -52,7 +53,7 @@ func TestWorkersMemoryBound(t *testing.T) {
 			t.Errorf("Workers(%d, %d) = %d, want %d", c.jobs, c.rs, w, c.want)
 		}
 	}
-	p := testPolicy(t, zio.LZ4)
+	p := testkit.Policy(t, zio.LZ4)
 	p.RecordSize = 16 << 20
 	const records = 24
 	runtime.GC()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -41,11 +42,11 @@ func scanZvol(t *testing.T, p *zio.Policy, zvol bool, paths ...string) (*Result,
 // zero-padded, however small the file.
 func TestZvolScanBlocks(t *testing.T) {
 	dir := t.TempDir()
-	small := randBytes(21, 5000)
-	writeFile(t, filepath.Join(dir, "f5000"), small)
-	writeFile(t, filepath.Join(dir, "f20000"), randBytes(22, 20000))
-	writeFile(t, filepath.Join(dir, "f1m"), randBytes(23, 1<<20))
-	p := testPolicy(t, zio.Off)
+	small := testkit.Rand(21, 5000)
+	testkit.Write(t, filepath.Join(dir, "f5000"), small)
+	testkit.Write(t, filepath.Join(dir, "f20000"), testkit.Rand(22, 20000))
+	testkit.Write(t, filepath.Join(dir, "f1m"), testkit.Rand(23, 1<<20))
+	p := testkit.Policy(t, zio.Off)
 	p.RecordSize = 16 << 10
 	res, blocks := scanZvol(t, p, true, dir)
 	for name, want := range map[string]int{"f5000": 1, "f20000": 2, "f1m": 64} {
@@ -86,7 +87,7 @@ func TestZvolScanBlocks(t *testing.T) {
 }
 
 func testPolicyRS(t *testing.T, comp zio.Compression, rs uint32) *zio.Policy {
-	p := testPolicy(t, comp)
+	p := testkit.Policy(t, comp)
 	p.RecordSize = rs
 	return p
 }
@@ -95,16 +96,16 @@ func testPolicyRS(t *testing.T, comp zio.Compression, rs uint32) *zio.Policy {
 // (recordsize) and as a volume (volblocksize): same blocks, same table.
 func TestZvolEqualsRecordsizeWhenAligned(t *testing.T) {
 	dir := t.TempDir()
-	rec := randBytes(31, 16<<10)
+	rec := testkit.Rand(31, 16<<10)
 	var img []byte
 	for i := 0; i < 4; i++ {
 		img = append(img, rec...)
 	}
-	img = append(img, randBytes(32, 48<<10)...)
+	img = append(img, testkit.Rand(32, 48<<10)...)
 	img = append(img, make([]byte, 32<<10)...) // zero blocks, stored with compression off
-	writeFile(t, filepath.Join(dir, "img"), img)
-	writeFile(t, filepath.Join(dir, "one"), randBytes(33, 16<<10))
-	writeFile(t, filepath.Join(dir, "big"), randBytes(34, 1<<20))
+	testkit.Write(t, filepath.Join(dir, "img"), img)
+	testkit.Write(t, filepath.Join(dir, "one"), testkit.Rand(33, 16<<10))
+	testkit.Write(t, filepath.Join(dir, "big"), testkit.Rand(34, 1<<20))
 	for _, comp := range []zio.Compression{zio.Off, zio.LZ4} {
 		p := testPolicyRS(t, comp, 16<<10)
 		asVol, volBlocks := scanZvol(t, p, true, dir)

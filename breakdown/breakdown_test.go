@@ -3,42 +3,16 @@ package breakdown
 import (
 	"bytes"
 	"context"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zio"
 )
-
-func policyT(t *testing.T, comp zio.Compression) *zio.Policy {
-	t.Helper()
-	rel, err := zio.LookupRelease("2.3.2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := zio.NewDisk(12)
-	return &zio.Policy{Release: rel, RecordSize: 128 << 10, Compression: comp, Copies: 1, Vdev: d}
-}
-
-func randT(seed int64, n int) []byte {
-	b := make([]byte, n)
-	rand.New(rand.NewSource(seed)).Read(b)
-	return b
-}
-
-func writeT(t *testing.T, path string, data []byte) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // breakdownTree writes files whose blocks are shared within and across
 // directories, extensions and size classes: copies, partial copies at
@@ -47,27 +21,27 @@ func writeT(t *testing.T, path string, data []byte) {
 func breakdownTree(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	shared := randT(1, 512<<10) // 4 records
+	shared := testkit.Rand(1, 512<<10) // 4 records
 	text := bytes.Repeat([]byte("all work and no play makes jack a dull boy\n"), 900)
-	three := randT(7, 128<<10)
+	three := testkit.Rand(7, 128<<10)
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
-	writeT(t, filepath.Join(root, "a", "img.RAW"), cat(shared, randT(2, 200<<10)))
-	writeT(t, filepath.Join(root, "a", "y.txt"), text)
-	writeT(t, filepath.Join(root, "a", "tiny2"), []byte("hello"))
-	writeT(t, filepath.Join(root, "a", "three.bin"), three)
-	writeT(t, filepath.Join(root, "b", "copy.raw"), shared)
-	writeT(t, filepath.Join(root, "b", "copy2.raw"), cat(shared[:256<<10], make([]byte, 256<<10), three))
-	writeT(t, filepath.Join(root, "b", "zeros.bin"), make([]byte, 1<<20))
-	writeT(t, filepath.Join(root, "b", "three"), three)
-	writeT(t, filepath.Join(root, "c", "x.txt"), text)
-	writeT(t, filepath.Join(root, "c", "y.TXT"), text)
-	writeT(t, filepath.Join(root, "c", "tiny"), []byte("hello"))
-	writeT(t, filepath.Join(root, "c", "empty"), nil)
-	writeT(t, filepath.Join(root, "c", "three.bin"), three)
-	writeT(t, filepath.Join(root, "c", "deep", "d", "e.dat"), shared[128<<10:384<<10])
-	writeT(t, filepath.Join(root, "top.bin"), cat(randT(3, 5000), text[:3000]))
-	writeT(t, filepath.Join(root, ".hidden"), text[:100])
-	writeT(t, filepath.Join(root, "big", "large.img"), cat(randT(4, 2<<20), shared))
+	testkit.Write(t, filepath.Join(root, "a", "img.RAW"), cat(shared, testkit.Rand(2, 200<<10)))
+	testkit.Write(t, filepath.Join(root, "a", "y.txt"), text)
+	testkit.Write(t, filepath.Join(root, "a", "tiny2"), []byte("hello"))
+	testkit.Write(t, filepath.Join(root, "a", "three.bin"), three)
+	testkit.Write(t, filepath.Join(root, "b", "copy.raw"), shared)
+	testkit.Write(t, filepath.Join(root, "b", "copy2.raw"), cat(shared[:256<<10], make([]byte, 256<<10), three))
+	testkit.Write(t, filepath.Join(root, "b", "zeros.bin"), make([]byte, 1<<20))
+	testkit.Write(t, filepath.Join(root, "b", "three"), three)
+	testkit.Write(t, filepath.Join(root, "c", "x.txt"), text)
+	testkit.Write(t, filepath.Join(root, "c", "y.TXT"), text)
+	testkit.Write(t, filepath.Join(root, "c", "tiny"), []byte("hello"))
+	testkit.Write(t, filepath.Join(root, "c", "empty"), nil)
+	testkit.Write(t, filepath.Join(root, "c", "three.bin"), three)
+	testkit.Write(t, filepath.Join(root, "c", "deep", "d", "e.dat"), shared[128<<10:384<<10])
+	testkit.Write(t, filepath.Join(root, "top.bin"), cat(testkit.Rand(3, 5000), text[:3000]))
+	testkit.Write(t, filepath.Join(root, ".hidden"), text[:100])
+	testkit.Write(t, filepath.Join(root, "big", "large.img"), cat(testkit.Rand(4, 2<<20), shared))
 	// A sparse file: one record of data, then 64 MiB of hole.
 	f, err := os.Create(filepath.Join(root, "c", "sparse.img"))
 	if err != nil {
@@ -162,7 +136,7 @@ func TestBreakdownPartsAddUpToTotals(t *testing.T) {
 	}{{"lz4", zio.LZ4, model.SparseAuto}, {"off-never", zio.Off, model.SparseNever}} {
 		for _, by := range Kinds {
 			for _, paths := range [][]string{{root}, multi} {
-				res, b := scanBreakdown(t, policyT(t, pol.comp), pol.sparse, by, paths...)
+				res, b := scanBreakdown(t, testkit.Policy(t, pol.comp), pol.sparse, by, paths...)
 				t.Run(pol.name+"/"+by+"/"+string(rune('0'+len(paths))), func(t *testing.T) {
 					checkBreakdown(t, res, b)
 					var shared uint64
@@ -204,7 +178,7 @@ func TestBreakdownGroups(t *testing.T) {
 			}
 		}
 	}
-	p := policyT(t, zio.LZ4)
+	p := testkit.Policy(t, zio.LZ4)
 	_, b := scanBreakdown(t, p, model.SparseAuto, ByDir, root+"/")
 	j := func(s string) string { return filepath.Join(root, s) }
 	eq(t, names(b), []string{DirectFilesName(root), j("a"), j("b"), j("big"), j("c")})
@@ -249,12 +223,12 @@ func TestSizeClassAndExt(t *testing.T) {
 // in thirds, rounded so that the parts add up.
 func TestBreakdownSplitsSharedBlock(t *testing.T) {
 	root := t.TempDir()
-	data := randT(9, 128<<10)
+	data := testkit.Rand(9, 128<<10)
 	for _, d := range []string{"p", "q", "r"} {
-		writeT(t, filepath.Join(root, d, "f"), data)
+		testkit.Write(t, filepath.Join(root, d, "f"), data)
 	}
-	writeT(t, filepath.Join(root, "q", "g"), data) // q holds 2 of 4 references
-	res, b := scanBreakdown(t, policyT(t, zio.LZ4), model.SparseAuto, ByDir, root)
+	testkit.Write(t, filepath.Join(root, "q", "g"), data) // q holds 2 of 4 references
+	res, b := scanBreakdown(t, testkit.Policy(t, zio.LZ4), model.SparseAuto, ByDir, root)
 	checkBreakdown(t, res, b)
 	d := res.Histogram.Total().Allocated.DSize
 	want := map[string]float64{"p": 0.25, "q": 0.5, "r": 0.25}
@@ -307,10 +281,10 @@ func TestApportion(t *testing.T) {
 func TestBreakdownGroupsByRawName(t *testing.T) {
 	root := t.TempDir()
 	lit, raw := filepath.Join(root, `d\xff1`), filepath.Join(root, "d\xff1")
-	writeT(t, filepath.Join(lit, "f"), randT(10, 5000))
-	writeT(t, filepath.Join(raw, "f"), randT(11, 7000))
-	writeT(t, filepath.Join(raw, "g"), randT(12, 9000))
-	res, b := scanBreakdown(t, policyT(t, zio.LZ4), model.SparseAuto, ByDir, root)
+	testkit.Write(t, filepath.Join(lit, "f"), testkit.Rand(10, 5000))
+	testkit.Write(t, filepath.Join(raw, "f"), testkit.Rand(11, 7000))
+	testkit.Write(t, filepath.Join(raw, "g"), testkit.Rand(12, 9000))
+	res, b := scanBreakdown(t, testkit.Policy(t, zio.LZ4), model.SparseAuto, ByDir, root)
 	checkBreakdown(t, res, b)
 	type row struct {
 		name         string
@@ -325,7 +299,7 @@ func TestBreakdownGroupsByRawName(t *testing.T) {
 		t.Errorf("groups %+v, want %+v", got, want)
 	}
 
-	_, b = scanBreakdown(t, policyT(t, zio.LZ4), model.SparseAuto, ByDir, lit, raw)
+	_, b = scanBreakdown(t, testkit.Policy(t, zio.LZ4), model.SparseAuto, ByDir, lit, raw)
 	if len(b.Groups) != 2 || b.Groups[0].Name != root+`/d\\xff1` || b.Groups[0].Files != 1 || b.Groups[1].Name != root+`/d\xff1` || b.Groups[1].Files != 2 {
 		t.Errorf("two paths named: %+v", b.Groups)
 	}

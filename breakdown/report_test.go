@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/breakdown"
+	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/zio"
@@ -14,7 +15,7 @@ import (
 // summary, which it leaves as it was.
 func TestBreakdownTextAndCSV(t *testing.T) {
 	root := breakdown.BreakdownTree(t)
-	p := breakdown.PolicyT(t, zio.LZ4)
+	p := testkit.Policy(t, zio.LZ4)
 	res, b := breakdown.ScanBreakdown(t, p, model.SparseAuto, breakdown.ByDir, root)
 	s, err := report.NewScan(p, 12, model.SparseAuto, []string{root}, res)
 	if err != nil {

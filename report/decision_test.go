@@ -9,6 +9,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddtsize"
+	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -36,18 +37,18 @@ func decisionScan(t *testing.T, p *zio.Policy, ram uint64, dir string) *Scan {
 func TestDecisionLine(t *testing.T) {
 	const rule = " (rule: worth it when dedup saves at least 10% of the size without dedup and 50 times the table's RAM, and the table fits in the ARC when --ram is given)"
 	copies := t.TempDir()
-	data := randT(11, 4<<20)
+	data := testkit.Rand(11, 4<<20)
 	for i := range 4 {
-		writeT(t, filepath.Join(copies, fmt.Sprint("copy", i)), data)
+		testkit.Write(t, filepath.Join(copies, fmt.Sprint("copy", i)), data)
 	}
 	unique := t.TempDir()
-	writeT(t, filepath.Join(unique, "a"), randT(12, 4<<20))
-	writeT(t, filepath.Join(unique, "b"), []byte(strings.Repeat("ddtsim decides ", 100000)))
+	testkit.Write(t, filepath.Join(unique, "a"), testkit.Rand(12, 4<<20))
+	testkit.Write(t, filepath.Join(unique, "b"), []byte(strings.Repeat("ddtsim decides ", 100000)))
 	small := t.TempDir()
-	writeT(t, filepath.Join(small, "a"), randT(13, 64<<10))
-	writeT(t, filepath.Join(small, "b"), randT(13, 64<<10))
-	p := policyT(t, zio.LZ4)
-	p4k := policyT(t, zio.LZ4)
+	testkit.Write(t, filepath.Join(small, "a"), testkit.Rand(13, 64<<10))
+	testkit.Write(t, filepath.Join(small, "b"), testkit.Rand(13, 64<<10))
+	p := testkit.Policy(t, zio.LZ4)
+	p4k := testkit.Policy(t, zio.LZ4)
 	p4k.RecordSize = 4096
 
 	for _, c := range []struct {

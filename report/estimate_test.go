@@ -5,8 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"math/rand"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zio"
@@ -93,9 +92,9 @@ func TestSavedOverScannedBytes(t *testing.T) {
 	// done, the scan has covered part of a file it knows the size of,
 	// whatever the walker reached by then.
 	for i, name := range []string{"a", "b"} {
-		writeT(t, filepath.Join(dir, name), randT(int64(i), 20<<20))
+		testkit.Write(t, filepath.Join(dir, name), testkit.Rand(int64(i), 20<<20))
 	}
-	p := policyT(t, zio.LZ4)
+	p := testkit.Policy(t, zio.LZ4)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var once sync.Once
@@ -166,8 +165,8 @@ func cards(html string) string {
 // JSON, none in CSV, dashes in the HTML cards.
 func TestNothingSampled(t *testing.T) {
 	dir := t.TempDir()
-	writeT(t, filepath.Join(dir, "f"), randT(5, 3<<20))
-	s := sampledScan(t, policyT(t, zio.LZ4), 1<<20, dir)
+	testkit.Write(t, filepath.Join(dir, "f"), testkit.Rand(5, 3<<20))
+	s := sampledScan(t, testkit.Policy(t, zio.LZ4), 1<<20, dir)
 	if s.Sample.Sampled != 0 || s.Counters.Unsampled == 0 {
 		t.Fatalf("sample %+v, counters %+v: the test needs a sample that kept nothing", s.Sample, s.Counters)
 	}
@@ -209,8 +208,8 @@ func TestNothingSampled(t *testing.T) {
 // sample fields and sampled counters, HTML cards, the --zdb note.
 func TestFewSampledMarkedEstimate(t *testing.T) {
 	dir := t.TempDir()
-	writeT(t, filepath.Join(dir, "f"), randT(6, 8<<20))
-	p := policyT(t, zio.LZ4)
+	testkit.Write(t, filepath.Join(dir, "f"), testkit.Rand(6, 8<<20))
+	p := testkit.Policy(t, zio.LZ4)
 	p.RecordSize = 4096
 	s := sampledScan(t, p, 64, dir)
 	e := s.Sample
@@ -263,8 +262,8 @@ func TestFewSampledMarkedEstimate(t *testing.T) {
 // copies=3 takes more on disk than its bytes.
 func TestHTMLSavedCardClass(t *testing.T) {
 	dir := t.TempDir()
-	writeT(t, filepath.Join(dir, "tiny"), randT(7, 1000))
-	writeT(t, filepath.Join(dir, "big"), make([]byte, 1<<20))
+	testkit.Write(t, filepath.Join(dir, "tiny"), testkit.Rand(7, 1000))
+	testkit.Write(t, filepath.Join(dir, "big"), make([]byte, 1<<20))
 	for _, c := range []struct {
 		copies int
 		path   string
@@ -273,7 +272,7 @@ func TestHTMLSavedCardClass(t *testing.T) {
 		{3, filepath.Join(dir, "tiny"), `<div class="card warn"><span>saved</span><b>-1128.8%</b>`},
 		{1, filepath.Join(dir, "big"), `<div class="card good"><span>saved</span><b>100.0%</b>`},
 	} {
-		p := policyT(t, zio.LZ4)
+		p := testkit.Policy(t, zio.LZ4)
 		p.Copies = c.copies
 		res, err := analyzer.Scan(context.Background(), []string{c.path}, analyzer.Options{Policy: p})
 		if err != nil {
@@ -286,39 +285,13 @@ func TestHTMLSavedCardClass(t *testing.T) {
 	}
 }
 
-func policyT(t *testing.T, comp zio.Compression) *zio.Policy {
-	t.Helper()
-	rel, err := zio.LookupRelease("2.3.2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := zio.NewDisk(12)
-	return &zio.Policy{Release: rel, RecordSize: 128 << 10, Compression: comp, Copies: 1, Vdev: d}
-}
-
-func randT(seed int64, n int) []byte {
-	b := make([]byte, n)
-	rand.New(rand.NewSource(seed)).Read(b)
-	return b
-}
-
-func writeT(t *testing.T, path string, data []byte) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // The CSV's sample estimates of counts and bytes (entries, allocated
 // DSIZE) are whole numbers with their intervals, as every count in the
 // CSV; the ratios stay decimals.
 func TestCSVSampleCountsAreIntegers(t *testing.T) {
 	dir := t.TempDir()
-	writeT(t, filepath.Join(dir, "f"), randT(8, 1<<20))
-	s := sampledScan(t, policyT(t, zio.LZ4), 1, dir)
+	testkit.Write(t, filepath.Join(dir, "f"), testkit.Rand(8, 1<<20))
+	s := sampledScan(t, testkit.Policy(t, zio.LZ4), 1, dir)
 	s.Sample = &ddt.SampleEstimate{N: 4, Sampled: 400, Reliable: true,
 		Entries:   ddt.Interval{Value: 1600, Low: 1512.37, High: 1687.5},
 		Dedup:     ddt.Interval{Value: 1.25, Low: 1.125, High: 1.375},
