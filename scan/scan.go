@@ -89,16 +89,16 @@ type Result struct {
 	Partial bool
 	// Breakdown is the per-group breakdown (Options.By); nil without.
 	Breakdown *breakdown.Result
-	spillDir  string // Options.Mem's runs, removed by Close
-	// walkKnown: Scan.WalkDone says how far the walk got (a scan run
-	// here, not one read from a file).
-	walkKnown bool
-	top       int // Options.Top
-
 	// Missed are the files a resumed scan had partly done that the walk
 	// did not find again (errors, also in Problems): what was done of
 	// them stays in the result.
 	Missed []source.Problem
+
+	spillDir string // Options.Mem's runs, removed by Close
+	// walkKnown: Scan.WalkDone says how far the walk got (a scan run
+	// here, not one read from a file).
+	walkKnown bool
+	top       int // Options.Top
 }
 
 // SaveError is the failure to write Options.Save: the scan itself
@@ -113,7 +113,6 @@ func (e *SaveError) Error() string {
 }
 
 // Unwrap returns the cause.
-
 func (e *SaveError) Unwrap() error { return e.Err }
 
 // SpillDirError is the failure to create the spill directory (Options.Mem)
