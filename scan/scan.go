@@ -11,15 +11,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ddtsim/ddtsim/breakdown"
-	"github.com/ddtsim/ddtsim/internal/escape"
-	"github.com/ddtsim/ddtsim/source"
-
 	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/breakdown"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scanfile"
+	"github.com/ddtsim/ddtsim/source"
 	"github.com/ddtsim/ddtsim/zio"
 )
 

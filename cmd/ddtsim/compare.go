@@ -12,9 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ddtsim/ddtsim/model"
-
 	"github.com/ddtsim/ddtsim/compare"
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zdb"
 )
 

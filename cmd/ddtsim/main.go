@@ -13,13 +13,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ddtsim/ddtsim/internal/rawargs"
-
-	"github.com/ddtsim/ddtsim/breakdown"
-
 	"github.com/alecthomas/kong"
 	"golang.org/x/sys/unix"
 
+	"github.com/ddtsim/ddtsim/breakdown"
+	"github.com/ddtsim/ddtsim/internal/rawargs"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/zio"

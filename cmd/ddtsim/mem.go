@@ -3,10 +3,9 @@ package main
 import (
 	"math"
 
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/zdb"
-
-	"github.com/ddtsim/ddtsim/model"
 )
 
 // --mem SIZE and --tmpdir DIR: the table's memory bound and where it

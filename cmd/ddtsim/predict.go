@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/ddtsim/ddtsim/internal/escape"
-	"github.com/ddtsim/ddtsim/source"
-
 	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/source"
 )
 
 // prediction is a finished scan with the scan command's flags.

@@ -8,10 +8,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ddtsim/ddtsim/internal/outpath"
-
 	"github.com/ddtsim/ddtsim/internal/escape"
-
+	"github.com/ddtsim/ddtsim/internal/outpath"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/scanfile"
