@@ -32,12 +32,17 @@ type cli struct {
 	Sweep   sweepCmd   `cmd:"" help:"Read the files once and predict every combination of -o recordsize=LIST and -o compression=LIST: one row each (ratios, allocated DSIZE, DDT entries and RAM), best first."`
 }
 
+// PoolFlags are the flags of the pool and release a scan or sweep models.
+type PoolFlags struct {
+	Vdev    []string `name:"vdev" sep:"none" placeholder:"LAYOUT" help:"A top-level vdev, as zpool create names it with a disk count instead of devices: disk, stripe N (N disks), mirror N, raidz N, raidz1 N, raidz2 N, raidz3 N, draid[P][:Dd][:Cc][:Ss] [N] (e.g. draid2:4d:1s:11c, or draid2 8 = 8 children, D = min(8, N-P-S)). Repeat for several top-level vdevs. Default: one disk. When top-level vdevs differ in shape, DSIZE and the raw capacity assume every block (every copy) lands on the first one; PSIZE rounding uses them all."`
+	Ashift  string   `default:"12" help:"Pool sector size as a power of two (9..16), for every vdev."`
+	Release string   `default:"latest" help:"OpenZFS release modelled: a version such as 2.1.11, 2.2 or 0.6.5.11 (${releases}; default: the newest). 'list' prints the releases and what differs."`
+	Sparse  string   `default:"auto" enum:"auto,always,never" help:"How the files would be copied, as cp --sparse=WHEN: all-zero records become holes (always), are written (never), or holes only for files that look sparse (auto). Matters only with compression=off."`
+}
+
 type scanCmd struct {
+	PoolFlags     `embed:""`
 	Property      []string `short:"o" name:"property" sep:"none" placeholder:"NAME=VALUE" help:"Dataset property, as zfs create -o takes it: recordsize (512..16M, default 128K), compression (on, off, lz4, lzjb, zle, gzip[-1..9], zstd[-1..19], zstd-fast[-N]; default: the release's), copies (1..3), dedup (off; or on, verify, sha256, sha512, skein, blake3, each also with ,verify, and edonr,verify: every value but off is dedup on, and the report shows it as given; ddtsim keys blocks by their content, so the checksum named does not change the figures). Repeatable."`
-	Vdev          []string `name:"vdev" sep:"none" placeholder:"LAYOUT" help:"A top-level vdev, as zpool create names it with a disk count instead of devices: disk, stripe N (N disks), mirror N, raidz N, raidz1 N, raidz2 N, raidz3 N, draid[P][:Dd][:Cc][:Ss] [N] (e.g. draid2:4d:1s:11c, or draid2 8 = 8 children, D = min(8, N-P-S)). Repeat for several top-level vdevs. Default: one disk. When top-level vdevs differ in shape, DSIZE and the raw capacity assume every block (every copy) lands on the first one; PSIZE rounding uses them all."`
-	Ashift        string   `default:"12" help:"Pool sector size as a power of two (9..16), for every vdev."`
-	Release       string   `default:"latest" help:"OpenZFS release modelled: a version such as 2.1.11, 2.2 or 0.6.5.11 (${releases}; default: the newest). 'list' prints the releases and what differs."`
-	Sparse        string   `default:"auto" enum:"auto,always,never" help:"How the files would be copied, as cp --sparse=WHEN: all-zero records become holes (always), are written (never), or holes only for files that look sparse (auto). Matters only with compression=off."`
 	Volblocksize  string   `name:"volblocksize" placeholder:"SIZE" help:"Store each file (or block device) as a volume, as zfs create -V -o volblocksize=SIZE would: every block exactly SIZE bytes, the last one zero-padded (a power of two from 512 to 128K, up to 16M from 2.2 (1M from 0.6.5) with large_blocks). Same as -o volblocksize=SIZE."`
 	Zvol          bool     `name:"zvol" help:"Store each file as a volume with the volblocksize zfs create -V would choose: 8K up to 2.1, 16K from 2.2, raised on raidz and dRAID to their allocation width (2.1+)."`
 	RAM           string   `name:"ram" placeholder:"SIZE" help:"The machine's memory, at least 64M (e.g. 64G): say whether the dedup table would stay in the ARC under the release's defaults (zfs_arc_max, metadata limit), and show the DDT size block in the summary."`

@@ -16,11 +16,8 @@ import (
 )
 
 type sweepCmd struct {
+	PoolFlags `embed:""`
 	Property  []string `short:"o" name:"property" sep:"none" placeholder:"NAME=VALUE[,VALUE...]" help:"Dataset property as for scan; recordsize and compression take a comma-separated list of values (e.g. -o recordsize=16K,128K,1M -o compression=off,lz4,zstd), and every combination is a row. copies and dedup take one value. Repeatable."`
-	Vdev      []string `name:"vdev" sep:"none" placeholder:"LAYOUT" help:"A top-level vdev, as for scan. Repeatable."`
-	Ashift    string   `default:"12" help:"Pool sector size as a power of two (9..16)."`
-	Release   string   `default:"latest" help:"OpenZFS release modelled (${releases}; default: the newest)."`
-	Sparse    string   `default:"auto" enum:"auto,always,never" help:"How the files would be copied, as cp --sparse=WHEN (see scan)."`
 	Sort      string   `default:"space" enum:"space,ram" help:"Order of the rows, best first: space = allocated DSIZE ascending, ram = in-core DDT size ascending (ties: by recordsize, then compression)."`
 	Histogram int      `name:"histogram" placeholder:"N" help:"After the table, print the zdb -S text of row N (1 = first row)."`
 	JSON      bool     `name:"json" help:"Print the rows as JSON (with each row's zdb -S text)."`
