@@ -101,11 +101,17 @@ func (s *Settings) Policy() (*zio.Policy, error) {
 		Copies:      1,
 		Vdev:        pool,
 	}
+	if s.Sparse < SparseAuto || s.Sparse > SparseNever {
+		return nil, fmt.Errorf("sparse mode %d: invalid (accepted: SparseAuto, SparseAlways, SparseNever)", int(s.Sparse))
+	}
 	if s.RecordSize != 0 {
 		if err := checkRecordSize(uint64(s.RecordSize), rel); err != nil {
-			return nil, fmt.Errorf("recordsize=%d: %w", s.RecordSize, err)
+			return nil, fmt.Errorf("recordsize=%d: invalid (accepted: a power of two from 512 to %d bytes)", s.RecordSize, rel.MaxRecordSize)
 		}
 		p.RecordSize = s.RecordSize
+	}
+	if err := CheckCase("compression", s.Compression); err != nil {
+		return nil, err
 	}
 	if s.Compression != "" {
 		if p.Compression, p.Level, err = zio.ParseCompression(s.Compression, rel); err != nil {

@@ -30,6 +30,10 @@ func ParseSparse(s string) (Sparse, error) {
 	return 0, fmt.Errorf("invalid sparse mode %q (accepted: auto, always, never)", s)
 }
 
+// String names the mode as --sparse takes it ("auto", "always", "never").
 func (s Sparse) String() string {
+	if s < SparseAuto || s > SparseNever {
+		return fmt.Sprintf("Sparse(%d)", int(s))
+	}
 	return [...]string{"auto", "always", "never"}[s]
 }

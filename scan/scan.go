@@ -58,9 +58,10 @@ type Options struct {
 	// Save names the file the scan is saved in when it ends or is
 	// interrupted (scanfile's format), for `ddtsim merge` and `ddtsim
 	// resume`; "" saves nothing. It is replaced atomically (a symlink
-	// too: pass the link's target to write through it). The caller
-	// checks beforehand that it may be written there
-	// (scanfile.CheckWritable).
+	// too: pass the link's target to write through it). Run refuses,
+	// before scanning, a file that is not a saved scan (or empty) and
+	// one that cannot be written (scanfile.CheckReplaceable,
+	// CheckWritable).
 	Save string
 	// Resume continues this saved, interrupted scan: its table and
 	// counters are added to, the records it did are not read again. The
@@ -196,6 +197,16 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 	if err != nil {
 		return nil, &UsageError{err}
 	}
+	if opts.Save != "" {
+		// Now, not after hours of scanning; and never over a file that
+		// is not a saved scan.
+		if err := scanfile.CheckReplaceable(opts.Save); err != nil {
+			return nil, &UsageError{fmt.Errorf("%s: %w", escape.Path(opts.Save), err)}
+		}
+		if err := scanfile.CheckWritable(opts.Save); err != nil {
+			return nil, &UsageError{fmt.Errorf("%s: cannot write there: %w", escape.Path(opts.Save), err)}
+		}
+	}
 	switch {
 	case opts.Top < 0:
 		return nil, &UsageError{fmt.Errorf("--top %d: invalid (accepted: a number of groups, 1 or more; 0 lists them all)", opts.Top)}
@@ -262,7 +273,7 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 	res.Scan, err = analyzer.Scan(ctx, paths, ao)
 	res.walkKnown = true
 	if err != nil {
-		if !errors.Is(err, context.Canceled) || res.Scan == nil {
+		if ctx.Err() == nil || !errors.Is(err, ctx.Err()) || res.Scan == nil {
 			res.Close()
 			return nil, err
 		}
@@ -437,7 +448,6 @@ func (res *Result) Report(ram uint64) (*report.Scan, error) {
 		done := res.Scan.WalkDone
 		rep.WalkFinished = &done
 	}
-	rep.Counters.PeakRSS = analyzer.PeakRSS()
 	rep.Problems = append(rep.Problems, res.Problems...)
 	if n := set.SampleRate(); n > 1 {
 		est := ddt.EstimateTable(res.Scan.Table, n)

@@ -11,13 +11,16 @@ import (
 	"github.com/ddtsim/ddtsim/internal/escape"
 )
 
-// ReadFile reads the file name ("-": stdin, called "standard input" in
+// ReadFile reads the file name ("-": stdin, os.Stdin when nil, called "standard input" in
 // messages) and parses it (Parse). Its errors name the file once: "FILE:
 // binary data, not zdb or zpool output" for one that is not text
 // (ErrBinary), "FILE: is a directory", "FILE: read: ..." when reading
 // fails, and os.Open's *PathError when it cannot be opened.
 func ReadFile(name string, stdin io.Reader) (*Parsed, error) {
 	var r io.Reader = stdin
+	if r == nil {
+		r = os.Stdin
+	}
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {

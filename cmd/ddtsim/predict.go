@@ -98,5 +98,6 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 		pr.close()
 		return nil, err
 	}
+	pr.report.Counters.PeakRSS = analyzer.PeakRSS()
 	return pr, saveErr
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/internal/outpath"
 	"github.com/ddtsim/ddtsim/report"
@@ -118,6 +119,7 @@ func printSaved(sc *scanfile.Scan, zdb, json bool, ram uint64, stdout, stderr io
 	if err != nil {
 		return err
 	}
+	rep.Counters.PeakRSS = analyzer.PeakRSS()
 	if err := writeReport(rep, format{zdb: zdb, json: json}, stdout, stderr); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
