@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -114,7 +115,7 @@ func size(n uint32) string {
 	if n == 0 {
 		return "none"
 	}
-	return Size(uint64(n))
+	return zdb.Nicenum(uint64(n), false)
 }
 
 func onOff(b bool) string {

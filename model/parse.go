@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -147,7 +148,7 @@ func (s *Settings) Set(name, value string) error {
 		n, err := ParseSize(value)
 		if err != nil || checkRecordSize(n, rel) != nil {
 			return fmt.Errorf("-o recordsize=%s: invalid (accepted: a power of two from 512 to %s, e.g. %s)", value,
-				Size(uint64(rel.MaxRecordSize)), sizeExamples(uint64(rel.MaxRecordSize), 4<<10, 128<<10, 1<<20))
+				zdb.Nicenum(uint64(rel.MaxRecordSize), false), sizeExamples(uint64(rel.MaxRecordSize), 4<<10, 128<<10, 1<<20))
 		}
 		s.RecordSize = uint32(n)
 	case "volblocksize":
@@ -236,29 +237,13 @@ func ParseSize(v string) (uint64, error) {
 	return n * mult, nil
 }
 
-// Size writes a size in bytes the way zfs prints a power of two:
-// "512", "4K", "128K", "16M"; other sizes as a plain number of bytes.
-func Size(n uint64) string {
-	switch {
-	case n == 0:
-		return "0"
-	case n%(1<<30) == 0:
-		return fmt.Sprintf("%dG", n>>30)
-	case n%(1<<20) == 0:
-		return fmt.Sprintf("%dM", n>>20)
-	case n%(1<<10) == 0:
-		return fmt.Sprintf("%dK", n>>10)
-	}
-	return fmt.Sprint(n)
-}
-
 // sizeExamples lists the sizes of examples that are at most max, for
 // messages ("4K, 128K").
 func sizeExamples(max uint64, examples ...uint64) string {
 	var out []string
 	for _, e := range examples {
 		if e <= max {
-			out = append(out, Size(e))
+			out = append(out, zdb.Nicenum(e, false))
 		}
 	}
 	return strings.Join(out, ", ")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -59,14 +60,6 @@ type Settings struct {
 // defaultRecordSize is the recordsize of a new dataset, bytes.
 const defaultRecordSize = 128 << 10
 
-// ashift returns the ashift in force.
-func (s *Settings) ashift() int {
-	if s.Ashift == 0 {
-		return 12
-	}
-	return s.Ashift
-}
-
 // DedupOn reports whether the dedup property turns dedup on.
 func (s *Settings) DedupOn() bool { return s.Dedup != "" && s.Dedup != "off" }
 
@@ -74,7 +67,12 @@ func (s *Settings) DedupOn() bool { return s.Dedup != "" && s.Dedup != "off" }
 func (s *Settings) SampleRate() uint64 { return max(s.Sample, 1) }
 
 // AshiftValue returns the ashift in force (12 when Ashift is 0).
-func (s *Settings) AshiftValue() int { return s.ashift() }
+func (s *Settings) AshiftValue() int {
+	if s.Ashift == 0 {
+		return 12
+	}
+	return s.Ashift
+}
 
 // Policy returns the write policy the settings describe: for volumes its
 // RecordSize is the volblocksize. It fails, saying which setting and why,
@@ -85,7 +83,7 @@ func (s *Settings) Policy() (*zio.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	ashift := s.ashift()
+	ashift := s.AshiftValue()
 	if ashift < zio.MinAshift || ashift > zio.MaxAshift {
 		return nil, fmt.Errorf("ashift %d: invalid (accepted: %d to %d, the sector size as a power of two)", ashift, zio.MinAshift, zio.MaxAshift)
 	}
@@ -138,7 +136,7 @@ func (s *Settings) Policy() (*zio.Policy, error) {
 		p.RecordSize = zio.DefaultVolBlockSize(rel, pool)
 		if s.VolBlockSize != 0 {
 			if err := zio.CheckVolBlockSize(uint64(s.VolBlockSize), rel); err != nil {
-				return nil, volBlockSizeError(Size(uint64(s.VolBlockSize)), p)
+				return nil, volBlockSizeError(fmt.Sprint(s.VolBlockSize), p)
 			}
 			p.RecordSize = s.VolBlockSize
 		}
@@ -161,7 +159,7 @@ func volBlockSizeError(value string, p *zio.Policy) error {
 		large = "release " + p.Version + " has no large blocks (they came with 0.6.5)"
 	}
 	return fmt.Errorf("--volblocksize %s: invalid (accepted: a power of two from 512 to %s, e.g. 8K, 16K, 64K; %s)",
-		value, Size(uint64(p.Release.MaxRecordSize)), large)
+		value, zdb.Nicenum(uint64(p.Release.MaxRecordSize), false), large)
 }
 
 // Model describes the settings as resolved by their policy p (from
@@ -184,7 +182,7 @@ func (s *Settings) Model(p *zio.Policy) Model {
 		Dedup:       p.Dedup,
 		Vdevs:       append([]string{}, s.Vdevs...),
 		Pool:        pl.String(),
-		Ashift:      s.ashift(),
+		Ashift:      s.AshiftValue(),
 		Sparse:      s.Sparse.String(),
 		Sample:      s.SampleRate(),
 	}
