@@ -1,0 +1,133 @@
+// Package vdisk is what every reader of a virtual-disk image format
+// (qcow2, VMDK, VHDX) gives the scan: the disk as its guest sees it.
+//
+// A Disk reads guest bytes at guest offsets and says which guest ranges
+// the image stores (Allocated). Everything outside those ranges reads as
+// zeros: unallocated clusters and grains, qcow2 zero clusters, VHDX blocks
+// not present. The scan treats those ranges as holes, so a thin 1 TiB
+// image is read in the time its data takes.
+//
+// The readers are read-only, use no external tool, and report a damaged or
+// hostile image as a *FormatError naming the file and the byte offset of
+// the structure at fault; variants they do not read (encryption, unknown
+// features) are refused with an error wrapping ErrUnsupported.
+package vdisk
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Extent is a range of guest bytes, [Off, End).
+type Extent struct{ Off, End uint64 }
+
+// Disk is one virtual disk, opened. ReadAt may be called from several
+// goroutines at once; it reads guest bytes (zeros where nothing is
+// allocated) and, as io.ReaderAt, returns io.EOF for bytes at or past
+// Size.
+type Disk interface {
+	io.ReaderAt
+	// Size is the guest's disk size in bytes (the virtual size).
+	Size() uint64
+	// Format names the format and variant, such as "qcow2 v3",
+	// "vmdk streamOptimized" or "vhdx dynamic".
+	Format() string
+	// Allocated returns the guest ranges holding data in this image or
+	// in its backing chain (parent, extents), sorted, disjoint, adjacent
+	// ranges merged, within [0, Size). Zero clusters are not allocated;
+	// ranges outside read as zeros.
+	Allocated() []Extent
+	// Close closes the image's files (and those of its backing chain).
+	Close() error
+}
+
+// Opener opens a disk that an image refers to by name: a qcow2 backing
+// file, a VHDX parent. The name is resolved against dir, the directory
+// of the referring image, when it is relative; the format is detected by
+// content (raw when nothing else matches). Implementations bound the
+// depth of a chain and refuse loops.
+type Opener func(dir, name string) (Disk, error)
+
+// FormatError is a damaged, truncated or hostile image: File is the
+// image file's path, Off the byte offset in that file of the structure at
+// fault (-1 when none applies).
+type FormatError struct {
+	File   string
+	Off    int64
+	Reason string
+	Err    error // wrapped, may be nil
+}
+
+func (e *FormatError) Error() string {
+	s := e.File + ": "
+	if e.Off >= 0 {
+		s += fmt.Sprintf("at byte %d: ", e.Off)
+	}
+	s += e.Reason
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *FormatError) Unwrap() error { return e.Err }
+
+// ErrUnsupported is wrapped by the errors refusing an image variant a
+// reader does not read (encryption, an incompatible feature bit, an
+// unknown subformat); the message says which.
+var ErrUnsupported = errors.New("not supported")
+
+// Unsupported returns the error refusing file's variant, wrapping
+// ErrUnsupported: "FILE: encrypted qcow2 (aes): not supported".
+func Unsupported(file, what string) error {
+	return fmt.Errorf("%s: %s: %w", file, what, ErrUnsupported)
+}
+
+// Merge sorts nothing: it appends e to list, merging it into the last
+// extent when they touch or overlap (e.Off <= last.End). Readers that
+// walk their tables in guest order build Allocated with it.
+func Merge(list []Extent, e Extent) []Extent {
+	if e.End <= e.Off {
+		return list
+	}
+	if n := len(list); n > 0 && e.Off <= list[n-1].End {
+		if e.End > list[n-1].End {
+			list[n-1].End = e.End
+		}
+		return list
+	}
+	return append(list, e)
+}
+
+// Union returns the sorted union of two sorted, disjoint extent lists,
+// adjacent ranges merged (an image's own allocation over its backing
+// file's).
+func Union(a, b []Extent) []Extent {
+	out := make([]Extent, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		var e Extent
+		if j == len(b) || (i < len(a) && a[i].Off <= b[j].Off) {
+			e, i = a[i], i+1
+		} else {
+			e, j = b[j], j+1
+		}
+		out = Merge(out, e)
+	}
+	return out
+}
+
+// Clip returns the part of list below size (a backing file larger than
+// the image that uses it).
+func Clip(list []Extent, size uint64) []Extent {
+	out := list[:0:0]
+	for _, e := range list {
+		if e.Off >= size {
+			break
+		}
+		e.End = min(e.End, size)
+		out = append(out, e)
+	}
+	return out
+}
