@@ -110,6 +110,16 @@ func TestDDTSizeGolden(t *testing.T) {
 			continue
 		}
 		for _, sum := range zdb.ParseString(string(st)).Summaries {
+			if s.LogInCore > 0 && c.Zvol != "" {
+				// The zvol cases wrote each volume with dd conv=fsync,
+				// one after another: many txgs passed and the log had
+				// been flushed to the table when zpool status -D ran,
+				// so it prints the table's in-core size.
+				if e := sum.InCore.Total.Outside(s.InCore); math.Abs(e) > 0.10 {
+					t.Errorf("%s: zpool status -D in core %s, model's table %d (%+.1f%%)", c.Name, sum.InCore.Printed, s.InCore, 100*e)
+				}
+				continue
+			}
 			if s.LogInCore > 0 {
 				if !sum.InCore.Printed.Contains(s.LogInCore) {
 					t.Errorf("%s: zpool status -D in core %s, model's log %d", c.Name, sum.InCore.Printed, s.LogInCore)

@@ -39,6 +39,10 @@ type Case struct {
 	// {"compression": "lz4", "recordsize": "128K"}; unlisted ones are ZFS
 	// defaults.
 	Props map[string]string
+	// Zvol is "" for a dataset case; for a zvol case (Input "vols") the
+	// volblocksize each volume was created with, such as "16K", or
+	// "default" when zfs create -V chose it.
+	Zvol string
 	// Env holds every key of case.env with its unquoted value, including the
 	// ones above.
 	Env map[string]string
@@ -102,6 +106,7 @@ func loadCase(dir string) (Case, error) {
 		Vdevs:   env["vdevs"],
 		Sparse:  env["sparse"],
 		Props:   map[string]string{},
+		Zvol:    env["zvol"],
 		Env:     env,
 	}
 	if c.Ashift, err = strconv.Atoi(env["ashift"]); err != nil {
@@ -347,19 +352,40 @@ func parseL0(fields []string) (Block, error) {
 	return b, nil
 }
 
-// ForScanTest returns the golden cases and the input set for a test that
-// scans the inputs (55 MB): it skips the test with -short, and ends it on
-// an error.
+// ForScanTest returns the golden dataset cases (input "all") and their
+// input set for a test that scans the inputs (55 MB): it skips the test
+// with -short, and ends it on an error. The zvol cases are ForZvolTest's.
 func ForScanTest(t testing.TB) ([]Case, []string) {
 	t.Helper()
+	return forTest(t, "all", Inputs)
+}
+
+// ForZvolTest returns the golden zvol cases (input "vols") and their
+// input, the directory Vols builds, as ForScanTest does.
+func ForZvolTest(t testing.TB) ([]Case, []string) {
+	t.Helper()
+	return forTest(t, "vols", func() ([]string, error) {
+		dir, err := Vols()
+		return []string{dir}, err
+	})
+}
+
+func forTest(t testing.TB, input string, paths func() ([]string, error)) ([]Case, []string) {
+	t.Helper()
 	if testing.Short() {
-		t.Skip("golden cases scan 55 MB each")
+		t.Skip("golden cases scan 30 to 55 MB each")
 	}
-	cases, err := Cases()
+	all, err := Cases()
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs, err := Inputs()
+	var cases []Case
+	for _, c := range all {
+		if c.Input == input {
+			cases = append(cases, c)
+		}
+	}
+	inputs, err := paths()
 	if err != nil {
 		t.Fatal(err)
 	}

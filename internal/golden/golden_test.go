@@ -120,3 +120,30 @@ func TestInputsAndRelPath(t *testing.T) {
 		t.Errorf("%d input files, golden listing has %d files", len(got), len(objs))
 	}
 }
+
+func TestVols(t *testing.T) {
+	if testing.Short() {
+		t.Skip("copies 30 MB")
+	}
+	dir, err := Vols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	// The eighteen inputs (checked against SHA256SUMS by Vols), nothing
+	// else.
+	if len(names) != 18 || names[0] != "bin-asm" || names[17] != "text-b.tar" {
+		t.Errorf("Vols() holds %q", names)
+	}
+	again, err := Vols()
+	if err != nil || again != dir {
+		t.Errorf("second Vols() = %q, %v; want %q", again, err, dir)
+	}
+}
