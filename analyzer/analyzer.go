@@ -100,6 +100,9 @@ type Options struct {
 	// (zfs create -V) of volblocksize Policy.RecordSize stores it: every
 	// block exactly that size (zio.ZvolRecords).
 	Zvol bool
+	// Guest reads virtual-disk images as the disks their guests see
+	// (guest.Open; model.Settings.Guest).
+	Guest bool
 	// Sample N > 1 keeps only the blocks whose content hash falls in 1/N of
 	// the hash space (ddt.InSample): about 1/N of the table's memory and of
 	// the compression work. The table then holds a sample; see

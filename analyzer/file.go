@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/guest"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/source"
 )
@@ -97,8 +98,12 @@ func (s *scan) changed(path string, err error) {
 // walker is the Source Scan reads: the paths, walked with the options'
 // rules.
 func (o *Options) walker(paths []string) *source.Walker {
-	return &source.Walker{Paths: paths, Follow: o.Follow, CountLinks: o.CountLinks, OneFileSystem: o.OneFileSystem,
+	w := &source.Walker{Paths: paths, Follow: o.Follow, CountLinks: o.CountLinks, OneFileSystem: o.OneFileSystem,
 		SkipDirs: o.SkipDirs}
+	if o.Guest {
+		w.Guest = guest.Open
+	}
+	return w
 }
 
 // visit cuts one file of the source into records and sends them, in chunks,

@@ -33,10 +33,14 @@ const (
 	ByDir  = "dir"  // the path named a file came from; for one directory named, its entries
 	ByExt  = "ext"  // the lower-cased extension of the file name
 	BySize = "size" // the file's size class
+	// ByFile makes every file a group: which VM images (with --guest,
+	// which guests' disks) share blocks. For a few files, not millions:
+	// each group costs memory for the whole scan.
+	ByFile = "file"
 )
 
 // Kinds lists the accepted --by values.
-var Kinds = []string{ByDir, ByExt, BySize}
+var Kinds = []string{ByDir, ByExt, BySize, ByFile}
 
 // AttributionRule says how a block shared by several groups is counted in
 // each; --help, the text report, the HTML page and the JSON repeat it.
@@ -91,7 +95,7 @@ type Zeros struct {
 // the top level of the scan document: breakdown_by, breakdown_rule,
 // breakdown (the rows), breakdown_total and zeros.
 type Result struct {
-	By     string  `json:"breakdown_by"`   // dir, ext or size
+	By     string  `json:"breakdown_by"`   // dir, ext, size or file
 	Basis  string  `json:"breakdown_of"`   // what the groups are, in words
 	Rule   string  `json:"breakdown_rule"` // AttributionRule
 	Groups []Group `json:"breakdown"`
@@ -153,7 +157,7 @@ type blockCounts struct{ records, holes, holeLSize, zeroBlocks uint64 }
 // scan of paths (as given to analyzer.Scan).
 func NewAccumulator(by string, paths []string) (*Accumulator, error) {
 	switch by {
-	case ByDir, ByExt, BySize:
+	case ByDir, ByExt, BySize, ByFile:
 	default:
 		return nil, fmt.Errorf("--by %s: invalid (accepted: %s)", by, strings.Join(Kinds, ", "))
 	}
@@ -210,6 +214,8 @@ func (a *Accumulator) groupKey(ev analyzer.FileEvent) (key, name string) {
 	case ByExt:
 		x := Ext(ev.Path) // escape.Path is injective: the name is key enough
 		return x, x
+	case ByFile:
+		return ev.Path, escape.Path(ev.Path)
 	}
 	path := ev.Path
 	if ev.Arg >= 0 && ev.Arg < len(a.args) {
@@ -530,6 +536,8 @@ func (a *Accumulator) basis() string {
 		return "file size class"
 	case ByExt:
 		return "file name extension (lower-cased)"
+	case ByFile:
+		return "file (with --guest: each image's guest disk)"
 	}
 	if a.oneDir {
 		return "subdirectory of " + escape.Path(a.args[0]) + " (the files directly in it form one row)"
@@ -556,6 +564,8 @@ func (b *Result) sortGroups() {
 			}
 			return g[i].Name < g[j].Name
 		})
+	case ByFile:
+		sort.SliceStable(g, func(i, j int) bool { return g[i].Name < g[j].Name })
 	default:
 		if !b.oneDir {
 			return // paths named, in order

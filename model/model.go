@@ -29,6 +29,10 @@ type Model struct {
 	Ashift       int      `json:"ashift"`
 	Sparse       string   `json:"sparse"` // auto, always, never
 	Sample       uint64   `json:"sample"` // N: 1/N of the contents kept (1: all)
+	// Guest: images were read as their guests' disks (Settings.Guest).
+	// Absent from scans saved before it existed, which read files as
+	// they are.
+	Guest bool `json:"guest,omitempty"`
 }
 
 // Zvol reports whether the model is that of a zvol scan.
@@ -52,6 +56,7 @@ func (m Model) Settings() (Settings, error) {
 		Ashift:      m.Ashift,
 		Sparse:      sparse,
 		Sample:      m.Sample,
+		Guest:       m.Guest,
 	}
 	if s.Zvol {
 		s.RecordSize, s.VolBlockSize = 0, m.VolBlockSize
@@ -101,6 +106,7 @@ func (m Model) Diff(o Model) []string {
 	add("ashift", m.Ashift, o.Ashift)
 	add("sparse", m.Sparse, o.Sparse)
 	add("sample", sample(m.Sample), sample(o.Sample))
+	add("guest", m.Guest, o.Guest)
 	return d
 }
 

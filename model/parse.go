@@ -27,6 +27,7 @@ type Text struct {
 	VolBlockSize string
 	Zvol         bool   // --zvol: volumes with the default volblocksize
 	Sample       string // --sample: "1/N" or "N"
+	Guest        bool   // --guest: images read as their guests' disks
 }
 
 // propertyAliases maps the short names of properties to their names.
@@ -121,6 +122,7 @@ func Parse(t Text) (Settings, error) {
 			return s, err
 		}
 	}
+	s.Guest = t.Guest
 	_, err = s.Policy()
 	return s, err
 }

@@ -52,6 +52,11 @@ type Settings struct {
 	Ashift int
 	// Sparse says how the files are copied onto the pool (cp --sparse).
 	Sparse Sparse
+	// Guest reads virtual-disk images (qcow2, VMDK, VHDX, VHD; detected
+	// by content) as the disk their guest sees, as qemu-img convert -O raw
+	// would write it to the pool: unallocated ranges are holes (package
+	// guest). Raw files are read as they are either way.
+	Guest bool
 	// Sample N > 1 keeps 1/N of the block contents, chosen by hash
 	// (ddt.InSample); 0 and 1 keep all.
 	Sample uint64
@@ -185,6 +190,7 @@ func (s *Settings) Model(p *zio.Policy) Model {
 		Ashift:      s.AshiftValue(),
 		Sparse:      s.Sparse.String(),
 		Sample:      s.SampleRate(),
+		Guest:       s.Guest,
 	}
 	if s.Zvol {
 		m.RecordSize, m.VolBlockSize = 0, p.RecordSize

@@ -230,6 +230,7 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		OneFileSystem: opts.OneFileSystem,
 		Sample:        set.SampleRate(),
 		Zvol:          set.Zvol,
+		Guest:         set.Guest,
 		Mem:           opts.Mem,
 		SpillDir:      res.spillDir,
 		SpillWarn:     opts.SpillWarn,

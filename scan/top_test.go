@@ -19,7 +19,7 @@ import (
 // one "(N others)" row of their sums, and the rows still add up exactly
 // to the total.
 func TestBreakdownLargestFirstAndTop(t *testing.T) {
-	for _, by := range []string{"dir", "ext", "size"} {
+	for _, by := range []string{"dir", "ext", "size", "file"} {
 		for _, fold := range []bool{false, true} {
 			top := 0
 			if fold {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"sort"
+
+	"github.com/ddtsim/ddtsim/vdisk"
 )
 
 // Source yields the files a prediction covers.
@@ -42,8 +44,9 @@ type File struct {
 	Reader Reader
 }
 
-// Extent is a range of a file holding data, [Off, End) in bytes.
-type Extent struct{ Off, End uint64 }
+// Extent is a range of a file holding data, [Off, End) in bytes (the
+// same type as a guest disk's allocated range).
+type Extent = vdisk.Extent
 
 // Reader is how the bytes of a File are read. ReadAt may be called from
 // several goroutines at once.

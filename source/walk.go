@@ -16,6 +16,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/vdisk"
 )
 
 // Walker is the Source of files below paths on the local file systems (see
@@ -38,6 +39,16 @@ type Walker struct {
 	// SkipDirs are directories never walked into (ddtsim's own spill
 	// directory, when it lies below a path walked).
 	SkipDirs []string
+	// Guest, when set, is asked about every file yielded: it returns the
+	// disk its guest sees when the file is a virtual-disk image (format
+	// detected by content; the Disk then owns f), nil for a raw file,
+	// read as it is, or an error, reported for the file, which is then
+	// not read (the caller closes f). The File of an image describes the
+	// guest's disk: Size is its virtual size, Data its allocated ranges
+	// (vdisk.Disk.Allocated; the rest are holes), LooksSparse is set
+	// when they do not cover it. Hard links and repeats are judged by
+	// the image file.
+	Guest func(f *os.File, path string) (vdisk.Disk, error)
 }
 
 type devIno struct{ dev, ino uint64 }
@@ -298,8 +309,18 @@ func (s *walk) prepare(path string, f *os.File) (*File, error) {
 	}
 	s.seen[id] = struct{}{}
 	s.c.Files++
-	s.c.LogicalBytes += size
 	regular := st.Mode&unix.S_IFMT == unix.S_IFREG
+	if s.w.Guest != nil {
+		d, err := s.w.Guest(f, path)
+		if err != nil {
+			s.c.LogicalBytes += size
+			return nil, err
+		}
+		if d != nil {
+			return s.guestFile(path, d, id, st, regular), nil
+		}
+	}
+	s.c.LogicalBytes += size
 	// The File and its reader in one allocation.
 	fr := &struct {
 		f File
@@ -313,6 +334,58 @@ func (s *walk) prepare(path string, f *os.File) (*File, error) {
 	}
 	return file, nil
 }
+
+// guestFile is the File of a virtual-disk image's guest disk d, opened
+// from the file whose stat is st.
+func (s *walk) guestFile(path string, d vdisk.Disk, id devIno, st unix.Stat_t, regular bool) *File {
+	size := d.Size()
+	s.c.LogicalBytes += size
+	data := d.Allocated()
+	var stored uint64
+	for _, e := range data {
+		stored += e.End - e.Off
+	}
+	fr := &struct {
+		f File
+		r guestReader
+	}{r: guestReader{d: d, path: path, size: uint64(st.Size), mtime: st.Mtim, regular: regular}}
+	fr.f = File{Path: path, Arg: s.arg, Dev: id.dev, Ino: id.ino, Size: size, Mtime: st.Mtim.Nano(),
+		Regular: true, LooksSparse: stored < size, Data: data, Reader: &fr.r}
+	if fr.f.Data == nil {
+		fr.f.Data = []Extent{} // all hole: nil would mean all data
+	}
+	return &fr.f
+}
+
+// guestReader reads a guest's disk; Changed watches the image file.
+type guestReader struct {
+	d       vdisk.Disk
+	path    string
+	size    uint64        // the image file's, at open
+	mtime   unix.Timespec // at open
+	regular bool
+}
+
+func (r *guestReader) ReadAt(p []byte, off int64) (int, error) {
+	if testseam.ReadFault != nil {
+		if err := testseam.ReadFault(r.path, uint64(off)); err != nil {
+			return 0, err
+		}
+	}
+	return r.d.ReadAt(p, off)
+}
+
+// Changed checks the image file's size and mtime against those at open.
+func (r *guestReader) Changed() error {
+	var st unix.Stat_t
+	if r.regular && unix.Stat(r.path, &st) == nil && (uint64(st.Size) != r.size || st.Mtim != r.mtime) {
+		return fmt.Errorf("%w (image size %d, now %d bytes; modified %s): its figures are approximate",
+			ErrChanged, r.size, st.Size, time.Unix(st.Mtim.Unix()).UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+func (r *guestReader) Close() error { return r.d.Close() }
 
 // dataExtents maps the data regions of f with SEEK_DATA/SEEK_HOLE. On any
 // error (a file system without hole reporting) it returns nil: all data.
@@ -335,7 +408,7 @@ func dataExtents(f *os.File, size uint64) []Extent {
 		if h <= d {
 			return nil
 		}
-		ext = append(ext, Extent{uint64(d), min(uint64(h), size)})
+		ext = append(ext, Extent{Off: uint64(d), End: min(uint64(h), size)})
 		off = h
 	}
 	if ext == nil {

@@ -33,6 +33,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/guest"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/source"
 	"github.com/ddtsim/ddtsim/zio"
@@ -45,6 +46,8 @@ type Options struct {
 	// differ).
 	Lanes  []*zio.Policy
 	Sparse model.Sparse
+	// Guest reads virtual-disk images as their guests' disks (guest.Open).
+	Guest bool
 	// Jobs is the number of workers (files read at once); ≤ 0 means
 	// GOMAXPROCS.
 	Jobs int
@@ -126,7 +129,11 @@ func Run(ctx context.Context, paths []string, opts Options) (*Result, error) {
 			s.worker(ctx, files)
 		}()
 	}
-	var src source.Source = &source.Walker{Paths: paths}
+	w := &source.Walker{Paths: paths}
+	if opts.Guest {
+		w.Guest = guest.Open
+	}
+	var src source.Source = w
 	walked := src.Walk(ctx, func(f *source.File) {
 		if p := opts.Progress; p != nil {
 			p.Files.Add(1)

@@ -44,7 +44,7 @@ func Raw(f *os.File) (Disk, error) {
 
 // dataExtents maps the data of f with SEEK_DATA/SEEK_HOLE.
 func dataExtents(f *os.File, size uint64) []Extent {
-	whole := []Extent{{0, size}}
+	whole := []Extent{{Off: 0, End: size}}
 	if size == 0 {
 		return nil
 	}
@@ -62,7 +62,7 @@ func dataExtents(f *os.File, size uint64) []Extent {
 		if err != nil {
 			return whole
 		}
-		list = Merge(list, Extent{uint64(d), min(uint64(h), size)})
+		list = Merge(list, Extent{Off: uint64(d), End: min(uint64(h), size)})
 		off = h
 	}
 	return list

@@ -157,7 +157,7 @@ func TestBreakdownFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--by", "owner", sampleDir}, "accepted: dir, ext, size"},
+		{[]string{"--by", "owner", sampleDir}, "accepted: dir, ext, size, file"},
 		{[]string{"--by", "dir", "--sample", "1/4", sampleDir}, "--sample"},
 		{[]string{"--csv", "--json", sampleDir}, "can't be used together"},
 		{[]string{"compare", "--zdb-output", "x", "--by", "dir", sampleDir}, "belong to the scan command"},

@@ -16,8 +16,8 @@ func TestIgnoredFlagsRefused(t *testing.T) {
 	}{
 		{[]string{"--by", "dir", "--zdb", sampleDir}, "--by has no place in --zdb output (zdb -S prints none); use the text, --json, --csv or --html"},
 		{[]string{"--ram", "8G", "--zdb", sampleDir}, "--ram has no place in --zdb output (zdb -S prints no DDT size)"},
-		{[]string{"--by", "", sampleDir}, `--by "": invalid (accepted: dir, ext, size)`},
-		{[]string{"--by=", sampleDir}, `--by "": invalid (accepted: dir, ext, size)`},
+		{[]string{"--by", "", sampleDir}, `--by "": invalid (accepted: dir, ext, size, file)`},
+		{[]string{"--by=", sampleDir}, `--by "": invalid (accepted: dir, ext, size, file)`},
 		{[]string{"--save", "", sampleDir}, `--save "": needs a file name`},
 		{[]string{"--html=", sampleDir}, `--html "": needs a file name`},
 		{[]string{"--mem", "1G", "--tmpdir", "", sampleDir}, `--tmpdir "": needs a directory`},

@@ -38,6 +38,7 @@ type PoolFlags struct {
 	Ashift  string   `default:"12" help:"Pool sector size as a power of two (9..16), for every vdev."`
 	Release string   `default:"latest" help:"OpenZFS release modelled: a version such as 2.1.11, 2.2 or 0.6.5.11 (${releases}; default: the newest). 'list' prints the releases and what differs."`
 	Sparse  string   `default:"auto" enum:"auto,always,never" help:"How the files would be copied, as cp --sparse=WHEN: all-zero records become holes (always), are written (never), or holes only for files that look sparse (auto). Matters only with compression=off."`
+	Guest   bool     `name:"guest" help:"Read virtual-disk images (qcow2 v2/v3, VMDK, VHDX, VHD; recognized by content, not by name) as the disk their guest sees, as qemu-img convert -O raw or qm importdisk would write it to a volume or file: backing files and parents followed, compressed clusters expanded, unallocated ranges holes (never read). Other files are read as they are. With --sparse auto, an image whose allocated ranges do not cover its disk is copied sparse, as qemu-img convert does."`
 }
 
 type scanCmd struct {
@@ -49,7 +50,7 @@ type scanCmd struct {
 	Zdb           bool     `help:"Print only the zdb -S text, byte for byte." xor:"format"`
 	JSON          bool     `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
 	CSV           bool     `name:"csv" help:"Print CSV (exact integers): the histogram, an empty line, the summary (field,value), and with --by an empty line and the breakdown (one row per group, then (total))." xor:"format"`
-	By            string   `name:"by" placeholder:"dir|ext|size" help:"Break the figures down by group, after the summary (and in --json, --csv, --html; not with --zdb, whose text zdb -S prints without one; case-insensitive): dir = each path named, or with one directory named each of its subdirectories (the files directly in it form one row); ext = lower-cased file name extension, (none) without; size = file size class (empty, <=4K, <=128K, <=1M, <=16M, <=1G, >1G). Per group: files, logical bytes, holes, all-zero blocks, embedded blocks, size without dedup (its own blocks, exact), size with dedup, only here (blocks no other group has) and shared (blocks other groups have too). With dedup, a block referenced by several groups is split between them by their share of its references, rounded by largest remainder so that the groups add up exactly to the totals. Needs about 100 bytes of memory per unique block on top of the table. Not with --sample."`
+	By            string   `name:"by" placeholder:"dir|ext|size|file" help:"Break the figures down by group, after the summary (and in --json, --csv, --html; not with --zdb, whose text zdb -S prints without one; case-insensitive): dir = each path named, or with one directory named each of its subdirectories (the files directly in it form one row); ext = lower-cased file name extension, (none) without; size = file size class (empty, <=4K, <=128K, <=1M, <=16M, <=1G, >1G); file = each file its own row (with --guest, each image: which VMs share data; for a few files, not millions). Per group: files, logical bytes, holes, all-zero blocks, embedded blocks, size without dedup (its own blocks, exact), size with dedup, only here (blocks no other group has) and shared (blocks other groups have too). With dedup, a block referenced by several groups is split between them by their share of its references, rounded by largest remainder so that the groups add up exactly to the totals. Needs about 100 bytes of memory per unique block on top of the table. Not with --sample."`
 	Top           int      `name:"top" placeholder:"N" help:"With --by: list the N largest groups (by logical bytes) and fold the others into one row, (M others), of their sums; 0 (the default) lists them all."`
 	HTML          string   `name:"html" placeholder:"FILE" help:"Also write the report as one self-contained HTML page to FILE (histogram chart, zdb -S text, summary, breakdown; no network, no script). The usual report still goes to standard output. FILE must not lie inside the paths scanned, and is checked to be writable before the scan; an existing FILE is replaced only if it is a ddtsim HTML report (or empty)."`
 	Jobs          int      `short:"j" default:"0" help:"Worker goroutines (0: one per CPU); fewer run at large recordsizes, so that the records in flight (two per worker) stay within 256 MiB: 8 at recordsize=16M."`
@@ -177,7 +178,7 @@ func (s *scanCmd) settings() (model.Settings, error) {
 		return *s.preset, nil
 	}
 	set, err := model.Parse(model.Text{Release: s.Release, Properties: s.Property, Vdevs: s.Vdev, Ashift: s.Ashift,
-		Sparse: s.Sparse, VolBlockSize: s.Volblocksize, Zvol: s.Zvol, Sample: s.Sample})
+		Sparse: s.Sparse, VolBlockSize: s.Volblocksize, Zvol: s.Zvol, Sample: s.Sample, Guest: s.Guest})
 	if err != nil {
 		return set, err
 	}

@@ -57,7 +57,7 @@ func (s *sweepCmd) Run(std *streams) error {
 func (s *sweepCmd) runContext(ctx context.Context, interruptCode func() int, set model.Settings, lanes []*zio.Policy, stdout, stderr io.Writer) error {
 	prog := &analyzer.Progress{}
 	bar := startProgress(prog, stderr) // on a terminal only, as the scan's
-	res, err := sweep.Run(ctx, s.Paths, sweep.Options{Lanes: lanes, Sparse: set.Sparse, Jobs: s.Jobs, Progress: prog,
+	res, err := sweep.Run(ctx, s.Paths, sweep.Options{Lanes: lanes, Sparse: set.Sparse, Guest: s.Guest, Jobs: s.Jobs, Progress: prog,
 		Warn: func(path string, err error) {
 			bar.println(fmt.Sprintf("ddtsim: %s: %s", escape.Path(path), scan.Reason(path, err)))
 		}})

@@ -1,0 +1,191 @@
+// Package guest opens a virtual-disk image as the disk its guest sees:
+// it detects the format by content (never by name), opens the reader of
+// that format (package vdisk's qcow2, vmdk, vhdx, vhd) and the images it
+// refers to (backing files, parents), and says "raw" for everything else.
+//
+// What ZFS stores when a VM disk is imported into a volume (qemu-img
+// convert -O raw, qm importdisk, dd of the guest's device) is the guest's
+// disk, not the image file: its clusters, grains, tables, compression and
+// backing chain are the image format's, not ZFS's. The scan therefore reads
+// the guest's bytes and treats what the image does not allocate as holes.
+package guest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ddtsim/ddtsim/vdisk"
+)
+
+// MaxChain is the deepest backing chain Open follows (an image and its
+// backing files, or a differencing disk and its parents): deeper ones, and
+// loops, are refused.
+const MaxChain = 64
+
+// headSize is how much of a file detection looks at.
+const headSize = 4096
+
+// A format is one reader: how to recognize it and how to open it.
+type format struct {
+	name   string
+	detect func(head, tail []byte) bool
+	open   func(f *os.File, path string, open vdisk.Opener) (vdisk.Disk, error)
+}
+
+// formats are tried in order; the first whose detect matches opens the
+// file. refused are container formats recognized only to refuse them.
+var formats []format
+
+// register adds a reader (called from the per-format files' init).
+func register(f format) { formats = append(formats, f) }
+
+// refusals are image formats recognized by content and refused: reading
+// them as raw would predict the container, not the guest.
+var refusals = []struct {
+	magic []byte
+	at    int
+	what  string
+}{
+	{[]byte("<<< Oracle VM VirtualBox Disk Image >>>"), 0, "a VirtualBox VDI image (convert it: qemu-img convert -O raw)"},
+	{[]byte("QED\x00"), 0, "a QED image (convert it: qemu-img convert -O raw)"},
+	{[]byte("WithoutFreeSpace"), 0, "a Parallels image (convert it: qemu-img convert -O raw)"},
+	{[]byte("WithouFreSpacExt"), 0, "a Parallels image (convert it: qemu-img convert -O raw)"},
+}
+
+// Detect names the image format of the file f of size bytes ("qcow2",
+// "vmdk", "vhdx", "vhd"), or returns "raw". An image format this package
+// recognizes but does not read gives an error wrapping
+// vdisk.ErrUnsupported.
+func Detect(f io.ReaderAt, size int64, path string) (string, error) {
+	head, tail, err := readEnds(f, size)
+	if err != nil {
+		return "", fmt.Errorf("%s: reading the image header: %w", path, err)
+	}
+	for _, r := range refusals {
+		if len(head) >= r.at+len(r.magic) && bytes.Equal(head[r.at:r.at+len(r.magic)], r.magic) {
+			return "", vdisk.Unsupported(path, r.what)
+		}
+	}
+	for _, fm := range formats {
+		if fm.detect(head, tail) {
+			return fm.name, nil
+		}
+	}
+	return "raw", nil
+}
+
+// readEnds reads the first headSize bytes of f and its last 512 (fewer
+// when the file is smaller).
+func readEnds(f io.ReaderAt, size int64) (head, tail []byte, err error) {
+	head = make([]byte, min(size, headSize))
+	if _, err := f.ReadAt(head, 0); err != nil && err != io.EOF {
+		return nil, nil, err
+	}
+	tail = make([]byte, min(size, 512))
+	if _, err := f.ReadAt(tail, size-int64(len(tail))); err != nil && err != io.EOF {
+		return nil, nil, err
+	}
+	return head, tail, nil
+}
+
+// Open returns the guest's disk of the image file f (its path names it in
+// errors and locates relative backing files), or nil for a raw file, which
+// is read as it is. On success with a Disk, the Disk owns f; otherwise the
+// caller keeps it. Backing files and parents are opened read-only, their
+// format detected by content, up to MaxChain deep; a loop, a missing or
+// unreadable backing file is an error naming it and the image.
+func Open(f *os.File, path string) (vdisk.Disk, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := fi.Size()
+	if !fi.Mode().IsRegular() {
+		// A block device: its size is where it ends.
+		if size, err = f.Seek(0, io.SeekEnd); err != nil {
+			return nil, err
+		}
+	}
+	c := &chain{top: path, seen: map[[2]uint64]bool{}}
+	c.see(f)
+	return c.openFile(f, size, path)
+}
+
+// chain opens the images of one backing chain.
+type chain struct {
+	top   string
+	seen  map[[2]uint64]bool // dev, ino of the files opened
+	depth int
+}
+
+func (c *chain) see(f *os.File) bool {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil {
+		return false
+	}
+	id := [2]uint64{uint64(st.Dev), st.Ino}
+	if c.seen[id] {
+		return true
+	}
+	c.seen[id] = true
+	return false
+}
+
+// openFile detects f's format and opens it; nil for raw.
+func (c *chain) openFile(f *os.File, size int64, path string) (vdisk.Disk, error) {
+	name, err := Detect(f, size, path)
+	if err != nil || name == "raw" {
+		return nil, err
+	}
+	for _, fm := range formats {
+		if fm.name == name {
+			return fm.open(f, path, c.open)
+		}
+	}
+	return nil, fmt.Errorf("%s: no reader for format %s", path, name)
+}
+
+// open is the vdisk.Opener of the chain: a backing file or parent.
+func (c *chain) open(dir, name string) (vdisk.Disk, error) {
+	p := name
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	c.depth++
+	if c.depth >= MaxChain {
+		return nil, fmt.Errorf("%s: backing chain deeper than %d images at %s", c.top, MaxChain, p)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("backing file %s: missing (%w)", p, err)
+		}
+		return nil, fmt.Errorf("backing file %s: %w", p, err)
+	}
+	if c.see(f) {
+		f.Close()
+		return nil, fmt.Errorf("%s: backing chain loops: %s is already in it", c.top, p)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	d, err := c.openFile(f, fi.Size(), p)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if d == nil {
+		if d, err = vdisk.Raw(f); err != nil {
+			f.Close()
+		}
+	}
+	return d, err
+}
