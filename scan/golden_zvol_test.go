@@ -3,6 +3,9 @@ package scan_test
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,6 +25,33 @@ import (
 // tag they are exact, byte for byte.
 var zvolApprox = map[string]float64{
 	"zvol-zstd-64k-a12-dedup": 0,
+}
+
+// volblocksizes returns the volblocksize zfs get printed for the case's
+// volumes, bytes (the same for all of them).
+func volblocksizes(t *testing.T, c golden.Case) uint32 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.Dir, "zfs-get-volumes.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 3 && f[1] == "volblocksize" {
+			seen[f[2]] = true
+		}
+	}
+	if len(seen) != 1 {
+		t.Fatalf("volblocksizes in zfs-get-volumes.txt: %v", seen)
+	}
+	for v := range seen {
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return uint32(n)
+	}
+	return 0
 }
 
 // TestGoldenZvol scans input "vols" as volumes, as the golden zvol cases
@@ -50,6 +80,14 @@ func TestGoldenZvol(t *testing.T) {
 			set, err := model.Parse(text)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The volblocksize modelled is what ZFS chose (or was given).
+			pol, err := set.Policy()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := pol.RecordSize, volblocksizes(t, c); got != want {
+				t.Errorf("volblocksize %d, zfs get says %d", got, want)
 			}
 			want, err := c.ZdbS()
 			if err != nil {

@@ -45,9 +45,10 @@ type Walker struct {
 	// read as it is, or an error, reported for the file, which is then
 	// not read (the caller closes f). The File of an image describes the
 	// guest's disk: Size is its virtual size, Data its allocated ranges
-	// (vdisk.Disk.Allocated; the rest are holes), LooksSparse is set
-	// when they do not cover it. Hard links and repeats are judged by
-	// the image file.
+	// (vdisk.Disk.Allocated; the rest are holes), and LooksSparse is
+	// always set: the tools that import images (qemu-img convert, qm
+	// importdisk) skip zeros, as cp --sparse=always does. Hard links and
+	// repeats are judged by the image file.
 	Guest func(f *os.File, path string) (vdisk.Disk, error)
 }
 
@@ -341,16 +342,12 @@ func (s *walk) guestFile(path string, d vdisk.Disk, id devIno, st unix.Stat_t, r
 	size := d.Size()
 	s.c.LogicalBytes += size
 	data := d.Allocated()
-	var stored uint64
-	for _, e := range data {
-		stored += e.End - e.Off
-	}
 	fr := &struct {
 		f File
 		r guestReader
 	}{r: guestReader{d: d, path: path, size: uint64(st.Size), mtime: st.Mtim, regular: regular}}
 	fr.f = File{Path: path, Arg: s.arg, Dev: id.dev, Ino: id.ino, Size: size, Mtime: st.Mtim.Nano(),
-		Regular: true, LooksSparse: stored < size, Data: data, Reader: &fr.r}
+		Regular: true, LooksSparse: true, Data: data, Reader: &fr.r}
 	if fr.f.Data == nil {
 		fr.f.Data = []Extent{} // all hole: nil would mean all data
 	}
