@@ -1,0 +1,158 @@
+package vmdk
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/ddtsim/ddtsim/vdisk/vdisktest"
+)
+
+// qemuImage converts a raw source of 3 MiB into a VMDK of subformat sub
+// with qemu-img and returns its path.
+func qemuImage(t *testing.T, sub string) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := writeFile(t, dir, "src.raw", source(3<<20+5*512, 1))
+	img := filepath.Join(dir, "disk.vmdk")
+	vdisktest.Run(t, "convert", "-f", "raw", "-O", "vmdk", "-o", "subformat="+sub, src, img)
+	return img
+}
+
+func TestQemuSubformats(t *testing.T) {
+	vdisktest.QemuImg(t)
+	for _, sub := range []string{"monolithicSparse", "streamOptimized", "monolithicFlat", "twoGbMaxExtentSparse", "twoGbMaxExtentFlat"} {
+		t.Run(sub, func(t *testing.T) {
+			img := qemuImage(t, sub)
+			d := openPath(t, img)
+			if want := "vmdk " + sub; d.Format() != want {
+				t.Errorf("Format() = %q, want %q", d.Format(), want)
+			}
+			if sparse := sub != "monolithicFlat" && sub != "twoGbMaxExtentFlat"; sparse && len(d.Allocated()) < 2 {
+				t.Errorf("Allocated() = %v: the source has data and zero runs", d.Allocated())
+			}
+			vdisktest.Check(t, img, "vmdk", d)
+		})
+	}
+}
+
+// qemuIO runs qemu-io commands on a VMDK.
+func qemuIO(t *testing.T, img string, cmds ...string) {
+	t.Helper()
+	args := []string{"-f", "vmdk"}
+	for _, c := range cmds {
+		args = append(args, "-c", c)
+	}
+	out, err := exec.Command("qemu-io", append(args, img)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("qemu-io %q: %v\n%s", cmds, err, out)
+	}
+}
+
+func TestQemuZeroGrains(t *testing.T) {
+	vdisktest.QemuImg(t)
+	if _, err := exec.LookPath("qemu-io"); err != nil {
+		t.Skip("no qemu-io")
+	}
+	img := filepath.Join(t.TempDir(), "z.vmdk")
+	vdisktest.Run(t, "create", "-f", "vmdk", "-o", "zeroed_grain=on", img, "4M")
+	qemuIO(t, img, "write -P 0xab 0 1M", "write -z 256k 256k", "write -z 2M 128k", "write -P 0x11 3M 4k")
+	d := openPath(t, img)
+	vdisktest.Check(t, img, "vmdk", d)
+	want := fmt.Sprint([]any{[]uint64{0, 256 << 10}, []uint64{512 << 10, 1 << 20}, []uint64{3 << 20, 3<<20 + 64<<10}})
+	if got := fmt.Sprint(d.Allocated()); got != "[{0 262144} {524288 1048576} {3145728 3211264}]" {
+		t.Errorf("Allocated() = %s, want %s", got, want)
+	}
+}
+
+// TestTwoSparseExtents: a descriptor of two sparse extents (qemu-created
+// monolithicSparse files) and a flat one, several extents as
+// twoGbMaxExtentSparse disks larger than 2 GB have.
+func TestQemuSeveralExtents(t *testing.T) {
+	vdisktest.QemuImg(t)
+	dir := t.TempDir()
+	a := writeFile(t, dir, "a.raw", source(1<<20, 2))
+	b := writeFile(t, dir, "b.raw", source(2<<20, 3))
+	vdisktest.Run(t, "convert", "-f", "raw", "-O", "vmdk", a, filepath.Join(dir, "d-s001.vmdk"))
+	vdisktest.Run(t, "convert", "-f", "raw", "-O", "vmdk", b, filepath.Join(dir, "d-s002.vmdk"))
+	writeFile(t, dir, "d-f003.vmdk", source(512<<10, 4))
+	desc := `# Disk DescriptorFile
+version=1
+CID=fffffffe
+parentCID=ffffffff
+createType="twoGbMaxExtentSparse"
+
+# Extent description
+RW 2048 SPARSE "d-s001.vmdk"
+RW 4096 SPARSE "d-s002.vmdk"
+RW 1024 FLAT "d-f003.vmdk" 0
+`
+	img := writeFile(t, dir, "d.vmdk", []byte(desc))
+	d := openPath(t, img)
+	if d.Size() != 3<<20+512<<10 {
+		t.Errorf("Size() = %d", d.Size())
+	}
+	vdisktest.Check(t, img, "vmdk", d)
+}
+
+// TestFlatExtentsWithOffsets: two FLAT extents in one file at offsets,
+// and a second file, read against qemu.
+func TestQemuFlatOffsets(t *testing.T) {
+	vdisktest.QemuImg(t)
+	dir := t.TempDir()
+	one := source(2<<20, 5)
+	writeFile(t, dir, "one.bin", one)
+	f, _ := os.Create(filepath.Join(dir, "two.bin"))
+	f.Truncate(1 << 20) // a hole, then data
+	f.WriteAt(source(1<<20, 6), 1<<20)
+	f.Close()
+	desc := `# Disk DescriptorFile
+version=1
+CID=fffffffe
+parentCID=ffffffff
+createType="twoGbMaxExtentFlat"
+RW 1024 FLAT "one.bin" 2048
+RW 4096 FLAT "two.bin" 0
+`
+	img := writeFile(t, dir, "d.vmdk", []byte(desc))
+	d := openPath(t, img)
+	vdisktest.Check(t, img, "vmdk", d)
+}
+
+func TestQemuVMFS(t *testing.T) {
+	vdisktest.QemuImg(t)
+	dir := t.TempDir()
+	data := source(3<<20, 8)
+	writeFile(t, dir, "vm-flat.vmdk", data)
+	desc := "# Disk DescriptorFile\nversion=1\nencoding=\"UTF-8\"\nCID=fffffffe\nparentCID=ffffffff\ncreateType=\"vmfs\"\n\n" +
+		"# Extent description\nRW 6144 VMFS \"vm-flat.vmdk\"\n\n# The Disk Data Base\n#DDB\n\nddb.adapterType = \"lsilogic\"\n"
+	img := writeFile(t, dir, "vm.vmdk", []byte(desc))
+	d := openPath(t, img)
+	if d.Format() != "vmdk vmfs" {
+		t.Errorf("Format() = %q", d.Format())
+	}
+	vdisktest.Check(t, img, "vmdk", d)
+	checkBytes(t, d, data)
+}
+
+// TestQemuStreamFooter: a streamOptimized image as VMware writes it, the
+// grain directory in the footer, built here and read by qemu too.
+func TestQemuStreamFooter(t *testing.T) {
+	vdisktest.QemuImg(t)
+	dir := t.TempDir()
+	data := source(3<<20+3*512, 9)
+	for _, o := range []buildOpts{
+		{stream: true, footer: true},
+		{stream: true, footer: true, grain: 16, gtes: 128, zeroGTE: []int{3, 4, 100}},
+		{stream: true},
+		{grain: 8, zeroGTE: []int{7}},
+	} {
+		t.Run(fmt.Sprintf("%+v", o), func(t *testing.T) {
+			img := writeFile(t, dir, "s.vmdk", buildSparse(data, o))
+			d := openPath(t, img)
+			vdisktest.Check(t, img, "vmdk", d)
+		})
+	}
+}
