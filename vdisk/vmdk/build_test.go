@@ -221,7 +221,8 @@ func buildSparse(data []byte, o buildOpts) []byte {
 			le.PutUint32(img[gdOff*sector+4*uint64(i):], v)
 		}
 		for i, v := range gt {
-			le.PutUint32(img[gtOff*sector+4*uint64(i):], v)
+			t, j := uint64(i)/uint64(o.gtes), uint64(i)%uint64(o.gtes)
+			le.PutUint32(img[(gtOff+t*gtSectors)*sector+4*j:], v)
 		}
 		if o.stream {
 			img = append(img, make([]byte, sector)...) // end-of-stream
@@ -233,7 +234,7 @@ func buildSparse(data []byte, o buildOpts) []byte {
 	overhead := 1 + descSectors
 	out.Write(hdr(gdAtEnd, overhead))
 	out.WriteString(desc)
-	pad()
+	out.Write(make([]byte, int(overhead*sector)-out.Len()))
 	marker := func(val uint64, typ uint32) {
 		var m [sector]byte
 		le.PutUint64(m[:], val)

@@ -227,6 +227,11 @@ func openSparse(f *os.File, name string, cache *gtCache) (*sparse, error) {
 			return s, nil
 		}
 	}
+	if s.compress && s.markers {
+		if err := s.checkStreamSize(); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.readGD(h); err != nil {
 		return nil, err
 	}
@@ -284,6 +289,16 @@ func (s *sparse) footer() (h header, ok bool, err error) {
 		return h, false, nil
 	}
 	return parseHeader(ft), true, nil
+}
+
+// checkStreamSize checks that a stream is a whole number of sectors, as
+// VMware and qemu write it. (qemu 7.2 does not always end a stream with
+// an end-of-stream marker, so that is not required.)
+func (s *sparse) checkStreamSize() error {
+	if s.fileSize%sector != 0 {
+		return s.errorf(-1, "stream of %d bytes, not a whole number of sectors (truncated?)", s.fileSize)
+	}
+	return nil
 }
 
 // readGD reads the grain directory at h.gdOffset.
