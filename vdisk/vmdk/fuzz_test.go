@@ -1,6 +1,7 @@
 package vmdk
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -66,28 +67,46 @@ func FuzzOpen(f *testing.F) {
 		if d.Size() > 64<<20 {
 			return
 		}
-		buf := make([]byte, d.Size())
-		n, err := d.ReadAt(buf, 0)
-		if err != nil {
-			var fe *vdisk.FormatError
-			if !errors.As(err, &fe) {
-				t.Fatalf("ReadAt: %v (%T) is not a FormatError", err, err)
+		// Read in 1 MiB chunks; bytes in the gaps of Allocated must be
+		// zeros.
+		buf := make([]byte, 1<<20)
+		zero := make([]byte, len(buf))
+		gaps := gapsOf(alloc, d.Size())
+		for off := uint64(0); off < d.Size(); off += uint64(len(buf)) {
+			b := buf[:min(uint64(len(buf)), d.Size()-off)]
+			n, err := d.ReadAt(b, int64(off))
+			if err != nil {
+				var fe *vdisk.FormatError
+				if !errors.As(err, &fe) {
+					t.Fatalf("ReadAt: %v (%T) is not a FormatError", err, err)
+				}
+				return
 			}
-			return
-		}
-		if n != len(buf) {
-			t.Fatalf("ReadAt = %d, want %d", n, len(buf))
-		}
-		var off uint64
-		for _, e := range append(alloc, vdisk.Extent{Off: d.Size(), End: d.Size()}) {
-			for i := off; i < e.Off; i++ {
-				if buf[i] != 0 {
-					t.Fatalf("byte %d is %#x outside Allocated() %v", i, buf[i], alloc)
+			if n != len(b) {
+				t.Fatalf("ReadAt = %d, want %d", n, len(b))
+			}
+			end := off + uint64(len(b))
+			for _, g := range gaps {
+				lo, hi := max(g.Off, off), min(g.End, end)
+				if lo < hi && !bytes.Equal(b[lo-off:hi-off], zero[:hi-lo]) {
+					t.Fatalf("bytes in [%d, %d) outside Allocated() %v are not zeros", lo, hi, alloc)
 				}
 			}
-			off = e.End
 		}
 	})
+}
+
+// gapsOf returns the ranges of [0, size) outside alloc.
+func gapsOf(alloc []vdisk.Extent, size uint64) []vdisk.Extent {
+	var gaps []vdisk.Extent
+	var off uint64
+	for _, e := range append(alloc, vdisk.Extent{Off: size, End: size}) {
+		if off < e.Off {
+			gaps = append(gaps, vdisk.Extent{Off: off, End: e.Off})
+		}
+		off = e.End
+	}
+	return gaps
 }
 
 // FuzzDescriptor parses arbitrary descriptor text: no panic, and what it

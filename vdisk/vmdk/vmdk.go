@@ -252,6 +252,11 @@ func (d *disk) openExtent(l extentLine) (*os.File, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(filepath.Dir(d.path), p)
 	}
+	// Stat first: opening a device can have effects (a tape rewinds,
+	// a watchdog arms); O_NONBLOCK keeps a FIFO swapped in from blocking.
+	if fi, err := os.Stat(p); err == nil && !fi.Mode().IsRegular() {
+		return nil, &vdisk.FormatError{File: d.path, Off: -1, Reason: fmt.Sprintf("extent %q (line %d): %s is not a regular file", l.file, l.line, p)}
+	}
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, &vdisk.FormatError{File: d.path, Off: -1, Reason: fmt.Sprintf("extent %q (line %d)", l.file, l.line), Err: err}
