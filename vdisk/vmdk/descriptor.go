@@ -45,6 +45,18 @@ type extentLine struct {
 // it cannot read and on a descriptor without createType. Unknown lines
 // are ignored, as VMware and qemu ignore them.
 func parseDescriptor(text []byte) (*descriptor, error) {
+	return parse(text, true)
+}
+
+// parseEmbedded parses the descriptor embedded in a sparse extent, of
+// which only the keys are used: bad extent lines and a missing
+// createType are not errors (qemu does not read it either).
+func parseEmbedded(text []byte) *descriptor {
+	d, _ := parse(text, false)
+	return d
+}
+
+func parse(text []byte, strict bool) (*descriptor, error) {
 	if i := bytes.IndexByte(text, 0); i >= 0 {
 		text = text[:i] // embedded descriptors are padded with NULs
 	}
@@ -57,6 +69,9 @@ func parseDescriptor(text []byte) (*descriptor, error) {
 		first, _, _ := strings.Cut(line, " ")
 		switch first {
 		case "RW", "RDONLY", "NOACCESS":
+			if !strict {
+				continue
+			}
 			if len(d.extents) == maxExtents {
 				return nil, fmt.Errorf("more than %d extents", maxExtents)
 			}
@@ -88,7 +103,7 @@ func parseDescriptor(text []byte) (*descriptor, error) {
 			d.encrypted = true
 		}
 	}
-	if d.createType == "" {
+	if strict && d.createType == "" {
 		return nil, fmt.Errorf("no createType")
 	}
 	return d, nil

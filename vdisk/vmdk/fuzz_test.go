@@ -118,6 +118,7 @@ func FuzzDescriptor(f *testing.F) {
 	f.Add([]byte("createType=\"vmfs\"\nRW 6144 VMFS \"a b.vmdk\"\nRDONLY 1 FLAT \"x\" 99\nencryption.keySafe = \"k\"\nparentFileNameHint=\"p\"\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		isDescriptorText(b)
+		parseEmbedded(b)
 		d, err := parseDescriptor(b)
 		if err != nil {
 			return

@@ -187,11 +187,7 @@ func openSparse(f *os.File, name string, cache *gtCache) (*sparse, error) {
 		// An extent of a twoGbMaxExtentSparse disk has room for a
 		// descriptor but none written: all NULs, no createType.
 		if i := bytes.IndexByte(b, 0); i != 0 {
-			d, err := parseDescriptor(b)
-			if err != nil {
-				return nil, &vdisk.FormatError{File: name, Off: off, Reason: "embedded descriptor", Err: err}
-			}
-			s.desc = d
+			s.desc = parseEmbedded(b)
 		}
 	}
 	if h.capacity == 0 {
@@ -577,6 +573,9 @@ func (s *sparse) readCompressed(p []byte, gi, sec, in uint64) error {
 			return err
 		}
 	} else {
+		if at >= s.fileSize {
+			return s.errorf(at, "compressed grain %d past the end of the file", gi)
+		}
 		n := min(int64(2*s.grain), s.fileSize-at)
 		comp = z.comp[:n]
 		if err := s.readFull(comp, at, "compressed grain"); err != nil {
