@@ -20,6 +20,7 @@ const maxExtents = 16384
 // the disk database (ignored).
 type descriptor struct {
 	createType string
+	cid        string // "" when absent
 	parentCID  string // "" when absent
 	parentHint string // parentFileNameHint, "" when absent
 	encrypted  bool   // an encryption.* key is present
@@ -95,6 +96,8 @@ func parse(text []byte, strict bool) (*descriptor, error) {
 		switch {
 		case key == "createType":
 			d.createType = val
+		case key == "CID":
+			d.cid = val
 		case key == "parentCID":
 			d.parentCID = val
 		case key == "parentFileNameHint":

@@ -103,6 +103,7 @@ type sparse struct {
 	// markers when the image has no usable GD: sorted by grain.
 	index []indexEntry
 	alloc []vdisk.Extent // extent-relative, merged
+	zeros []vdisk.Extent // zero grains (GTE 1), extent-relative, merged
 	gts   *gtCache
 	bufs  sync.Pool // *inflater
 	// descriptor embedded in the extent, nil when none.
@@ -345,7 +346,13 @@ func (s *sparse) walk() error {
 		for j, e := range gt {
 			gi := uint64(i)*s.numGTEs + uint64(j)
 			start := gi * s.grain
-			if start >= s.size || e == 0 || (e == 1 && s.zeroGTE) {
+			if start >= s.size || e == 0 {
+				continue
+			}
+			if e == 1 && s.zeroGTE {
+				// At most 256 extents (4 KiB) per grain table
+				// (2 KiB of file) in the worst case.
+				s.zeros = vdisk.Merge(s.zeros, vdisk.Extent{Off: start, End: min(start+s.grain, s.size)})
 				continue
 			}
 			if grains++; grains > maxGrains {

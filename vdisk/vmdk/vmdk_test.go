@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/vdisk/vdisktest"
@@ -157,5 +158,59 @@ func TestQemuStreamFooter(t *testing.T) {
 			d := openPath(t, img)
 			vdisktest.Check(t, img, "vmdk", d)
 		})
+	}
+}
+
+// TestQemuDelta: chains of delta disks made by qemu (parentFileNameHint,
+// parentCID), with data, zero grains over the parent's data, and a
+// parent smaller than the delta.
+func TestQemuDelta(t *testing.T) {
+	vdisktest.QemuImg(t)
+	if _, err := exec.LookPath("qemu-io"); err != nil {
+		t.Skip("no qemu-io")
+	}
+	dir := t.TempDir()
+	src := writeFile(t, dir, "src.raw", source(3<<20, 41))
+	base := filepath.Join(dir, "base.vmdk")
+	vdisktest.Run(t, "convert", "-f", "raw", "-O", "vmdk", src, base)
+	mid := filepath.Join(dir, "mid.vmdk")
+	vdisktest.Run(t, "create", "-f", "vmdk", "-o", "zeroed_grain=on", "-b", "base.vmdk", "-F", "vmdk", mid, "4M")
+	qemuIO(t, mid, "write -P 0x5a 64k 64k", "write -z 1M 128k", "write -P 0x33 3900k 8k")
+	top := filepath.Join(dir, "top.vmdk")
+	vdisktest.Run(t, "create", "-f", "vmdk", "-o", "subformat=twoGbMaxExtentSparse", "-b", "mid.vmdk", "-F", "vmdk", top)
+	qemuIO(t, top, "write -P 0x77 1000k 100k")
+	for _, p := range []string{mid, top} {
+		d := openPath(t, p)
+		vdisktest.Check(t, p, "vmdk", d)
+	}
+}
+
+func TestDeltaErrors(t *testing.T) {
+	dir := t.TempDir()
+	data := make([]byte, 64<<10)
+	delta := func(name, cid, parentCID, hint string) string {
+		desc := fmt.Sprintf("# Disk DescriptorFile\nversion=1\nCID=%s\nparentCID=%s\ncreateType=\"monolithicSparse\"\nparentFileNameHint=\"%s\"\n", cid, parentCID, hint)
+		return writeFile(t, dir, name, buildSparse(data, buildOpts{desc: desc}))
+	}
+	// a's parent is b, b's is a: the error names b, where the loop closes.
+	a := delta("a.vmdk", "0000000a", "0000000b", "b.vmdk")
+	b := delta("b.vmdk", "0000000b", "0000000a", "a.vmdk")
+	wantFormatError(t, openErr(t, a), b, "loop")
+	writeFile(t, dir, "base.vmdk", buildSparse(data, buildOpts{desc: "# Disk DescriptorFile\nversion=1\nCID=0000000e\nparentCID=ffffffff\ncreateType=\"monolithicSparse\"\n"}))
+	c := delta("c.vmdk", "0000000c", "12345678", "base.vmdk")
+	wantFormatError(t, openErr(t, c), c, "CID mismatch")
+	ok := delta("ok.vmdk", "0000000c", "e", "base.vmdk")
+	if err := openErr(t, ok); err != nil {
+		t.Errorf("delta of base.vmdk: %v", err)
+	}
+	m := delta("m.vmdk", "0000000c", "12345678", "missing.vmdk")
+	wantFormatError(t, openErr(t, m), m, "missing parent")
+	// A chain deeper than maxChain.
+	for i := range maxChain + 1 {
+		delta(fmt.Sprintf("d%d.vmdk", i), fmt.Sprintf("%x", i+100), fmt.Sprintf("%x", i+101), fmt.Sprintf("d%d.vmdk", i+1))
+	}
+	p := filepath.Join(dir, "d0.vmdk")
+	if err := openErr(t, p); err == nil || !strings.Contains(err.Error(), "deeper than") {
+		t.Errorf("deep chain: error %v", err)
 	}
 }
