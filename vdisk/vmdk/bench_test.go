@@ -9,7 +9,9 @@ import (
 
 // BenchmarkReadStreamOptimized reads 8 MiB of mixed data (random,
 // text, zeros) from a streamOptimized image in 1 MiB reads, against the
-// same bytes in a monolithicSparse image and a raw file.
+// same bytes in a monolithicSparse image and a raw file. The bytes per
+// second count all guest bytes; about 2/5 of the 64 KiB chunks are zeros,
+// not stored.
 func BenchmarkReadStreamOptimized(b *testing.B) {
 	data := source(8<<20, 31)
 	dir := b.TempDir()
@@ -35,6 +37,7 @@ func BenchmarkReadStreamOptimized(b *testing.B) {
 			d := im.open()
 			buf := make([]byte, 1<<20)
 			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
 				for off := int64(0); off < int64(d.Size()); off += int64(len(buf)) {

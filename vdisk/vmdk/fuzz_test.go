@@ -24,6 +24,8 @@ func fuzzSeeds() [][]byte {
 	seeds = append(seeds,
 		[]byte("# Disk DescriptorFile\nversion=1\nCID=fffffffe\nparentCID=ffffffff\ncreateType=\"monolithicFlat\"\nRW 4 FLAT \"img\" 1\nRW 3 ZERO\n"),
 		[]byte("# Disk DescriptorFile\nversion=1\ncreateType=\"twoGbMaxExtentSparse\"\nRW 32 SPARSE \"img\"\n"),
+		buildSparse(data, buildOpts{grain: 8, gtes: 2, zeroGTE: []int{2},
+			desc: "# Disk DescriptorFile\nCID=1\nparentCID=1\ncreateType=\"monolithicSparse\"\nparentFileNameHint=\"img\"\n"}),
 	)
 	return seeds
 }

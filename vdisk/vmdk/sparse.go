@@ -564,8 +564,8 @@ func (s *sparse) readCompressed(p []byte, gi, sec, in uint64) error {
 	at := int64(sec) * sector
 	var comp []byte
 	if s.markers {
-		var m [markerHeader]byte
-		if err := s.readFull(m[:], at, "grain marker"); err != nil {
+		m := z.comp[:markerHeader] // a pooled buffer: no allocation
+		if err := s.readFull(m, at, "grain marker"); err != nil {
 			return err
 		}
 		lba, size := binary.LittleEndian.Uint64(m[:]), binary.LittleEndian.Uint32(m[8:])
