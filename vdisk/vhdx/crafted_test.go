@@ -318,3 +318,25 @@ func wantErr(t *testing.T, path string, open vdisk.Opener, unsupported bool, rea
 }
 
 func sha(b []byte) [32]byte { return sha256.Sum256(b) }
+
+// TestConcurrentRead reads a differencing disk from several goroutines
+// (run with -race).
+func TestConcurrentRead(t *testing.T) {
+	child, want := diffPair(t, t.TempDir(), [][2]string{{"parent_linkage", linkGUID}, {"relative_path", "parent.vhdx"}})
+	var o opener
+	d := openFile(t, child, o.open)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			buf := make([]byte, 70000+g*4096)
+			for off := int64(g * 777); off < int64(len(want)); off += int64(len(buf)) {
+				n, err := d.ReadAt(buf, off)
+				if (err != nil && err != io.EOF) || !bytes.Equal(buf[:n], want[off:off+int64(n)]) {
+					t.Errorf("ReadAt(%d) = %d, %v: bytes differ", off, n, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
