@@ -79,6 +79,24 @@ func TestBadInput(t *testing.T) {
 			}, unsupported: true, reason: "log with entries to replay"},
 		{name: "log outside the file", build: func(b *builder) { b.logGUID = testLogGUID },
 			edit: func(img []byte) []byte { setHeader(img, header2Off, 72, le64(1<<40)); return img }, reason: "log at 1099511627776", off: header2Off + 68},
+		{name: "blocks share file space", build: func(b *builder) {
+			b.size = 64 * mib
+			b.blocks = map[uint64]blk{0: {stFullyPresent, data[:mib]}}
+			b.rawBAT = map[uint64]uint64{}
+			for i := uint64(1); i < 64; i++ {
+				b.rawBAT[i] = (b.metaOff() + mib) | stFullyPresent
+			}
+		}, reason: "blocks share file space", off: -2},
+		{name: "log entries overlap", build: func(b *builder) { b.logGUID = testLogGUID },
+			edit: func(img []byte) []byte {
+				for s := bLogOff; s < 2*mib; s += logSector {
+					copy(img[s:], "loge")
+					binary.LittleEndian.PutUint32(img[s+8:], mib)
+					binary.LittleEndian.PutUint64(img[s+16:], 1)
+					copy(img[s+32:], testLogGUID[:])
+				}
+				return img
+			}, reason: "log entries overlap", off: bLogOff + 2*logSector},
 		{name: "unknown required region", build: func(b *builder) { b.extraReg = true }, unsupported: true, reason: "required vhdx region"},
 		{name: "unknown required metadata", build: func(b *builder) { b.extraMD = true }, unsupported: true, reason: "required vhdx metadata item"},
 	} {

@@ -9,9 +9,13 @@ import (
 	"github.com/ddtsim/ddtsim/vdisk"
 )
 
-// readBAT reads the BAT region's entries into d.bat (payload entries) and
-// the sector bitmaps of partially present blocks into d.bitmaps, checking
+// readBAT reads the BAT region's entries into d.bat (payload entries)
+// and d.sbOff (sector bitmap blocks of a differencing disk), checking
 // every present block's place in the file.
+//
+// Present blocks must fit in the file side by side: a BAT whose entries
+// share file space could otherwise make a small file describe terabytes
+// of sector bitmaps (Allocated's extents, kept in memory).
 func (d *disk) readBAT(r region) error {
 	nb := d.blockCount()
 	cr := d.chunkRatio
@@ -48,7 +52,7 @@ func (d *disk) readBAT(r region) error {
 		j += n
 	}
 	entryOff := func(i uint64) int64 { return int64(r.off + (i+i/cr)*8) }
-	spb := d.sectorsPerBlock()
+	var used uint64 // bytes of the present blocks and sector bitmaps
 	for i, e := range d.bat {
 		i := uint64(i)
 		switch state(e) {
@@ -60,6 +64,12 @@ func (d *disk) readBAT(r region) error {
 				return d.errAt(entryOff(i), "block %d partially present in a disk without a parent", i)
 			}
 			c := i / cr
+			if d.sbOff == nil {
+				d.sbOff = make([]int64, len(sb))
+			}
+			if d.sbOff[c] != 0 {
+				break
+			}
 			s := sb[c]
 			soff := int64(r.off + (c*(cr+1)+cr)*8)
 			if state(s) != sbPresent {
@@ -68,22 +78,37 @@ func (d *disk) readBAT(r region) error {
 			if err := d.checkInFile(soff, fileOff(s), mib, fmt.Sprintf("sector bitmap block %d", c)); err != nil {
 				return err
 			}
-			bm := make([]byte, spb/8)
-			if err := d.readFull(bm, fileOff(s)+int64((i%cr)*spb/8), "sector bitmap"); err != nil {
-				return err
-			}
-			if d.bitmaps == nil {
-				d.bitmaps = map[uint64][]byte{}
-			}
-			d.bitmaps[i] = bm
+			d.sbOff[c] = fileOff(s)
+			used += mib
 		default:
 			return d.errAt(entryOff(i), "block %d in reserved state %d", i, state(e))
 		}
 		if err := d.checkInFile(entryOff(i), fileOff(e), d.blockLen(i), fmt.Sprintf("block %d", i)); err != nil {
 			return err
 		}
+		if used += d.blockLen(i); used > uint64(d.fsize) {
+			return d.errAt(entryOff(i), "present blocks up to block %d need %d bytes, more than the file's %d (blocks share file space)",
+				i, used, d.fsize)
+		}
 	}
 	return nil
+}
+
+// bitmap returns the sector bitmap bits of block i for its sectors
+// [s0, s1), and the sector number of the first bit of the returned bytes.
+func (d *disk) bitmap(i, s0, s1 uint64) ([]byte, uint64, error) {
+	spb := d.sectorsPerBlock()
+	base := s0 &^ 7
+	bm := make([]byte, (s1-base+7)/8)
+	off := d.sbOff[i/d.chunkRatio] + int64(((i%d.chunkRatio)*spb+base)/8)
+	n, err := d.f.ReadAt(bm, off)
+	if n == len(bm) {
+		return bm, base, nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return nil, 0, fmt.Errorf("%s: reading the sector bitmap of block %d at %d: %w", d.path, i, off, err)
 }
 
 // checkInFile checks that n bytes at off lie past the header section and
@@ -113,7 +138,7 @@ func run(bm []byte, s, end uint64) uint64 {
 
 // buildAllocated sets d.alloc: this file's present blocks and sectors,
 // and the parent's allocated ranges where this file defers to it.
-func (d *disk) buildAllocated() {
+func (d *disk) buildAllocated() error {
 	var own, deferred []vdisk.Extent
 	ss := d.sectorSize
 	for i, e := range d.bat {
@@ -128,12 +153,15 @@ func (d *disk) buildAllocated() {
 				deferred = vdisk.Merge(deferred, vdisk.Extent{Off: lo, End: hi})
 			}
 		case stPartially:
-			bm := d.bitmaps[i]
 			n := (hi - lo) / ss
+			bm, base, err := d.bitmap(i, 0, n)
+			if err != nil {
+				return err
+			}
 			for s := uint64(0); s < n; {
-				t := run(bm, s, n)
+				t := run(bm, s-base, n-base) + base
 				x := vdisk.Extent{Off: lo + s*ss, End: lo + t*ss}
-				if bit(bm, s) {
+				if bit(bm, s-base) {
 					own = vdisk.Merge(own, x)
 				} else {
 					deferred = vdisk.Merge(deferred, x)
@@ -146,6 +174,7 @@ func (d *disk) buildAllocated() {
 		own = vdisk.Union(own, intersect(vdisk.Clip(d.parent.Allocated(), d.size), deferred))
 	}
 	d.alloc = own
+	return nil
 }
 
 // intersect returns the ranges in both sorted, disjoint lists.
@@ -237,14 +266,17 @@ func (d *disk) readParent(q []byte, g uint64) error {
 // sector as the bitmap says: from this file at data (the block's file
 // offset) or from the parent.
 func (d *disk) readPartial(q []byte, i, in uint64, data int64) error {
-	bm := d.bitmaps[i]
 	ss := d.sectorSize
-	n := d.blockLen(i) / ss
+	n := (in + uint64(len(q)) + ss - 1) / ss // sectors up to the end of q
+	bm, base, err := d.bitmap(i, in/ss, n)
+	if err != nil {
+		return err
+	}
 	for len(q) > 0 {
 		s := in / ss
-		end := min(run(bm, s, n)*ss-in, uint64(len(q)))
+		end := min((run(bm, s-base, n-base)+base)*ss-in, uint64(len(q)))
 		var err error
-		if bit(bm, s) {
+		if bit(bm, s-base) {
 			err = d.readData(q[:end], data+int64(in))
 		} else {
 			err = d.readParent(q[:end], i*d.blockSize+in)

@@ -29,6 +29,9 @@ func (d *disk) checkLog(h header) error {
 			lo, ln, d.fsize)
 	}
 	hdr := make([]byte, 64)
+	// Entries of a sound log do not overlap: checksumming more than the
+	// log twice over means headers claiming each other's sectors.
+	budget := 2 * ln
 	for s := uint64(0); s < ln; s += logSector {
 		if err := d.readFull(hdr, int64(lo+s), "log sector"); err != nil {
 			return err
@@ -41,6 +44,10 @@ func (d *disk) checkLog(h header) error {
 		if n == 0 || n%logSector != 0 || n > ln || seq == 0 {
 			continue
 		}
+		if n > budget {
+			return d.errAt(int64(lo+s), "log entries overlap (more than twice the %d-byte log to checksum)", ln)
+		}
+		budget -= n
 		ok, err := d.logEntryCRC(lo, ln, s, n, binary.LittleEndian.Uint32(hdr[4:]))
 		if err != nil {
 			return err

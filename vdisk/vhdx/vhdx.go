@@ -142,10 +142,10 @@ type disk struct {
 	// bat holds one entry per payload block (sector bitmap entries
 	// dropped), state in the low 3 bits, file offset in the high 44.
 	bat []uint64
-	// bitmaps holds, for each PARTIALLY_PRESENT block, its part of the
-	// sector bitmap: bit i (LSB first) set when sector i of the block is
-	// in this file.
-	bitmaps map[uint64][]byte
+	// sbOff is the file offset of each chunk's sector bitmap block (0 when
+	// not present): bit i (LSB first) of a block's part of it is set when
+	// sector i of the block is in this file. Read when needed, not kept.
+	sbOff []int64
 
 	parent vdisk.Disk
 	alloc  []vdisk.Extent
@@ -222,7 +222,10 @@ func Open(f *os.File, path string, open vdisk.Opener) (vdisk.Disk, error) {
 			return nil, err
 		}
 	}
-	d.buildAllocated()
+	if err := d.buildAllocated(); err != nil {
+		closeIf(d.parent)
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -507,6 +510,12 @@ func (d *disk) readMetadata(r region) (metaItem, error) {
 func (d *disk) Size() uint64              { return d.size }
 func (d *disk) Format() string            { return d.format }
 func (d *disk) Allocated() []vdisk.Extent { return d.alloc }
+
+func closeIf(p vdisk.Disk) {
+	if p != nil {
+		p.Close()
+	}
+}
 
 func (d *disk) Close() error {
 	err := d.f.Close()
