@@ -108,7 +108,10 @@ func TestQemu(t *testing.T) {
 // build writes a dynamic VHD of size bytes (creator "qem2": the current
 // size is the guest's), 2 MiB blocks, with data in the blocks listed.
 func build(size uint64, data []byte, blocks ...int) []byte {
-	const bs = 2 * mib
+	return buildBS(size, 2*mib, data, blocks...)
+}
+
+func buildBS(size, bs uint64, data []byte, blocks ...int) []byte {
 	nb := (size + bs - 1) / bs
 	batOff := uint64(1536)
 	dataOff := (batOff + nb*4 + 511) / 512 * 512
@@ -121,16 +124,16 @@ func build(size uint64, data []byte, blocks ...int) []byte {
 	binary.BigEndian.PutUint64(h[16:], batOff)
 	binary.BigEndian.PutUint32(h[24:], 0x10000)
 	binary.BigEndian.PutUint32(h[28:], uint32(nb))
-	binary.BigEndian.PutUint32(h[32:], bs)
+	binary.BigEndian.PutUint32(h[32:], uint32(bs))
 	binary.BigEndian.PutUint32(h[36:], checksum(h, 36))
 	for i := range nb {
 		binary.BigEndian.PutUint32(img[batOff+4*i:], unallocated)
 	}
 	for _, b := range blocks {
 		binary.BigEndian.PutUint32(img[batOff+4*uint64(b):], uint32(len(img)/512))
-		img = append(img, bytes.Repeat([]byte{0xff}, 512)...)
+		img = append(img, bytes.Repeat([]byte{0xff}, int(bs/512/8+511)/512*512)...)
 		blk := make([]byte, bs)
-		copy(blk, data[b*bs:])
+		copy(blk, data[uint64(b)*bs:])
 		img = append(img, blk...)
 	}
 	return append(img, ft...)
