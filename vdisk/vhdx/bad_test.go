@@ -97,6 +97,8 @@ func TestBadInput(t *testing.T) {
 				}
 				return img
 			}, reason: "log entries overlap", off: bLogOff + 2*logSector},
+		{name: "log version", edit: func(img []byte) []byte { setHeader(img, header2Off, 64, []byte{1, 0}); return img },
+			unsupported: true, reason: "vhdx log version 1"},
 		{name: "unknown required region", build: func(b *builder) { b.extraReg = true }, unsupported: true, reason: "required vhdx region"},
 		{name: "unknown required metadata", build: func(b *builder) { b.extraMD = true }, unsupported: true, reason: "required vhdx metadata item"},
 	} {
@@ -132,6 +134,7 @@ func TestTolerated(t *testing.T) {
 		{"current header bad", nil, func(img []byte) { img[header2Off+200]++ }},
 		{"older header bad", nil, func(img []byte) { img[header1Off+200]++ }},
 		{"older header newer version", nil, func(img []byte) { setHeader(img, header1Off, 66, []byte{2, 0}) }},
+		{"older header other log version", nil, func(img []byte) { setHeader(img, header1Off, 64, []byte{1, 0}) }},
 		{"identical headers", nil, func(img []byte) { setHeader(img, header2Off, 8, le64(10)) }},
 		{"first region table bad", nil, func(img []byte) { img[region1Off+1000]++ }},
 		{"older header's log to replay", func(b *builder) { b.logGUID, b.logEntry = testLogGUID, true },

@@ -230,12 +230,13 @@ func Open(f *os.File, path string, open vdisk.Opener) (vdisk.Disk, error) {
 }
 
 type header struct {
-	off       int64
-	seq       uint64
-	dataWrite guid
-	logGUID   guid
-	logLength uint32
-	logOffset uint64
+	off        int64
+	seq        uint64
+	dataWrite  guid
+	logGUID    guid
+	logLength  uint32
+	logOffset  uint64
+	logVersion uint16
 }
 
 // readHeaders returns the current header: of the two whose checksum,
@@ -268,28 +269,33 @@ func (d *disk) readHeaders() (header, error) {
 		}
 		copy(h.dataWrite[:], buf[32:48])
 		copy(h.logGUID[:], buf[48:64])
-		if lv := binary.LittleEndian.Uint16(buf[64:]); lv != 0 {
-			return header{}, vdisk.Unsupported(d.path, fmt.Sprintf("vhdx log version %d", lv))
-		}
+		h.logVersion = binary.LittleEndian.Uint16(buf[64:])
 		hs = append(hs, h)
 	}
+	var h header
 	switch {
 	case len(hs) == 0:
 		return header{}, d.errAt(header1Off, "no valid header (%s; %s)", why[0], why[1])
 	case len(hs) == 1:
-		return hs[0], nil
+		h = hs[0]
 	case hs[0].seq > hs[1].seq:
-		return hs[0], nil
+		h = hs[0]
 	case hs[1].seq > hs[0].seq:
-		return hs[1], nil
+		h = hs[1]
+	default:
+		// Equal sequence numbers: only harmless when the headers say
+		// the same thing (Disk2VHD writes two identical headers).
+		a, b := hs[0], hs[1]
+		a.off, b.off = 0, 0
+		if a != b {
+			return header{}, d.errAt(header1Off, "both headers have sequence number %d but differ", hs[0].seq)
+		}
+		h = hs[0]
 	}
-	// Equal sequence numbers: only harmless when the headers say the
-	// same thing (Disk2VHD writes two identical headers).
-	if hs[0].dataWrite != hs[1].dataWrite || hs[0].logGUID != hs[1].logGUID ||
-		hs[0].logLength != hs[1].logLength || hs[0].logOffset != hs[1].logOffset {
-		return header{}, d.errAt(header1Off, "both headers have sequence number %d but differ", hs[0].seq)
+	if h.logVersion != 0 {
+		return header{}, vdisk.Unsupported(d.path, fmt.Sprintf("vhdx log version %d", h.logVersion))
 	}
-	return hs[0], nil
+	return h, nil
 }
 
 // checkCRC checks the CRC-32C of buf, whose checksum field is the 4
