@@ -16,6 +16,33 @@ func FuzzOpen(f *testing.F) {
 	f.Add(buildBS(64*1024+512, 4096, data, 0, 3, 16))
 	f.Add(buildBS(64*1024, 512, data, 1, 2, 100))
 	f.Add(append(bytes.Clone(data[:8192]), footer(8192, typeFixed)...))
+	// The one parent a fuzzed differencing disk may open.
+	pdir := f.TempDir()
+	pimg := buildBS(64*1024, 4096, data, 0, 5)
+	setID(pimg, parentID)
+	parent := filepath.Join(pdir, "parent.vhd")
+	if err := os.WriteFile(parent, pimg, 0o644); err != nil {
+		f.Fatal(err)
+	}
+	open := func(dir, name string) (vdisk.Disk, error) {
+		if filepath.Base(name) != "parent.vhd" {
+			return nil, os.ErrNotExist
+		}
+		pf, err := os.Open(parent)
+		if err != nil {
+			return nil, err
+		}
+		d, err := Open(pf, parent, nil)
+		if err != nil {
+			pf.Close()
+		}
+		return d, err
+	}
+	f.Add(buildChildBS(64*1024, 4096, map[int]childBlock{
+		0: {[]byte{0xf0, 0x01}, data[:4096]},
+		2: {[]byte{0xff}, data[8192:]},
+		5: {[]byte{0x81}, data[5*4096:]},
+	}, map[uint32]string{platW2ru: `.\parent.vhd`, platMacX: "file:///x/parent.vhd"}, "parent.vhd"))
 	// Files go to memory when there is a tmpfs (a busy disk is slow).
 	dir := f.TempDir()
 	if shm, err := os.MkdirTemp("/dev/shm", "vhd-fuzz"); err == nil {
@@ -31,7 +58,7 @@ func FuzzOpen(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := Open(file, path, nil)
+		d, err := Open(file, path, open)
 		if err != nil {
 			file.Close()
 			var fe *vdisk.FormatError

@@ -1,11 +1,12 @@
 // Package vhd reads Virtual PC / Hyper-V VHD images (the "vpc" format of
-// qemu): fixed and dynamic disks, read-only. Differencing VHDs are
-// refused (vdisk.ErrUnsupported).
+// qemu): fixed, dynamic and differencing disks, read-only.
 //
 // A fixed VHD is a raw disk followed by a 512-byte footer; a dynamic one
 // starts with a copy of that footer, then a dynamic disk header, a block
 // allocation table (BAT) and blocks, each a sector bitmap and the
-// block's data.
+// block's data. A differencing VHD is a dynamic one whose sectors not
+// marked in a block's bitmap (and whose unallocated blocks) are its
+// parent's.
 //
 // The guest's size is qemu's: the CHS geometry (cylinders x heads x
 // sectors per track) of the footer, as Virtual PC reads it, except for
@@ -18,6 +19,13 @@
 // when it allocates), an unallocated one as zeros. Allocated is what
 // qemu-img map reports as data: the allocated blocks of a dynamic disk,
 // all of a fixed one.
+//
+// A differencing disk reads, sector by sector, from this file where the
+// block's bitmap bit is set (most significant bit first) and from the
+// parent elsewhere; its Allocated is its own marked sectors and the
+// parent's allocated ranges under the rest. qemu cannot serve as the
+// reference here: it reads a differencing VHD as a dynamic one, without
+// its parent.
 package vhd
 
 import (
@@ -80,9 +88,11 @@ type disk struct {
 	format    string
 	size      uint64
 	fixed     bool
+	uniqueID  [16]byte // the footer's, a child's parent id
 	blockSize uint64
 	bitmap    uint64   // bytes of a block's sector bitmap
 	bat       []uint32 // sector offsets of blocks, unallocated for none
+	parent    vdisk.Disk
 	alloc     []vdisk.Extent
 }
 
@@ -102,8 +112,12 @@ func (d *disk) readFull(p []byte, off int64, what string) error {
 }
 
 // Open opens the VHD image in f, named path in errors; on success the
-// Disk owns f, on error the caller closes it. open is for the parent of
-// a differencing VHD, which this reader refuses: it is not called.
+// Disk owns f (and the parent it opened), on error the caller closes it.
+// open opens a differencing disk's parent: it is called as
+// open(filepath.Dir(path), name) for each name the parent locators give
+// (see parentNames) until one opens; a nil open refuses a differencing
+// disk. The parent must be a VHD whose footer's unique id is the one the
+// child's header names.
 func Open(f *os.File, path string, open vdisk.Opener) (vdisk.Disk, error) {
 	fi, err := f.Stat()
 	if err != nil {
@@ -130,6 +144,7 @@ func Open(f *os.File, path string, open vdisk.Opener) (vdisk.Disk, error) {
 	if c, want := footerChecksum(ft), binary.BigEndian.Uint32(ft[64:]); c != want {
 		return nil, d.errAt(foff, "footer checksum %#08x, computed %#08x", want, c)
 	}
+	copy(d.uniqueID[:], ft[68:84])
 	if err := d.setSize(ft, foff); err != nil {
 		return nil, err
 	}
@@ -143,16 +158,28 @@ func Open(f *os.File, path string, open vdisk.Opener) (vdisk.Disk, error) {
 		if d.size > 0 {
 			d.alloc = []vdisk.Extent{{Off: 0, End: d.size}}
 		}
-	case typeDynamic:
+	case typeDynamic, typeDiff:
 		if foff != 0 {
 			return nil, d.errAt(foff, "dynamic disk without the copy of its footer at the start")
 		}
+		diff := t == typeDiff
 		d.format = "vhd dynamic"
-		if err := d.readDynamic(binary.BigEndian.Uint64(ft[16:])); err != nil {
+		if diff {
+			d.format = "vhd differencing"
+		}
+		h, err := d.readDynamic(binary.BigEndian.Uint64(ft[16:]), diff)
+		if err != nil {
 			return nil, err
 		}
-	case typeDiff:
-		return nil, vdisk.Unsupported(path, "differencing vhd")
+		if diff {
+			if err := d.openParent(h, open); err != nil {
+				return nil, err
+			}
+			if err := d.diffAllocated(); err != nil {
+				d.parent.Close()
+				return nil, err
+			}
+		}
 	default:
 		return nil, d.errAt(foff+60, "disk type %d (2 fixed, 3 dynamic, 4 differencing)", t)
 	}
@@ -179,42 +206,52 @@ func (d *disk) setSize(ft []byte, foff int64) error {
 	return nil
 }
 
-// readDynamic reads the dynamic disk header at off and the BAT.
-func (d *disk) readDynamic(off uint64) error {
+// header is a dynamic disk header and its file offset.
+type header struct {
+	b   []byte
+	off int64
+}
+
+// readDynamic reads the dynamic disk header at off and the BAT. The
+// blocks of a differencing disk must fit in the file side by side (a BAT
+// whose entries share file space could make a small file describe
+// sector bitmaps of terabytes, Allocated's extents).
+func (d *disk) readDynamic(off uint64, diff bool) (header, error) {
 	if off > uint64(d.fsize) || uint64(d.fsize)-off < dynHdrSize {
-		return d.errAt(16, "dynamic disk header at %d past the end of the file (%d bytes)", off, d.fsize)
+		return header{}, d.errAt(16, "dynamic disk header at %d past the end of the file (%d bytes)", off, d.fsize)
 	}
 	h := make([]byte, dynHdrSize)
 	if err := d.readFull(h, int64(off), "dynamic disk header"); err != nil {
-		return err
+		return header{}, err
 	}
 	ho := int64(off)
 	if string(h[:8]) != "cxsparse" {
-		return d.errAt(ho, "no cxsparse dynamic disk header")
+		return header{}, d.errAt(ho, "no cxsparse dynamic disk header")
 	}
 	if c, want := checksum(h, 36), binary.BigEndian.Uint32(h[36:]); c != want {
-		return d.errAt(ho, "dynamic disk header checksum %#08x, computed %#08x", want, c)
+		return header{}, d.errAt(ho, "dynamic disk header checksum %#08x, computed %#08x", want, c)
 	}
 	bs := uint64(binary.BigEndian.Uint32(h[32:]))
 	if bs < sector || bs&(bs-1) != 0 {
-		return d.errAt(ho+32, "block size %d is not a power of 2 of at least 512", bs)
+		return header{}, d.errAt(ho+32, "block size %d is not a power of 2 of at least 512", bs)
 	}
 	d.blockSize = bs
 	d.bitmap = (bs/sector/8 + sector - 1) / sector * sector
 	entries := uint64(binary.BigEndian.Uint32(h[28:]))
 	nb := (d.size + bs - 1) / bs
 	if entries < nb {
-		return d.errAt(ho+28, "BAT of %d entries for a disk of %d blocks", entries, nb)
+		return header{}, d.errAt(ho+28, "BAT of %d entries for a disk of %d blocks", entries, nb)
 	}
 	bo := binary.BigEndian.Uint64(h[16:])
 	if bo > uint64(d.fsize) || nb*4 > uint64(d.fsize)-bo {
-		return d.errAt(ho+16, "BAT at %d, %d entries: past the end of the file (%d bytes)", bo, nb, d.fsize)
+		return header{}, d.errAt(ho+16, "BAT at %d, %d entries: past the end of the file (%d bytes)", bo, nb, d.fsize)
 	}
 	raw := make([]byte, nb*4)
 	if err := d.readFull(raw, int64(bo), "BAT"); err != nil {
-		return err
+		return header{}, err
 	}
 	d.bat = make([]uint32, nb)
+	var used uint64
 	for i := range d.bat {
 		e := binary.BigEndian.Uint32(raw[4*i:])
 		d.bat[i] = e
@@ -226,12 +263,18 @@ func (d *disk) readDynamic(off uint64) error {
 		lo := uint64(i) * bs
 		start := uint64(e) * sector
 		if start+d.bitmap+bs > uint64(d.fsize) {
-			return d.errAt(int64(bo)+4*int64(i), "block %d at file offset %d (%d bytes with its bitmap) past the end of the file (%d bytes)",
+			return header{}, d.errAt(int64(bo)+4*int64(i), "block %d at file offset %d (%d bytes with its bitmap) past the end of the file (%d bytes)",
 				i, start, d.bitmap+bs, d.fsize)
 		}
-		d.alloc = vdisk.Merge(d.alloc, vdisk.Extent{Off: lo, End: min(lo+bs, d.size)})
+		if used += d.bitmap + bs; diff && used > uint64(d.fsize) {
+			return header{}, d.errAt(int64(bo)+4*int64(i), "blocks up to block %d need %d bytes, more than the file's %d (blocks share file space)",
+				i, used, d.fsize)
+		}
+		if !diff {
+			d.alloc = vdisk.Merge(d.alloc, vdisk.Extent{Off: lo, End: min(lo+bs, d.size)})
+		}
 	}
-	return nil
+	return header{h, ho}, nil
 }
 
 func (d *disk) ReadAt(p []byte, off int64) (int, error) {
@@ -255,9 +298,16 @@ func (d *disk) ReadAt(p []byte, off int64) (int, error) {
 			i := g / d.blockSize
 			in := g % d.blockSize
 			q := p[done : done+min(d.blockSize-in, want-done)]
-			if e := d.bat[i]; e == unallocated {
-				clear(q)
-			} else if err := d.readData(q, int64(uint64(e)*sector+d.bitmap+in)); err != nil {
+			var err error
+			switch e := d.bat[i]; {
+			case e == unallocated:
+				err = d.readParent(q, g)
+			case d.parent != nil:
+				err = d.readPartial(q, i, in)
+			default:
+				err = d.readData(q, int64(uint64(e)*sector+d.bitmap+in))
+			}
+			if err != nil {
 				return int(done), err
 			}
 			done += uint64(len(q))
@@ -285,4 +335,13 @@ func (d *disk) readData(q []byte, off int64) error {
 func (d *disk) Size() uint64              { return d.size }
 func (d *disk) Format() string            { return d.format }
 func (d *disk) Allocated() []vdisk.Extent { return d.alloc }
-func (d *disk) Close() error              { return d.f.Close() }
+
+func (d *disk) Close() error {
+	err := d.f.Close()
+	if d.parent != nil {
+		if perr := d.parent.Close(); err == nil {
+			err = perr
+		}
+	}
+	return err
+}
