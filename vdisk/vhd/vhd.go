@@ -25,7 +25,11 @@
 // parent elsewhere; its Allocated is its own marked sectors and the
 // parent's allocated ranges under the rest. qemu cannot serve as the
 // reference here: it reads a differencing VHD as a dynamic one, without
-// its parent.
+// its parent. A nil Opener refuses a differencing disk (ErrUnsupported);
+// a parent that cannot be opened or whose unique id is not the one the
+// child names is a *vdisk.FormatError wrapping the Opener's errors. The
+// id check needs the parent as this package returns it: an Opener must
+// not wrap the Disk it opens.
 package vhd
 
 import (

@@ -28,8 +28,13 @@
 // entries to replay (an image not closed cleanly: Hyper-V or
 // "qemu-img check -r all" replays it), a required region or metadata item
 // this reader does not know, a parent locator of another type than VHDX, a
-// parent that is not a VHDX image. Damage (checksums, truncation, offsets
-// out of the file, absurd sizes) is a *vdisk.FormatError.
+// parent that is not a VHDX image, a differencing disk opened with a nil
+// Opener. Damage (checksums, truncation, offsets out of the file, absurd
+// sizes, present blocks that do not fit in the file side by side) is a
+// *vdisk.FormatError, and so is a parent that cannot be opened or whose
+// DataWriteGuid is not the child's parent_linkage (wrapping the Opener's
+// errors). The linkage check needs the parent as this package returns it:
+// an Opener must not wrap the Disk it opens.
 package vhdx
 
 import (
