@@ -184,7 +184,9 @@ func TestZeroMasksBacking(t *testing.T) {
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	src := source(t, dir, 2*mib, 2)
-	vdisktest.Run(t, "convert", "-O", "qcow2", src, filepath.Join(dir, "base.qcow2"))
+	base := filepath.Join(dir, "base.qcow2")
+	vdisktest.Run(t, "convert", "-O", "qcow2", src, base)
+	qemuIO(t, base, "write -P 0x77 0 64k", "write -P 0x78 1m 64k")
 	for _, v := range []struct{ name, opts string }{
 		{"v3", "compat=1.1"},
 		{"v2", "compat=0.10"}, // no zero flag: qemu writes zeros as data
@@ -199,6 +201,11 @@ func TestZeroMasksBacking(t *testing.T) {
 			buf := make([]byte, 64<<10)
 			if _, err := d.ReadAt(buf, 0); err != nil || !bytes.Equal(buf, make([]byte, len(buf))) {
 				t.Errorf("zero cluster at 0 does not read as zeros (err %v)", err)
+			}
+			if v.name != "v2" {
+				if a := d.Allocated(); len(a) > 0 && a[0].Off < 64<<10 {
+					t.Errorf("Allocated() = %v...: the zero cluster at 0 is allocated", a[0])
+				}
 			}
 		})
 	}
