@@ -32,6 +32,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/ddtsim/ddtsim/vdisk"
 )
@@ -269,7 +270,7 @@ func (d *image) open(open vdisk.Opener) error {
 			if unknown&(1<<i) != 0 {
 				s := fmt.Sprintf("bit %d", i)
 				if name := h.featureNames[i]; name != "" {
-					s += " " + strconvQuote(name)
+					s += fmt.Sprintf(" %q", name)
 				}
 				names = append(names, s)
 			}
@@ -349,7 +350,9 @@ func (d *image) open(open vdisk.Opener) error {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(filepath.Dir(d.path), p)
 		}
-		df, err := os.Open(p)
+		// O_NONBLOCK: a FIFO named by a hostile image must not block
+		// Open; only a regular file is accepted.
+		df, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return &vdisk.FormatError{File: d.path, Off: -1, Reason: fmt.Sprintf("external data file %q", h.dataFile), Err: err}
 		}
@@ -357,6 +360,9 @@ func (d *image) open(open vdisk.Opener) error {
 		fi, err := df.Stat()
 		if err != nil {
 			return err
+		}
+		if !fi.Mode().IsRegular() {
+			return d.errAt(-1, "external data file %q is not a regular file (%v)", h.dataFile, fi.Mode().Type())
 		}
 		d.dataSize = fi.Size()
 	}
@@ -396,9 +402,6 @@ func (d *image) extensions(h *header, first []byte, csize uint64) error {
 	end := csize
 	if h.backingOff != 0 && h.backingOff < end {
 		end = h.backingOff
-	}
-	if h.version == 2 {
-		// v2 images may carry extensions after the 72-byte header too.
 	}
 	seen := map[uint32]bool{}
 	for off := uint64(h.headerLen); off < end; {
@@ -443,8 +446,6 @@ func (d *image) extensions(h *header, first []byte, csize uint64) error {
 	}
 	return nil
 }
-
-func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
 
 // entry is one L2 entry, decoded and validated (spec: Cluster mapping,
 // Extended L2 Entries): a compressed cluster, or a standard cluster whose
