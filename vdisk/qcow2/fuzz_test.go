@@ -184,8 +184,11 @@ func FuzzOpen(f *testing.F) {
 	noBacking := func(dir, name string) (vdisk.Disk, error) {
 		return nil, errors.New("no backing files while fuzzing")
 	}
+	// one file and one buffer for all inputs: a worker runs them one
+	// at a time, and the fuzzer minimizes with many short runs.
+	p := filepath.Join(f.TempDir(), "f.qcow2")
+	buf := make([]byte, 1<<20)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p := filepath.Join(t.TempDir(), "f.qcow2")
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +214,6 @@ func FuzzOpen(f *testing.F) {
 			}
 		}
 		if d.Size() <= 64<<20 {
-			buf := make([]byte, 1<<20)
 			for off := int64(0); off < int64(d.Size()); off += int64(len(buf)) {
 				if _, err := d.ReadAt(buf, off); err != nil && err != io.EOF {
 					break

@@ -34,6 +34,8 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/ddtsim/ddtsim/vdisk"
 )
 
@@ -124,7 +126,8 @@ type image struct {
 	alloc   []vdisk.Extent
 
 	cache l2cache
-	pool  sync.Pool // *decoder
+	pool  sync.Pool     // *decoder
+	zd    *zstd.Decoder // zstd images: DecodeAll, safe for concurrent use
 }
 
 // Open opens the qcow2 image f, whose path is path (it names the file in
@@ -391,6 +394,17 @@ func (d *image) open(open vdisk.Opener) error {
 
 	d.cache.init(max(cacheMinTables, cacheBytes/int(csize)))
 	d.pool.New = func() any { return d.newDecoder() }
+	if d.zstd {
+		// Output bounded to 2 MiB or 2 clusters (more is refused after
+		// decoding), the window to 8 MiB, zstd's default: QEMU's frames
+		// hold one cluster, and encoders may declare a larger window.
+		zd, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(4),
+			zstd.WithDecoderMaxMemory(max(2*csize, 2<<20)), zstd.WithDecoderMaxWindow(8<<20))
+		if err != nil {
+			return err
+		}
+		d.zd = zd
+	}
 	return d.walk()
 }
 
@@ -676,6 +690,10 @@ func (d *image) Close() error {
 // chain.
 func (d *image) closeOthers() error {
 	var err error
+	if d.zd != nil {
+		d.zd.Close()
+		d.zd = nil
+	}
 	if d.data != nil && d.data != d.f {
 		err = d.data.Close()
 		d.data = nil

@@ -3,6 +3,8 @@ package qcow2
 import (
 	"bytes"
 	"compress/flate"
+	"errors"
+	"fmt"
 	"io"
 
 	"github.com/klauspost/compress/zstd"
@@ -145,11 +147,10 @@ func (d *image) readBacking(b []byte, g uint64) error {
 // decoder holds one decompression's buffers and state, reused through
 // the image's pool.
 type decoder struct {
-	in  []byte // compressed bytes, up to 2 clusters
-	out []byte // one cluster
-	br  bytes.Reader
+	in  []byte        // compressed bytes, up to 2 clusters
+	out []byte        // one cluster
+	br  bytes.Reader  // over in, for flate
 	fl  io.ReadCloser // raw deflate, created on first use
-	zd  *zstd.Decoder // created on first use
 }
 
 func (d *image) newDecoder() any {
@@ -177,31 +178,71 @@ func (d *image) readCompressed(b []byte, e entry, in uint64, t []uint64, l2Off, 
 		return err
 	}
 	dec.br.Reset(src)
-	var r io.Reader
+	// Decompression stops after one cluster: what follows in the last
+	// sector may be the next compressed cluster.
 	if d.zstd {
-		if dec.zd == nil {
-			zd, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
-				zstd.WithDecoderMaxWindow(max(8<<20, 2*d.csize)), zstd.WithDecoderLowmem(true))
-			if err != nil {
-				return err
+		frame, err := zstdFrame(src)
+		if err == nil {
+			var out []byte
+			out, err = d.zd.DecodeAll(frame, dec.out[:0])
+			if err == nil && len(out) != len(dec.out) {
+				err = fmt.Errorf("%d bytes, not one cluster", len(out))
 			}
-			dec.zd = zd
 		}
-		if err := dec.zd.Reset(&dec.br); err != nil {
-			return &vdisk.FormatError{File: d.path, Off: at, Reason: "compressed cluster: zstd", Err: err}
+		if err != nil {
+			return &vdisk.FormatError{File: d.path, Off: at, Reason: "compressed cluster: decompressing zstd", Err: err}
 		}
-		r = dec.zd
 	} else {
 		if dec.fl == nil {
 			dec.fl = flate.NewReader(&dec.br)
 		} else if err := dec.fl.(flate.Resetter).Reset(&dec.br, nil); err != nil {
 			return err
 		}
-		r = dec.fl
-	}
-	if _, err := io.ReadFull(r, dec.out); err != nil {
-		return &vdisk.FormatError{File: d.path, Off: at, Reason: "compressed cluster: decompressing", Err: err}
+		if _, err := io.ReadFull(dec.fl, dec.out); err != nil {
+			return &vdisk.FormatError{File: d.path, Off: at, Reason: "compressed cluster: decompressing deflate", Err: err}
+		}
 	}
 	copy(b, dec.out[in:])
 	return nil
+}
+
+// zstdFrame returns the zstd frame at the start of b without the bytes
+// after it (the rest of the last sector), by walking its block headers
+// (RFC 8878, section 3.1.1): DecodeAll would take those bytes for the
+// start of another frame.
+func zstdFrame(b []byte) ([]byte, error) {
+	var h zstd.Header
+	if err := h.Decode(b); err != nil {
+		return nil, err
+	}
+	if h.Skippable {
+		return nil, errors.New("skippable frame")
+	}
+	n := h.HeaderSize
+	for last := false; !last; {
+		if len(b)-n < 3 {
+			return nil, io.ErrUnexpectedEOF
+		}
+		bh := int(b[n]) | int(b[n+1])<<8 | int(b[n+2])<<16
+		n += 3
+		last = bh&1 != 0
+		size := bh >> 3
+		switch (bh >> 1) & 3 {
+		case 1: // RLE: one byte
+			size = 1
+		case 3:
+			return nil, errors.New("reserved block type")
+		}
+		if size > len(b)-n {
+			return nil, io.ErrUnexpectedEOF
+		}
+		n += size
+	}
+	if h.HasCheckSum {
+		if len(b)-n < 4 {
+			return nil, io.ErrUnexpectedEOF
+		}
+		n += 4
+	}
+	return b[:n], nil
 }
