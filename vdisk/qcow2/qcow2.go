@@ -77,6 +77,9 @@ const (
 	// (at least cacheMinTables tables are kept).
 	cacheBytes     = 16 << 20
 	cacheMinTables = 8
+	// decompressed clusters kept for partial reads
+	clusterCacheBytes = 8 << 20
+	clusterCacheMin   = 4
 )
 
 // Detect reports whether header, the first bytes of a file (512 or more
@@ -125,9 +128,15 @@ type image struct {
 	backing vdisk.Disk
 	alloc   []vdisk.Extent
 
-	cache l2cache
-	pool  sync.Pool     // *decoder
-	zd    *zstd.Decoder // zstd images: DecodeAll, safe for concurrent use
+	// tables caches L2 tables by file offset: at most max(8, 16 MiB /
+	// cluster size) tables, so 16 MiB for clusters up to 2 MiB.
+	tables lru[[]uint64]
+	// clusters caches decompressed clusters by compressed data offset,
+	// for reads of parts of a cluster: at most max(4, 8 MiB / cluster
+	// size), so 8 MiB.
+	clusters lru[[]byte]
+	pool     sync.Pool     // *decoder
+	zd       *zstd.Decoder // zstd images: DecodeAll, safe for concurrent use
 }
 
 // Open opens the qcow2 image f, whose path is path (it names the file in
@@ -392,7 +401,8 @@ func (d *image) open(open vdisk.Opener) error {
 		}
 	}
 
-	d.cache.init(max(cacheMinTables, cacheBytes/int(csize)))
+	d.tables.init(max(cacheMinTables, cacheBytes/int(csize)))
+	d.clusters.init(max(clusterCacheMin, clusterCacheBytes/int(csize)))
 	d.pool.New = func() any { return d.newDecoder() }
 	if d.zstd {
 		// Output bounded to 2 MiB or 2 clusters (more is refused after
@@ -574,14 +584,14 @@ func (d *image) table(l1i uint64) ([]uint64, uint64, error) {
 	if err != nil || off == 0 {
 		return nil, 0, err
 	}
-	if t := d.cache.get(off); t != nil {
+	if t, ok := d.tables.get(off); ok {
 		return t, off, nil
 	}
 	t, err := d.readL2(off)
 	if err != nil {
 		return nil, 0, err
 	}
-	d.cache.put(off, t)
+	d.tables.put(off, t)
 	return t, off, nil
 }
 
@@ -710,49 +720,49 @@ func (d *image) closeOthers() error {
 // errNegative is ReadAt's error for a negative offset.
 var errNegative = errors.New("qcow2: negative offset")
 
-// l2cache keeps the most recently used L2 tables (each one cluster:
-// at most max(8, 16 MiB / cluster size) tables, so 16 MiB for clusters
-// up to 2 MiB). Tables are never modified once cached, so a table
-// evicted while a reader uses it stays valid.
-type l2cache struct {
+// lru keeps the most recently used values of at most max keys. Values
+// are never modified once put, so one evicted while a reader uses it
+// stays valid.
+type lru[V any] struct {
 	mu  sync.Mutex
 	max int
 	m   map[uint64]*list.Element
-	lru list.List // of *cached, most recent first
+	l   list.List // of *cached[V], most recent first
 }
 
-type cached struct {
-	off uint64
-	t   []uint64
+type cached[V any] struct {
+	key uint64
+	v   V
 }
 
-func (c *l2cache) init(max int) {
+func (c *lru[V]) init(max int) {
 	c.max = max
 	c.m = make(map[uint64]*list.Element)
 }
 
-func (c *l2cache) get(off uint64) []uint64 {
+func (c *lru[V]) get(key uint64) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.m[off]; ok {
-		c.lru.MoveToFront(el)
-		return el.Value.(*cached).t
+	if el, ok := c.m[key]; ok {
+		c.l.MoveToFront(el)
+		return el.Value.(*cached[V]).v, true
 	}
-	return nil
+	var zero V
+	return zero, false
 }
 
-func (c *l2cache) put(off uint64, t []uint64) {
+func (c *lru[V]) put(key uint64, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.m[off]; ok {
-		c.lru.MoveToFront(el)
+	if el, ok := c.m[key]; ok {
+		c.l.MoveToFront(el)
 		return
 	}
-	c.m[off] = c.lru.PushFront(&cached{off, t})
-	for c.lru.Len() > c.max {
-		el := c.lru.Back()
-		c.lru.Remove(el)
-		delete(c.m, el.Value.(*cached).off)
+	c.m[key] = c.l.PushFront(&cached[V]{key, v})
+	for c.l.Len() > c.max {
+		el := c.l.Back()
+		c.l.Remove(el)
+		delete(c.m, el.Value.(*cached[V]).key)
 	}
 }
 

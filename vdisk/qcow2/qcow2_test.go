@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -250,10 +251,36 @@ func TestUnallocated(t *testing.T) {
 	}
 	t.Run("empty", func(t *testing.T) {
 		img := filepath.Join(dir, "empty.qcow2")
-		vdisktest.Run(t, "create", "-q", "-f", "qcow2", img, "1G")
+		vdisktest.Run(t, "create", "-q", "-f", "qcow2", img, "8M")
 		d := check(t, img)
 		if a := d.Allocated(); len(a) != 0 {
 			t.Errorf("Allocated() = %v on an empty image", a)
+		}
+	})
+	t.Run("thin-1T", func(t *testing.T) {
+		// 1 TiB, 4 KiB written at 700 GiB: opened without reading much
+		img := filepath.Join(dir, "thin.qcow2")
+		vdisktest.Run(t, "create", "-q", "-f", "qcow2", img, "1T")
+		qemuIO(t, img, "write -P 0x61 700g 4k")
+		d, err := openImage(t, img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		want := []vdisk.Extent{{Off: 700 << 30, End: 700<<30 + 64<<10}} // one cluster
+		if got := d.Allocated(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("Allocated() = %v, want %v", got, want)
+		}
+		if got := vdisktest.Map(t, img, "qcow2"); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("qemu-img map = %v, want %v", got, want)
+		}
+		buf := make([]byte, 8192)
+		n, err := d.ReadAt(buf, 700<<30-4096)
+		if n != len(buf) || err != nil || buf[4095] != 0 || buf[4096] != 0x61 || buf[8191] != 0x61 {
+			t.Errorf("ReadAt around 700 GiB = %d, %v, bytes %x %x %x", n, err, buf[4095], buf[4096], buf[8191])
+		}
+		if n, err := d.ReadAt(buf, 1<<40-100); n != 100 || err != io.EOF {
+			t.Errorf("ReadAt at the end = %d, %v; want 100, EOF", n, err)
 		}
 	})
 }

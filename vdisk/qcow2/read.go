@@ -92,7 +92,7 @@ func (d *image) read(p []byte, g uint64) error {
 		case zero:
 			clear(p[pos : pos+m])
 		case compressed:
-			if err := d.readCompressed(p[pos:pos+m], e, in, t, l2Off, ci%d.l2n); err != nil {
+			if err := d.readCompressed(p[pos:pos+m], e, in, l2Off, ci%d.l2n); err != nil {
 				return err
 			}
 		default:
@@ -154,7 +154,7 @@ type decoder struct {
 }
 
 func (d *image) newDecoder() any {
-	return &decoder{out: make([]byte, d.csize)}
+	return &decoder{}
 }
 
 // readCompressed fills b with the bytes at in.. of the compressed cluster
@@ -162,13 +162,26 @@ func (d *image) newDecoder() any {
 // csize bytes from host (less at the end of the file), a raw deflate
 // stream (compression_type 0) or a zstd frame (1); decompression stops
 // after one cluster, and a stream that ends short of it is an error.
-func (d *image) readCompressed(b []byte, e entry, in uint64, t []uint64, l2Off, i uint64) error {
+//
+// A read of a whole cluster decompresses into b; a read of part of one
+// goes through the cache of decompressed clusters, so that reading a
+// 2 MiB cluster in small pieces decompresses it once.
+func (d *image) readCompressed(b []byte, e entry, in uint64, l2Off, i uint64) error {
+	if c, ok := d.clusters.get(e.host); ok {
+		copy(b, c[in:])
+		return nil
+	}
 	at := int64(l2Off + i*8)
 	if d.extL2 {
 		at = int64(l2Off + i*16)
 	}
 	dec := d.pool.Get().(*decoder)
 	defer d.pool.Put(dec)
+	whole := uint64(len(b)) == d.csize
+	out := b
+	if !whole {
+		out = make([]byte, d.csize) // kept by the cache
+	}
 	n := min(e.csize, uint64(d.fileSize)-e.host)
 	if uint64(cap(dec.in)) < n {
 		dec.in = make([]byte, n)
@@ -183,10 +196,10 @@ func (d *image) readCompressed(b []byte, e entry, in uint64, t []uint64, l2Off, 
 	if d.zstd {
 		frame, err := zstdFrame(src)
 		if err == nil {
-			var out []byte
-			out, err = d.zd.DecodeAll(frame, dec.out[:0])
-			if err == nil && len(out) != len(dec.out) {
-				err = fmt.Errorf("%d bytes, not one cluster", len(out))
+			var got []byte
+			got, err = d.zd.DecodeAll(frame, out[:0])
+			if err == nil && len(got) != len(out) {
+				err = fmt.Errorf("%d bytes, not one cluster", len(got))
 			}
 		}
 		if err != nil {
@@ -198,11 +211,14 @@ func (d *image) readCompressed(b []byte, e entry, in uint64, t []uint64, l2Off, 
 		} else if err := dec.fl.(flate.Resetter).Reset(&dec.br, nil); err != nil {
 			return err
 		}
-		if _, err := io.ReadFull(dec.fl, dec.out); err != nil {
+		if _, err := io.ReadFull(dec.fl, out); err != nil {
 			return &vdisk.FormatError{File: d.path, Off: at, Reason: "compressed cluster: decompressing deflate", Err: err}
 		}
 	}
-	copy(b, dec.out[in:])
+	if !whole {
+		copy(b, out[in:])
+		d.clusters.put(e.host, out)
+	}
 	return nil
 }
 
