@@ -101,7 +101,7 @@ func (o *Options) walker(paths []string) *source.Walker {
 	w := &source.Walker{Paths: paths, Follow: o.Follow, CountLinks: o.CountLinks, OneFileSystem: o.OneFileSystem,
 		SkipDirs: o.SkipDirs}
 	if o.Guest {
-		w.Guest = guest.Open
+		w.Guest, w.GuestParts = guest.Open, guest.Parts
 	}
 	return w
 }

@@ -38,13 +38,6 @@ type format struct {
 	open   func(f *os.File, path string, open vdisk.Opener) (vdisk.Disk, error)
 }
 
-// formats are tried in order; the first whose detect matches opens the
-// file. refused are container formats recognized only to refuse them.
-var formats []format
-
-// register adds a reader (called from the per-format files' init).
-func register(f format) { formats = append(formats, f) }
-
 // refusals are image formats recognized by content and refused: reading
 // them as raw would predict the container, not the guest.
 var refusals = []struct {

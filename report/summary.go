@@ -441,5 +441,8 @@ func skippedText(c analyzer.Counters) string {
 	if c.OtherFS > 0 {
 		t += ", " + plural(c.OtherFS, "directory") + " on other file systems (-x)"
 	}
+	if c.ImageParts > 0 {
+		t += ", " + plural(c.ImageParts, "image extent file") + " (read through its descriptor)"
+	}
 	return t + "; " + plural(c.Errors, "error")
 }

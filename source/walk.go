@@ -50,6 +50,12 @@ type Walker struct {
 	// importdisk) skip zeros, as cp --sparse=always does. Hard links and
 	// repeats are judged by the image file.
 	Guest func(f *os.File, path string) (vdisk.Disk, error)
+	// GuestParts, with Guest, is asked about the regular files of each
+	// directory (and the files named, per directory): it returns those
+	// that are parts of an image among them (the extent files of a VMDK
+	// descriptor), each mapped to that image's name. They are read
+	// through the image only, and counted in Counters.ImageParts.
+	GuestParts func(dir string, names []string) map[string]string
 }
 
 type devIno struct{ dev, ino uint64 }
@@ -64,6 +70,7 @@ type walk struct {
 	seen  map[devIno]struct{} // inodes yielded
 	dirs  map[devIno]struct{} // directories walked
 	skip  map[devIno]struct{} // Walker.SkipDirs
+	parts map[string]bool     // paths named that are parts of an image named (GuestParts)
 }
 
 // Walk walks w.Paths and yields every regular file, and every block device
@@ -91,6 +98,7 @@ func (w *Walker) Walk(ctx context.Context, yield func(*File), warn func(path str
 			s.warn(p, err)
 		}
 	}
+	s.namedParts(named)
 	for i, p := range w.Paths {
 		if ctx.Err() != nil {
 			break
@@ -104,9 +112,34 @@ func (w *Walker) Walk(ctx context.Context, yield func(*File), warn func(path str
 			s.enterDir(ctx, p, fi, statOf(fi).Dev)
 			continue
 		}
+		if s.parts[filepath.Clean(p)] {
+			s.c.ImageParts++
+			continue
+		}
 		s.visit(p, fi, true)
 	}
 	return s.c
+}
+
+// namedParts finds the files named that are parts of an image also named
+// (ddtsim --guest dir/*.vmdk names a descriptor and its extents).
+func (s *walk) namedParts(named []fs.FileInfo) {
+	if s.w.Guest == nil || s.w.GuestParts == nil {
+		return
+	}
+	byDir := map[string][]string{}
+	for i, p := range s.w.Paths {
+		if fi := named[i]; fi != nil && fi.Mode().IsRegular() {
+			c := filepath.Clean(p)
+			byDir[filepath.Dir(c)] = append(byDir[filepath.Dir(c)], filepath.Base(c))
+		}
+	}
+	s.parts = map[string]bool{}
+	for dir, names := range byDir {
+		for name := range s.w.GuestParts(dir, names) {
+			s.parts[filepath.Join(dir, name)] = true
+		}
+	}
 }
 
 func (s *walk) warn(path string, err error) {
@@ -146,9 +179,23 @@ func (s *walk) enterDir(ctx context.Context, path string, fi fs.FileInfo, rootDe
 		// ReadDir returns what it read before the error; go on with it.
 		s.warn(path, err)
 	}
+	var parts map[string]string
+	if s.w.Guest != nil && s.w.GuestParts != nil {
+		var names []string
+		for _, e := range entries {
+			if e.Type().IsRegular() {
+				names = append(names, e.Name())
+			}
+		}
+		parts = s.w.GuestParts(path, names)
+	}
 	for _, e := range entries {
 		if ctx.Err() != nil {
 			return
+		}
+		if _, ok := parts[e.Name()]; ok {
+			s.c.ImageParts++
+			continue
 		}
 		full := filepath.Join(path, e.Name())
 		var info fs.FileInfo

@@ -131,7 +131,7 @@ func Run(ctx context.Context, paths []string, opts Options) (*Result, error) {
 	}
 	w := &source.Walker{Paths: paths}
 	if opts.Guest {
-		w.Guest = guest.Open
+		w.Guest, w.GuestParts = guest.Open, guest.Parts
 	}
 	var src source.Source = w
 	walked := src.Walk(ctx, func(f *source.File) {
@@ -152,7 +152,7 @@ func Run(ctx context.Context, paths []string, opts Options) (*Result, error) {
 	wg.Wait()
 
 	res := &Result{Counters: Counters{Files: walked.Files, Dirs: walked.Dirs, LogicalBytes: walked.LogicalBytes,
-		Skipped: walked.Symlinks + walked.Special + walked.HardLinks + walked.RepeatedDirs + walked.RepeatedFiles + walked.OtherFS}}
+		Skipped: walked.Symlinks + walked.Special + walked.HardLinks + walked.RepeatedDirs + walked.RepeatedFiles + walked.OtherFS + walked.ImageParts}}
 	res.Counters.ReadBytes = uint64(s.read.Load())
 	res.Counters.HoleBytes = uint64(s.holeBytes.Load())
 	res.Counters.Errors = uint64(s.errors.Load())

@@ -187,3 +187,25 @@ func isDescriptorText(b []byte) bool {
 	}
 	return false
 }
+
+// ExtentFiles returns the files a descriptor file names as its extents
+// (FLAT, VMFS, SPARSE, VMFSSPARSE lines; ZERO extents name none), as the
+// descriptor writes them: relative to its directory unless absolute. ok is
+// false when text does not start like a descriptor or cannot be parsed.
+// A walk that meets both a descriptor and its extent files reads the
+// extents through the descriptor only (package guest).
+func ExtentFiles(text []byte) (files []string, ok bool) {
+	if !isDescriptorText(text) {
+		return nil, false
+	}
+	d, err := parseDescriptor(text[:min(len(text), maxDescriptor)])
+	if err != nil {
+		return nil, false
+	}
+	for _, e := range d.extents {
+		if e.file != "" {
+			files = append(files, e.file)
+		}
+	}
+	return files, true
+}

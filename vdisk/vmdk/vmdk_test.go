@@ -270,3 +270,17 @@ func TestQemuTwoGbSplit(t *testing.T) {
 		})
 	}
 }
+
+func TestExtentFiles(t *testing.T) {
+	desc := "# Disk DescriptorFile\nversion=1\nCID=fffffffe\nparentCID=ffffffff\ncreateType=\"twoGbMaxExtentFlat\"\n\n" +
+		"RW 4192256 FLAT \"disk-f001.vmdk\" 0\nRW 4192256 FLAT \"disk-f002.vmdk\" 0\nRW 128 ZERO\nRDONLY 64 SPARSE \"/abs/s.vmdk\"\n"
+	files, ok := ExtentFiles([]byte(desc))
+	if !ok || strings.Join(files, ",") != "disk-f001.vmdk,disk-f002.vmdk,/abs/s.vmdk" {
+		t.Errorf("ExtentFiles = %q, %v", files, ok)
+	}
+	for _, bad := range []string{"", "KDMV", "createType=\"monolithicFlat\"\nRW 1 FLAT \"a\"\n", "# Disk DescriptorFile\nRW x FLAT \"a\"\n"} {
+		if files, ok := ExtentFiles([]byte(bad)); ok {
+			t.Errorf("ExtentFiles(%q) = %q, true; want not a descriptor", bad, files)
+		}
+	}
+}

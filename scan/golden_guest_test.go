@@ -1,0 +1,126 @@
+package scan_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ddtsim/ddtsim/compress/zstd"
+	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/vdisk/vdisktest"
+)
+
+// guestImages converts every file of the zvol cases' input into an image
+// of each format (qemu-img convert, which leaves zero runs unallocated),
+// one directory per format.
+func guestImages(t *testing.T, vols string) map[string]string {
+	t.Helper()
+	formats := map[string][]string{
+		"qcow2-v3-compressed-zstd": {"-c", "-O", "qcow2", "-o", "compression_type=zstd"},
+		"qcow2-v2-compressed-zlib": {"-c", "-O", "qcow2", "-o", "compat=0.10"},
+		"qcow2-subclusters":        {"-O", "qcow2", "-o", "extended_l2=on,cluster_size=128k"},
+		"vmdk-streamoptimized":     {"-O", "vmdk", "-o", "subformat=streamOptimized"},
+		"vmdk-monolithicsparse":    {"-O", "vmdk"},
+		"vhdx-dynamic":             {"-O", "vhdx", "-o", "block_size=1M"},
+		"vhd-dynamic":              {"-O", "vpc", "-o", "force_size=on"},
+	}
+	names, err := os.ReadDir(vols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := map[string]string{}
+	root := t.TempDir()
+	for f, args := range formats {
+		dir := filepath.Join(root, f)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			a := append([]string{"convert", "-f", "raw"}, args...)
+			vdisktest.Run(t, append(a, filepath.Join(vols, n.Name()), filepath.Join(dir, n.Name()+".img"))...)
+		}
+		dirs[f] = dir
+	}
+	return dirs
+}
+
+// TestGoldenZvolGuest converts the zvol cases' input files into qcow2
+// (v2, v3, zlib and zstd compressed clusters, subclusters), VMDK
+// (streamOptimized, monolithicSparse), VHDX and VHD images, scans them
+// with --guest as the golden cases wrote the raw files (dd to one volume
+// each: --sparse never) and compares with what real zdb -S printed, byte
+// for byte: the guests' disks are the files, whatever holds them.
+func TestGoldenZvolGuest(t *testing.T) {
+	cases, inputs := golden.ForZvolTest(t)
+	vdisktest.QemuImg(t)
+	dirs := guestImages(t, inputs[0])
+	for _, c := range cases {
+		if _, approx := zvolApprox[c.Name]; approx && zstd.LibraryVersion == 0 {
+			continue // an approximation in this build (TestGoldenZvol)
+		}
+		want, err := c.ZdbS()
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := model.Text{Release: c.Release, Vdevs: []string{c.Vdevs}, Ashift: itoa(c.Ashift), Sparse: c.Sparse, Guest: true}
+		for _, k := range []string{"compression", "dedup", "copies"} {
+			if v, ok := c.Props[k]; ok {
+				text.Properties = append(text.Properties, k+"="+v)
+			}
+		}
+		if c.Zvol == "default" {
+			text.Zvol = true
+		} else {
+			text.VolBlockSize = c.Zvol
+		}
+		set, err := model.Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for f, dir := range dirs {
+			t.Run(c.Name+"/"+f, func(t *testing.T) {
+				res, err := scan.Run(context.Background(), set, []string{dir}, scan.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer res.Close()
+				if len(res.Problems) > 0 {
+					t.Fatalf("problems: %+v", res.Problems)
+				}
+				if res.Scan.Counters.Files != 18 {
+					t.Errorf("%d files, want 18", res.Scan.Counters.Files)
+				}
+				rep, err := res.Report(0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep.Zdb != want {
+					t.Errorf("differs from real zdb -S (-real +ddtsim):\n%s",
+						cmp.Diff(strings.Split(want, "\n"), strings.Split(rep.Zdb, "\n")))
+				}
+				if c.Props["compression"] != "off" || f != "qcow2-v3-compressed-zstd" {
+					return
+				}
+				// dd writes the zeros, and compression=off stores them;
+				// qemu-img convert (--sparse auto with --guest) skips them.
+				auto := set
+				auto.Sparse = model.SparseAuto
+				res2, err := scan.Run(context.Background(), auto, []string{dir}, scan.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer res2.Close()
+				dd, qemu := res.Scan.Counters, res2.Scan.Counters
+				if dd.ZeroBlocks == 0 || qemu.ZeroBlocks != 0 || qemu.Holes != dd.Holes+dd.ZeroBlocks || qemu.Stored != dd.Stored-dd.ZeroBlocks {
+					t.Errorf("dd: %d zero blocks stored, %d holes; qemu-img convert: %d, %d", dd.ZeroBlocks, dd.Holes, qemu.ZeroBlocks, qemu.Holes)
+				}
+			})
+		}
+	}
+}
