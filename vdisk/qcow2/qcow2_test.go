@@ -390,3 +390,16 @@ func wantErr(t *testing.T, err error, file string, unsupported bool, contains st
 		t.Errorf("error %q does not say %q", err, contains)
 	}
 }
+
+// TestSnapshot: an internal snapshot shares L2 tables and clusters with
+// the active L1 table, which alone is the disk.
+func TestSnapshot(t *testing.T) {
+	vdisktest.QemuImg(t)
+	dir := t.TempDir()
+	src := source(t, dir, mib, 6)
+	img := filepath.Join(dir, "snap.qcow2")
+	vdisktest.Run(t, "convert", "-O", "qcow2", "-o", "cluster_size=4k", src, img)
+	vdisktest.Run(t, "snapshot", "-c", "s1", img)
+	qemuIO(t, img, "write -P 0x71 0 12k", "write -z 64k 64k", "discard 512k 128k")
+	check(t, img)
+}
