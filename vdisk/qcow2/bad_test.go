@@ -192,7 +192,7 @@ func TestBadImages(t *testing.T) {
 		}
 		defer f.Close()
 		_, err = Open(f, top, nil)
-		if err == nil || !contains(err.Error(), top) || !contains(err.Error(), "gone.qcow2") || !contains(err.Error(), "Opener") {
+		if err == nil || !strings.Contains(err.Error(), top) || !strings.Contains(err.Error(), "gone.qcow2") || !strings.Contains(err.Error(), "Opener") {
 			t.Errorf("Open with a nil Opener: %v", err)
 		}
 	})
@@ -220,5 +220,3 @@ func TestBadImages(t *testing.T) {
 		wantErr(t, err, a, false, "deeper than 8")
 	})
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }

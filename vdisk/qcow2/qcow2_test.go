@@ -327,45 +327,50 @@ func TestChain(t *testing.T) {
 	t.Run("v2", func(t *testing.T) { check(t, v2) })
 }
 
-// TestConcurrent reads one compressed image from several goroutines and
-// compares with a sequential read.
+// TestConcurrent reads compressed images from several goroutines (reads
+// of parts of clusters, so through the cluster cache) and compares with
+// the source.
 func TestConcurrent(t *testing.T) {
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	src := source(t, dir, 2*mib, 5)
-	img := filepath.Join(dir, "c.qcow2")
-	vdisktest.Run(t, "convert", "-c", "-O", "qcow2", "-o", "cluster_size=4k", src, img)
-	d, err := openImage(t, img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
 	want, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs := make(chan error, 4)
-	for g := range 4 {
-		go func() {
-			buf := make([]byte, 12345)
-			for off := g * 777; off < len(want); off += len(buf) * 3 {
-				n, err := d.ReadAt(buf, int64(off))
-				if err != nil && n != min(len(buf), len(want)-off) {
-					errs <- err
-					return
-				}
-				if !bytes.Equal(buf[:n], want[off:off+n]) {
-					errs <- fmt.Errorf("goroutine %d: bytes differ at %d", g, off)
-					return
+	for _, opts := range []string{"cluster_size=4k", "cluster_size=1M,compression_type=zstd"} {
+		t.Run(opts, func(t *testing.T) {
+			img := filepath.Join(dir, "c.qcow2")
+			vdisktest.Run(t, "convert", "-c", "-O", "qcow2", "-o", opts, src, img)
+			d, err := openImage(t, img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			errs := make(chan error, 4)
+			for g := range 4 {
+				go func() {
+					buf := make([]byte, 12345)
+					for off := g * 777; off < len(want); off += len(buf) * 3 {
+						n, err := d.ReadAt(buf, int64(off))
+						if err != nil && n != min(len(buf), len(want)-off) {
+							errs <- err
+							return
+						}
+						if !bytes.Equal(buf[:n], want[off:off+n]) {
+							errs <- fmt.Errorf("goroutine %d: bytes differ at %d", g, off)
+							return
+						}
+					}
+					errs <- nil
+				}()
+			}
+			for range 4 {
+				if err := <-errs; err != nil {
+					t.Error(err)
 				}
 			}
-			errs <- nil
-		}()
-	}
-	for range 4 {
-		if err := <-errs; err != nil {
-			t.Error(err)
-		}
+		})
 	}
 }
 
@@ -389,4 +394,17 @@ func wantErr(t *testing.T, err error, file string, unsupported bool, contains st
 	if !strings.Contains(err.Error(), contains) {
 		t.Errorf("error %q does not say %q", err, contains)
 	}
+}
+
+// TestSnapshot: an internal snapshot shares L2 tables and clusters with
+// the active L1 table, which alone is the disk.
+func TestSnapshot(t *testing.T) {
+	vdisktest.QemuImg(t)
+	dir := t.TempDir()
+	src := source(t, dir, mib, 6)
+	img := filepath.Join(dir, "snap.qcow2")
+	vdisktest.Run(t, "convert", "-O", "qcow2", "-o", "cluster_size=4k", src, img)
+	vdisktest.Run(t, "snapshot", "-c", "s1", img)
+	qemuIO(t, img, "write -P 0x71 0 12k", "write -z 64k 64k", "discard 512k 128k")
+	check(t, img)
 }
