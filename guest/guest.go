@@ -94,20 +94,25 @@ func readEnds(f io.ReaderAt, size int64) (head, tail []byte, err error) {
 // format detected by content, up to MaxChain deep; a loop, a missing or
 // unreadable backing file is an error naming it and the image.
 func Open(f *os.File, path string) (vdisk.Disk, error) {
-	fi, err := f.Stat()
+	size, err := fileSize(f)
 	if err != nil {
 		return nil, err
-	}
-	size := fi.Size()
-	if !fi.Mode().IsRegular() {
-		// A block device: its size is where it ends.
-		if size, err = f.Seek(0, io.SeekEnd); err != nil {
-			return nil, err
-		}
 	}
 	c := &chain{top: path, seen: map[[2]uint64]bool{}}
 	c.see(f)
 	return c.openFile(f, size, path)
+}
+
+// fileSize is the size of a regular file, or where a block device ends.
+func fileSize(f *os.File) (int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if fi.Mode().IsRegular() {
+		return fi.Size(), nil
+	}
+	return f.Seek(0, io.SeekEnd)
 }
 
 // chain opens the images of one backing chain.
@@ -154,23 +159,31 @@ func (c *chain) open(dir, name string) (vdisk.Disk, error) {
 	if c.depth >= MaxChain {
 		return nil, fmt.Errorf("%s: backing chain deeper than %d images at %s", c.top, MaxChain, p)
 	}
-	f, err := os.Open(p)
+	// Non-blocking, and only regular files and block devices: a
+	// hostile name such as a FIFO or /dev/zero must not hang the scan or
+	// read for ever.
+	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("backing file %s: missing (%w)", p, err)
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is said once, here
 		}
-		return nil, fmt.Errorf("backing file %s: %w", p, err)
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if fi, err := f.Stat(); err != nil || !(fi.Mode().IsRegular() || fi.Mode()&os.ModeDevice != 0 && fi.Mode()&os.ModeCharDevice == 0) {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a regular file or a block device", p)
 	}
 	if c.see(f) {
 		f.Close()
 		return nil, fmt.Errorf("%s: backing chain loops: %s is already in it", c.top, p)
 	}
-	fi, err := f.Stat()
+	size, err := fileSize(f)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	d, err := c.openFile(f, fi.Size(), p)
+	d, err := c.openFile(f, size, p)
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -317,13 +317,18 @@ func problemOf(path string, err error) source.Problem {
 }
 
 // Reason is the message of a per-path error without the path, which the
-// caller prints already (an *os.PathError naming path gives "op: error").
+// caller prints already (an *os.PathError naming path gives "op: error";
+// an image reader's error starting "path: " loses that prefix).
 func Reason(path string, err error) string {
 	var pe *os.PathError
 	if errors.As(err, &pe) && pe.Path == path {
 		return pe.Op + ": " + pe.Err.Error()
 	}
-	return err.Error()
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, path+": "); ok && rest != "" {
+		return rest
+	}
+	return msg
 }
 
 // resumed completes a resumed scan's problems with what the saved part

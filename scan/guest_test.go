@@ -1,0 +1,178 @@
+package scan_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ddtsim/ddtsim/internal/testkit"
+	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/vdisk/vdisktest"
+	"golang.org/x/sys/unix"
+)
+
+func guestSettings(t *testing.T, extra ...string) model.Settings {
+	t.Helper()
+	set, err := model.Parse(model.Text{Guest: true, VolBlockSize: "64K", Properties: append([]string{"compression=off", "dedup=on"}, extra...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func runGuest(t *testing.T, set model.Settings, opts scan.Options, paths ...string) *scan.Result {
+	t.Helper()
+	res, err := scan.Run(context.Background(), set, paths, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Close() })
+	return res
+}
+
+// A thin image reads nothing: its unallocated terabyte is holes.
+func TestGuestThinImages(t *testing.T) {
+	vdisktest.QemuImg(t)
+	dir := t.TempDir()
+	for _, f := range []string{"qcow2", "vmdk", "vhdx"} {
+		vdisktest.Run(t, "create", "-q", "-f", f, filepath.Join(dir, "thin."+f), "1T")
+	}
+	vdisktest.Run(t, "create", "-q", "-f", "vpc", "-o", "force_size=on", filepath.Join(dir, "thin.vhd"), "1T")
+	set, err := model.Parse(model.Text{Guest: true, Zvol: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runGuest(t, set, scan.Options{}, dir)
+	c := res.Scan.Counters
+	const records = 4 << 40 / (16 << 10) // four 1 TiB disks of 16K blocks
+	if c.Files != 4 || c.ReadBytes != 0 || c.Records != records || c.Holes != records || c.Stored != 0 || c.LogicalBytes != 4<<40 {
+		t.Errorf("four empty 1 TiB images: %+v", c)
+	}
+}
+
+// Clones of one base image share its blocks: --by file shows which.
+func TestGuestClonesByFile(t *testing.T) {
+	vdisktest.QemuImg(t)
+	dir := t.TempDir()
+	base := testkit.Rand(1, 4<<20)
+	raw := filepath.Join(t.TempDir(), "raw")
+	testkit.Write(t, raw, base)
+	vdisktest.Run(t, "convert", "-q", "-f", "raw", "-O", "qcow2", raw, filepath.Join(dir, "base.qcow2"))
+	for i, name := range []string{"vm1.qcow2", "vm2.qcow2"} {
+		// Each clone rewrites its own MiB (the second, the third) and
+		// keeps the base's other three, in a qcow2 over base.qcow2
+		// holding only what differs.
+		guest := append([]byte(nil), base...)
+		copy(guest[(i+1)<<20:], testkit.Rand(int64(10+i), 1<<20))
+		testkit.Write(t, raw, guest)
+		vdisktest.Run(t, "convert", "-q", "-f", "raw", "-O", "qcow2", "-B", "base.qcow2", "-F", "qcow2", raw, filepath.Join(dir, name))
+	}
+	res := runGuest(t, guestSettings(t), scan.Options{By: "file"}, filepath.Join(dir, "vm1.qcow2"), filepath.Join(dir, "vm2.qcow2"))
+	if len(res.Problems) > 0 {
+		t.Fatalf("problems: %+v", res.Problems)
+	}
+	g := res.Breakdown.Groups
+	if len(g) != 2 || !strings.HasSuffix(g[0].Name, "vm1.qcow2") || !strings.HasSuffix(g[1].Name, "vm2.qcow2") {
+		t.Fatalf("groups %+v", g)
+	}
+	// 64 blocks of 64K each: the first and last MiB of the base are in
+	// both (32 blocks shared), the rest is the clone's own MiB and the
+	// base's MiB the other clone rewrote (32 only here).
+	for _, x := range g {
+		if x.Referenced.Blocks != 64 || x.Shared.Blocks != 32 || x.Unique.Blocks != 32 {
+			t.Errorf("%s: referenced %d blocks, shared %d, only here %d; want 64, 32, 32", x.Name, x.Referenced.Blocks, x.Shared.Blocks, x.Unique.Blocks)
+		}
+	}
+	if tot := res.Scan.Histogram.Total(); tot.Allocated.Blocks != 96 || tot.Referenced.Blocks != 128 {
+		t.Errorf("table: %d unique blocks of %d; want 96 of 128", tot.Allocated.Blocks, tot.Referenced.Blocks)
+	}
+}
+
+// A VMDK descriptor and its extent files, met in a directory or named
+// together (a shell glob of *.vmdk), make one disk: the extents are read
+// through the descriptor only. Without --guest they are three files.
+func TestGuestVMDKExtentsOnce(t *testing.T) {
+	vdisktest.QemuImg(t)
+	dir := t.TempDir()
+	raw := filepath.Join(t.TempDir(), "raw")
+	testkit.Write(t, raw, testkit.Rand(3, 3<<20))
+	vdisktest.Run(t, "convert", "-q", "-f", "raw", "-O", "vmdk", "-o", "subformat=monolithicFlat", raw, filepath.Join(dir, "disk.vmdk"))
+	testkit.Write(t, filepath.Join(dir, "other.raw"), testkit.Rand(4, 1<<20))
+	named, err := filepath.Glob(filepath.Join(dir, "*"))
+	if err != nil || len(named) != 3 {
+		t.Fatalf("%q, %v: want disk.vmdk, disk-flat.vmdk and other.raw", named, err)
+	}
+	for _, paths := range [][]string{{dir}, named} {
+		res := runGuest(t, guestSettings(t), scan.Options{}, paths...)
+		c := res.Scan.Counters
+		if c.Files != 2 || c.ImageParts != 1 || c.LogicalBytes != 4<<20 || res.Scan.Histogram.Total().Referenced.Blocks != 64 {
+			t.Errorf("%q: %d files, %d extent files, %d bytes, %d blocks; want 2, 1, 4 MiB, 64", paths, c.Files, c.ImageParts, c.LogicalBytes, res.Scan.Histogram.Total().Referenced.Blocks)
+		}
+	}
+	set := guestSettings(t)
+	set.Guest = false
+	if c := runGuest(t, set, scan.Options{}, dir).Scan.Counters; c.Files != 3 || c.ImageParts != 0 {
+		t.Errorf("without --guest: %d files, %d extent files; want 3, 0", c.Files, c.ImageParts)
+	}
+}
+
+// Images that cannot be read are problems naming the image and the
+// reason; the other files are scanned.
+func TestGuestBadImages(t *testing.T) {
+	vdisktest.QemuImg(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.raw")
+	testkit.Write(t, good, testkit.Rand(5, 1<<20))
+	vdisktest.Run(t, "create", "-q", "-f", "qcow2", filepath.Join(dir, "gone.qcow2"), "1M")
+	vdisktest.Run(t, "create", "-q", "-f", "qcow2", "-b", "gone.qcow2", "-F", "qcow2", filepath.Join(dir, "orphan.qcow2"))
+	if err := os.Remove(filepath.Join(dir, "gone.qcow2")); err != nil {
+		t.Fatal(err)
+	}
+	// a ← b, then a rebased onto b: a loop.
+	vdisktest.Run(t, "create", "-q", "-f", "qcow2", filepath.Join(dir, "loop-a.qcow2"), "1M")
+	vdisktest.Run(t, "create", "-q", "-f", "qcow2", "-b", "loop-a.qcow2", "-F", "qcow2", filepath.Join(dir, "loop-b.qcow2"))
+	vdisktest.Run(t, "rebase", "-q", "-u", "-b", "loop-b.qcow2", "-F", "qcow2", filepath.Join(dir, "loop-a.qcow2"))
+	// A backing file that is a FIFO must not hang the scan.
+	if err := unix.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vdisktest.Run(t, "create", "-q", "-f", "qcow2", "-u", "-b", "fifo", "-F", "raw", filepath.Join(dir, "on-fifo.qcow2"), "1M")
+	testkit.Write(t, filepath.Join(dir, "disk.vdi"), append([]byte("<<< Oracle VM VirtualBox Disk Image >>>\n"), make([]byte, 8192)...))
+	trunc, err := os.ReadFile(filepath.Join(dir, "orphan.qcow2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Write(t, filepath.Join(dir, "truncated.qcow2"), trunc[:100])
+
+	res := runGuest(t, guestSettings(t), scan.Options{}, dir)
+	want := map[string]string{
+		"orphan.qcow2":    "gone.qcow2: no such file or directory",
+		"loop-a.qcow2":    "loops",
+		"loop-b.qcow2":    "loops",
+		"on-fifo.qcow2":   "not a regular file or a block device",
+		"disk.vdi":        "VirtualBox VDI",
+		"truncated.qcow2": "at byte 0: truncated",
+	}
+	got := map[string]string{}
+	for _, p := range res.Problems {
+		got[filepath.Base(p.Path)] = p.Reason
+		if p.Kind != "error" {
+			t.Errorf("%s: kind %q", p.Path, p.Kind)
+		}
+	}
+	for name, frag := range want {
+		if !strings.Contains(got[name], frag) {
+			t.Errorf("%s: problem %q, want one saying %q", name, got[name], frag)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("problems %q, want %d", got, len(want))
+	}
+	c := res.Scan.Counters
+	if c.Errors != uint64(len(want)) || res.Scan.Histogram.Total().Referenced.Blocks != 16 {
+		t.Errorf("%d errors, %d blocks; want %d errors and good.raw's 16 blocks", c.Errors, res.Scan.Histogram.Total().Referenced.Blocks, len(want))
+	}
+}
