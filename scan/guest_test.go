@@ -2,14 +2,17 @@ package scan_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/scanfile"
 	"github.com/ddtsim/ddtsim/vdisk/vdisktest"
 	"golang.org/x/sys/unix"
 )
@@ -174,5 +177,61 @@ func TestGuestBadImages(t *testing.T) {
 	c := res.Scan.Counters
 	if c.Errors != uint64(len(want)) || res.Scan.Histogram.Total().Referenced.Blocks != 16 {
 		t.Errorf("%d errors, %d blocks; want %d errors and good.raw's 16 blocks", c.Errors, res.Scan.Histogram.Total().Referenced.Blocks, len(want))
+	}
+}
+
+// A guest scan interrupted half way and resumed gives the uninterrupted
+// scan's table, byte for byte; the saved scan says it read guests' disks.
+func TestGuestSaveResume(t *testing.T) {
+	vdisktest.QemuImg(t)
+	dir := t.TempDir()
+	raw := filepath.Join(t.TempDir(), "raw")
+	for i, f := range []string{"a.qcow2", "b.vmdk", "c.vhdx"} {
+		data := testkit.Rand(int64(20+i%2), 6<<20) // a and c alike
+		copy(data[1<<20:], make([]byte, 1<<20))    // a zero MiB
+		testkit.Write(t, raw, data)
+		args := map[string][]string{"a.qcow2": {"-c", "-O", "qcow2"}, "b.vmdk": {"-O", "vmdk", "-o", "subformat=streamOptimized"}, "c.vhdx": {"-O", "vhdx"}}[f]
+		vdisktest.Run(t, append(append([]string{"convert", "-q", "-f", "raw"}, args...), raw, filepath.Join(dir, f))...)
+	}
+	set := guestSettings(t)
+	set.Compression = "lz4"
+	whole := runGuest(t, set, scan.Options{Jobs: 1}, dir)
+	want, err := whole.Report(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	save := filepath.Join(t.TempDir(), "scan.ddts")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	part, err := scan.Run(ctx, set, []string{dir}, scan.Options{Jobs: 1, Save: save, Done: func(f analyzer.FileInfo, first, end uint64) {
+		if filepath.Base(f.Path) == "b.vmdk" {
+			cancel() // in the second image
+		}
+	}})
+	if !errors.Is(err, context.Canceled) || !part.Partial {
+		t.Fatalf("interrupted scan: %v", err)
+	}
+	part.Close()
+	sc, err := scanfile.Read(save, scanfile.DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sc.Model.Guest || sc.Complete {
+		t.Errorf("saved: guest %v, complete %v; want true, false", sc.Model.Guest, sc.Complete)
+	}
+	again, err := scan.Resumable(sc, save)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Guest {
+		t.Error("the resumed settings lost --guest")
+	}
+	res := runGuest(t, again, scan.Options{Save: save, Resume: sc}, dir)
+	got, err := res.Report(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Zdb != want.Zdb || got.Counters.Files != 3 || got.Counters.ReadBytes != want.Counters.ReadBytes {
+		t.Errorf("resumed:\n%s\nuninterrupted:\n%s\ncounters %+v", got.Zdb, want.Zdb, got.Counters)
 	}
 }
