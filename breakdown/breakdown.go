@@ -537,7 +537,7 @@ func (a *Accumulator) basis() string {
 	case ByExt:
 		return "file name extension (lower-cased)"
 	case ByFile:
-		return "file (with --guest: each image's guest disk)"
+		return "file"
 	}
 	if a.oneDir {
 		return "subdirectory of " + escape.Path(a.args[0]) + " (the files directly in it form one row)"

@@ -289,7 +289,7 @@ footer{margin-top:28px;color:#7a8291;font-size:12px}
 <body>
 <main>
 <h1>ddtsim: simulated ZFS dedup table</h1>
-<p class="model">{{.Title}} &middot; OpenZFS {{.Release}}, recordsize={{index .Properties "recordsize"}}, compression={{index .Properties "compression"}}, copies={{index .Properties "copies"}}, dedup={{index .Properties "dedup"}}, {{.Pool.Vdev}} (ashift {{.Pool.Ashift}}), sparse={{.Sparse}}</p>
+<p class="model">{{.Title}} &middot; OpenZFS {{.Release}}, recordsize={{index .Properties "recordsize"}}, compression={{index .Properties "compression"}}, copies={{index .Properties "copies"}}, dedup={{index .Properties "dedup"}}, {{.Pool.Vdev}} (ashift {{.Pool.Ashift}}), sparse={{.Sparse}}{{if .Guest}}, images read as guest disks (--guest){{end}}</p>
 {{with .Decision}}<p class="decision{{if .WorthIt}} good{{end}}">{{.Text}}</p>{{end}}
 {{if .Partial}}<p class="partial">The scan was interrupted: the figures cover only what was read.{{if .WalkUnfinished}} The files and file data counted are those found so far: the walk had not finished.{{else if .WalkFinished}} The walk had finished: the files and file data counted are all of them.{{end}}</p>{{end}}
 {{if .SampleNote}}<p class="partial">{{.SampleNote}}</p>{{end}}

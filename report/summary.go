@@ -24,6 +24,9 @@ type Scan struct {
 	Properties map[string]string   `json:"properties"`    // dataset properties as zfs get would show them
 	Pool       Pool                `json:"pool"`
 	Sparse     string              `json:"sparse"`
+	// Guest: virtual-disk images were read as their guests' disks
+	// (--guest; model.Settings.Guest).
+	Guest bool `json:"guest"`
 	Paths      []string            `json:"paths"`            // as given; bytes that are not UTF-8 appear as \xNN (see escape.Path)
 	Partial    bool                `json:"partial"`          // the scan was interrupted
 	Problems   []source.Problem    `json:"problems"`         // every path that could not be read, or changed while read
@@ -187,9 +190,9 @@ func (s *Scan) WriteText(w io.Writer) error {
 	if s.Decision != nil {
 		pr("%s\n", s.Decision.Text)
 	}
-	pr("Summary: OpenZFS %s, %s, compression=%s, copies=%s, dedup=%s, %s (ashift %d), sparse=%s\n",
+	pr("Summary: OpenZFS %s, %s, compression=%s, copies=%s, dedup=%s, %s (ashift %d), sparse=%s%s\n",
 		s.Release, s.BlockSizeProperty(), s.Properties["compression"], s.Properties["copies"],
-		s.Properties["dedup"], s.Pool.Vdev, s.Pool.Ashift, s.Sparse)
+		s.Properties["dedup"], s.Pool.Vdev, s.Pool.Ashift, s.Sparse, s.guestText())
 	if s.Partial {
 		pr("  PARTIAL: the scan was interrupted; the figures cover only what was read\n")
 	}
@@ -421,6 +424,15 @@ func (s *Scan) writeSample(pr func(string, ...any)) {
 	pr("  compress     %s\n", iv(e.Compress))
 	pr("  combined     %s\n", iv(e.Combined))
 	pr("  DDT entries  %.0f (95%%: %.0f to %.0f)\n", e.Entries.Value, e.Entries.Low, e.Entries.High)
+}
+
+// guestText says, after the sparse mode, that images were read as their
+// guests' disks.
+func (s *Scan) guestText() string {
+	if s.Guest {
+		return ", images read as guest disks (--guest)"
+	}
+	return ""
 }
 
 // filesText counts the files read: regular files, and the block devices

@@ -11,6 +11,7 @@ import (
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/scanfile"
 	"github.com/ddtsim/ddtsim/vdisk/vdisktest"
@@ -231,7 +232,19 @@ func TestGuestSaveResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !got.Guest || !strings.Contains(textOf(t, got), ", images read as guest disks (--guest)\n") {
+		t.Error("the resumed report does not say it read guest disks")
+	}
 	if got.Zdb != want.Zdb || got.Counters.Files != 3 || got.Counters.ReadBytes != want.Counters.ReadBytes {
 		t.Errorf("resumed:\n%s\nuninterrupted:\n%s\ncounters %+v", got.Zdb, want.Zdb, got.Counters)
 	}
+}
+
+func textOf(t *testing.T, rep *report.Scan) string {
+	t.Helper()
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

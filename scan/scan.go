@@ -449,6 +449,7 @@ func (res *Result) Report(ram uint64) (*report.Scan, error) {
 	if err != nil {
 		return nil, err
 	}
+	rep.Guest = set.Guest
 	rep.Partial = res.Partial
 	if res.Partial && res.walkKnown {
 		done := res.Scan.WalkDone

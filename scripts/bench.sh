@@ -151,6 +151,48 @@ if ((have_lz4)); then
 	measure "lz4 -1 (1 thread, cat | lz4)" "find \"\$D\" -type f -print0 | xargs -0 cat | lz4 -1 $lz4_threads -c >/dev/null"
 fi
 
+# --- guest disks (--guest) ----------------------------------------------------
+# The data set's VM-like images as qcow2 (plain, zlib- and zstd-compressed
+# clusters), streamOptimized VMDK and VHDX, each scanned as the guests'
+# disks onto volumes; the raw images are the baseline. Then an empty 1 TiB
+# thin qcow2. Needs qemu-img (Debian: qemu-utils).
+guest_rows=()
+if ensure_pkg qemu-img qemu-utils; then
+	export G="$tmp/guest"
+	mkdir -p "$G"
+	for f in qcow2 qcow2-zlib qcow2-zstd vmdk-stream vhdx; do
+		mkdir "$G/$f"
+		for r in "$D"/images/*.raw; do
+			out="$G/$f/$(basename "$r" .raw)"
+			case $f in
+			qcow2) qemu-img convert -q -f raw -O qcow2 "$r" "$out.qcow2" ;;
+			qcow2-zlib) qemu-img convert -q -c -f raw -O qcow2 "$r" "$out.qcow2" ;;
+			qcow2-zstd) qemu-img convert -q -c -f raw -O qcow2 -o compression_type=zstd "$r" "$out.qcow2" ;;
+			vmdk-stream) qemu-img convert -q -f raw -O vmdk -o subformat=streamOptimized "$r" "$out.vmdk" ;;
+			vhdx) qemu-img convert -q -f raw -O vhdx "$r" "$out.vhdx" ;;
+			esac
+		done
+	done
+	qemu-img create -q -f qcow2 "$G/thin-1T.qcow2" 1T
+	cat "$G"/*/* >/dev/null
+	all_rows=("${rows[@]}")
+	all_bytes=$bytes
+	rows=()
+	bytes=$(find "$D/images" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%d", s }')
+	measure "raw images, --zvol" '"$B" --zdb --zvol "$D/images" >/dev/null'
+	for f in qcow2 qcow2-zlib qcow2-zstd vmdk-stream vhdx; do
+		measure "$f, --guest --zvol" "\"\$B\" --zdb --guest --zvol \"\$G/$f\" >/dev/null"
+	done
+	guest_bytes=$bytes
+	bytes=$((1 << 40)) # its MB/s: of the guest's terabyte (all holes)
+	measure "empty 1 TiB thin qcow2, --guest --zvol" '"$B" --zdb --guest --zvol "$G/thin-1T.qcow2" >/dev/null'
+	guest_rows=("${rows[@]}")
+	rows=("${all_rows[@]}")
+	bytes=$all_bytes
+else
+	echo "bench: qemu-img is not available; skipping the guest-disk rows" >&2
+fi
+
 # --- report -----------------------------------------------------------------
 
 echo
@@ -158,3 +200,9 @@ echo "data: $(awk -v n="$bytes" 'BEGIN { printf "%.1f MiB", n / 1048576 }') ($by
 echo "host: $cpus CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; median of $runs runs"
 printf '%-38s %8s %8s %9s\n' "tool" "wall s" "MB/s" "RSS MiB"
 printf '%s\n' "${rows[@]}"
+if ((${#guest_rows[@]})); then
+	echo
+	echo "guest disks: the data set's VM-like images, $(awk -v n="$guest_bytes" 'BEGIN { printf "%.1f MiB", n / 1048576 }') of guest data, in each format (MB/s of guest bytes)"
+	printf '%-38s %8s %8s %9s\n' "images" "wall s" "MB/s" "RSS MiB"
+	printf '%s\n' "${guest_rows[@]}"
+fi
