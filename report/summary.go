@@ -19,24 +19,24 @@ import (
 // histogram and the counters. It is also the JSON document of `ddtsim
 // --json` (all sizes in bytes, exact integers).
 type Scan struct {
-	Release    string              `json:"release"`       // the OpenZFS release modelled, e.g. "2.1.16"
-	Rules      string              `json:"release_rules"` // the row of the release table applied, e.g. "2.1"
-	Properties map[string]string   `json:"properties"`    // dataset properties as zfs get would show them
-	Pool       Pool                `json:"pool"`
-	Sparse     string              `json:"sparse"`
+	Release    string            `json:"release"`       // the OpenZFS release modelled, e.g. "2.1.16"
+	Rules      string            `json:"release_rules"` // the row of the release table applied, e.g. "2.1"
+	Properties map[string]string `json:"properties"`    // dataset properties as zfs get would show them
+	Pool       Pool              `json:"pool"`
+	Sparse     string            `json:"sparse"`
 	// Guest: virtual-disk images were read as their guests' disks
 	// (--guest; model.Settings.Guest).
-	Guest bool `json:"guest"`
-	Paths      []string            `json:"paths"`            // as given; bytes that are not UTF-8 appear as \xNN (see escape.Path)
-	Partial    bool                `json:"partial"`          // the scan was interrupted
-	Problems   []source.Problem    `json:"problems"`         // every path that could not be read, or changed while read
-	Sample     *ddt.SampleEstimate `json:"sample,omitempty"` // set by a sampled scan: the figures above are estimates
-	Histogram  []Row               `json:"histogram"`
-	Total      ddt.Bucket          `json:"total"`
-	Ratios     *ddt.Ratios         `json:"ratios"` // null when no block is stored
-	Raw        RawCapacity         `json:"raw_capacity"`
-	Counters   analyzer.Counters   `json:"counters"`
-	Zdb        string              `json:"zdb_S"` // the zdb -S text
+	Guest     bool                `json:"guest"`
+	Paths     []string            `json:"paths"`            // as given; bytes that are not UTF-8 appear as \xNN (see escape.Path)
+	Partial   bool                `json:"partial"`          // the scan was interrupted
+	Problems  []source.Problem    `json:"problems"`         // every path that could not be read, or changed while read
+	Sample    *ddt.SampleEstimate `json:"sample,omitempty"` // set by a sampled scan: the figures above are estimates
+	Histogram []Row               `json:"histogram"`
+	Total     ddt.Bucket          `json:"total"`
+	Ratios    *ddt.Ratios         `json:"ratios"` // null when no block is stored
+	Raw       RawCapacity         `json:"raw_capacity"`
+	Counters  analyzer.Counters   `json:"counters"`
+	Zdb       string              `json:"zdb_S"` // the zdb -S text
 	// WalkFinished is set for an interrupted scan that knows how far its
 	// walk got: true when the walk had listed every file (the files and
 	// logical bytes are the whole data's), false when it had not (they
