@@ -12,7 +12,8 @@ import (
 // reads (a scan's records of a small volblocksize), against the same
 // bytes in a monolithicSparse image and a raw file. The bytes per second
 // count all guest bytes; about 2/5 of the 64 KiB chunks are zeros, not
-// stored.
+// stored. Each pass starts with the grain cache empty (it could hold
+// the whole 8 MiB).
 func BenchmarkReadStreamOptimized(b *testing.B) {
 	data := source(8<<20, 31)
 	dir := b.TempDir()
@@ -45,6 +46,7 @@ func BenchmarkReadStreamOptimized(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
 				for range b.N {
+					cold(d)
 					for off := int64(0); off < int64(d.Size()); off += int64(len(buf)) {
 						if _, err := d.ReadAt(buf, off); err != nil && err != io.EOF {
 							b.Fatal(err)
@@ -53,5 +55,15 @@ func BenchmarkReadStreamOptimized(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// cold empties d's cache of decompressed grains, when d is a VMDK.
+func cold(d vdisk.Disk) {
+	if c, ok := d.(*disk); ok {
+		c.grains.mu.Lock()
+		c.grains.m, c.grains.bytes = nil, 0
+		c.grains.l.Init()
+		c.grains.mu.Unlock()
 	}
 }
