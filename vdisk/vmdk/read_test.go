@@ -277,3 +277,44 @@ func TestUnsupported(t *testing.T) {
 		t.Errorf("COWD: error %v", err)
 	}
 }
+
+// TestGrainInflatedOnce: sequential reads of any size and alignment
+// decompress each grain of a stream once (the grain cache), and the
+// cache stays within its bound.
+func TestGrainInflatedOnce(t *testing.T) {
+	dir := t.TempDir()
+	data := source(12<<20+512, 16) // more than the cache holds; a partial last grain
+	for _, o := range []buildOpts{{stream: true, footer: true}, {stream: true, noGD: true}} {
+		path := writeFile(t, dir, fmt.Sprintf("s%v.vmdk", o.noGD), buildSparse(data, o))
+		for _, c := range []struct {
+			start, size int
+		}{{0, 4 << 10}, {0, 8 << 10}, {0, 64 << 10}, {4 << 10, 1 << 20}, {100, 3000}, {0, 65537}} {
+			d := openPath(t, path).(*disk)
+			sp := d.exts[0].sp
+			var grains uint64
+			for gi := uint64(0); gi*sp.grain < sp.size; gi++ {
+				if st, _, err := sp.lookup(gi); err != nil {
+					t.Fatal(err)
+				} else if st == grainData && uint64(c.start) < (gi+1)*sp.grain {
+					grains++
+				}
+			}
+			got := make([]byte, len(data)-c.start)
+			for off := 0; off < len(got); off += c.size {
+				n := min(c.size, len(got)-off)
+				if m, err := d.ReadAt(got[off:off+n], int64(c.start+off)); m != n || err != nil {
+					t.Fatalf("ReadAt(%d at %d) = %d, %v", n, c.start+off, m, err)
+				}
+			}
+			if !bytes.Equal(got, data[c.start:]) {
+				t.Fatalf("%+v: guest bytes differ", c)
+			}
+			if n := sp.inflated.Load(); n != grains {
+				t.Errorf("noGD %v, reads of %d from %d: %d grains decompressed, want %d (once each)", o.noGD, c.size, c.start, n, grains)
+			}
+			if d.grains.bytes > grainCacheBytes {
+				t.Errorf("grain cache holds %d bytes, more than %d", d.grains.bytes, grainCacheBytes)
+			}
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ddtsim/ddtsim/vdisk"
 )
@@ -105,7 +106,12 @@ type sparse struct {
 	alloc []vdisk.Extent // extent-relative, merged
 	zeros []vdisk.Extent // zero grains (GTE 1), extent-relative, merged
 	gts   *gtCache
-	bufs  sync.Pool // *inflater
+	// grains caches decompressed grains for reads of parts of a grain
+	// (shared by the Disk's extents).
+	grains *grainCache
+	bufs   sync.Pool // *inflater
+	// inflated counts grain decompressions (for tests).
+	inflated atomic.Uint64
 	// descriptor embedded in the extent, nil when none.
 	desc *descriptor
 }
@@ -158,12 +164,12 @@ func (s *sparse) errorf(off int64, format string, args ...any) error {
 // openSparse opens the hosted sparse extent in f (named name), checks its
 // header, reads its GD (from the footer when the header says GD_AT_END)
 // or indexes its markers, and walks its grain tables for Allocated.
-func openSparse(f *os.File, name string, cache *gtCache) (*sparse, error) {
+func openSparse(f *os.File, name string, cache *gtCache, grains *grainCache) (*sparse, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	s := &sparse{f: f, name: name, fileSize: fi.Size(), gts: cache}
+	s := &sparse{f: f, name: name, fileSize: fi.Size(), gts: cache, grains: grains}
 	var hb [sector]byte
 	if err := s.readFull(hb[:], 0, "header"); err != nil {
 		return nil, err
@@ -550,15 +556,46 @@ type inflater struct {
 	zr   io.ReadCloser
 	src  bytes.Reader
 	comp []byte
-	out  []byte
+	one  [1]byte // the byte past a grain, which must not be there
 }
 
 // readCompressed reads p from grain gi, compressed at sector sec, from
 // byte in of the grain.
+//
+// A read of a whole grain decompresses into p; a read of part of one
+// goes through the Disk's cache of decompressed grains, so that reading
+// a grain in small pieces (a scan's 8 KiB records of a 64 KiB grain)
+// decompresses it once.
 func (s *sparse) readCompressed(p []byte, gi, sec, in uint64) error {
+	k := grainKey{s, gi}
+	if g := s.grains.get(k); g != nil {
+		copy(p, g[in:])
+		return nil
+	}
+	whole := in == 0 && uint64(len(p)) == s.grain
+	out := p
+	if !whole {
+		out = make([]byte, s.grain) // kept by the cache
+	}
+	if err := s.inflate(out, gi, sec); err != nil {
+		return err
+	}
+	if !whole {
+		copy(p, out[in:])
+		s.grains.put(k, out)
+	}
+	return nil
+}
+
+// inflate decompresses grain gi, compressed at sector sec, into out, a
+// grain long. The stream may hold less than a grain (the last grain of
+// the extent), not less than the extent's bytes in that grain; the
+// bytes of out past its end are left as they are.
+func (s *sparse) inflate(out []byte, gi, sec uint64) error {
+	s.inflated.Add(1)
 	z, _ := s.bufs.Get().(*inflater)
 	if z == nil {
-		z = &inflater{comp: make([]byte, 2*s.grain+markerHeader), out: make([]byte, s.grain+1)}
+		z = &inflater{comp: make([]byte, 2*s.grain+markerHeader)}
 	}
 	defer s.bufs.Put(z)
 	at := int64(sec) * sector
@@ -598,11 +635,18 @@ func (s *sparse) readCompressed(p []byte, gi, sec, in uint64) error {
 	}
 	var got int
 	if err == nil {
-		got, err = io.ReadFull(z.zr, z.out)
-		if err == io.ErrUnexpectedEOF || err == io.EOF {
+		// The zlib reader checks the stream's checksum when it
+		// reaches its end: after a whole grain, read on to it.
+		got, err = io.ReadFull(z.zr, out)
+		switch err {
+		case io.ErrUnexpectedEOF, io.EOF:
 			err = nil
-		} else if err == nil {
-			err = errors.New("more than a grain of data")
+		case nil:
+			if n, e := io.ReadFull(z.zr, z.one[:]); n > 0 {
+				err = errors.New("more than a grain of data")
+			} else if e != io.EOF {
+				err = e
+			}
 		}
 	}
 	if err != nil {
@@ -612,7 +656,6 @@ func (s *sparse) readCompressed(p []byte, gi, sec, in uint64) error {
 	if uint64(got) < want {
 		return s.errorf(at, "grain %d decompresses to %d bytes, want %d", gi, got, want)
 	}
-	copy(p, z.out[in:])
 	return nil
 }
 

@@ -30,7 +30,9 @@
 // extents; a capacity of at most 2^63 bytes; grains of at most 1 MiB; a
 // grain directory of at most 64 MiB and within the file; no more grain
 // tables or grains than the file can hold. At most 1024 grain tables are
-// cached per Disk (2 MiB with the usual 512-entry tables).
+// cached per Disk (2 MiB with the usual 512-entry tables), and at most
+// 8 MiB of decompressed grains (128 grains of 64 KiB), so that reading
+// a compressed grain in pieces decompresses it once.
 package vmdk
 
 import (
@@ -84,6 +86,7 @@ type disk struct {
 	alloc  []vdisk.Extent
 	closer []io.Closer // f, then the extents' files
 	gts    gtCache
+	grains grainCache
 	cid    string // the descriptor's CID
 	// A delta disk reads the guest bytes it does not define (present)
 	// from its parent.
@@ -138,7 +141,7 @@ func open(f *os.File, path string, chain []string) (*disk, error) {
 // openMonolithic opens a file that is one hosted sparse extent, and
 // returns its embedded descriptor (nil when it has none).
 func (d *disk) openMonolithic(f *os.File) (*descriptor, error) {
-	sp, err := openSparse(f, d.path, &d.gts)
+	sp, err := openSparse(f, d.path, &d.gts, &d.grains)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +312,7 @@ func (d *disk) openDescriptor(f *os.File) (*descriptor, error) {
 			if n, _ := f.ReadAt(magic[:], 0); n == 4 && string(magic[:]) == magicCOWD {
 				return nil, vdisk.Unsupported(e.path(dir), "VMDK vmfsSparse (COWD) extent")
 			}
-			sp, err := openSparse(f, e.path(dir), &d.gts)
+			sp, err := openSparse(f, e.path(dir), &d.gts, &d.grains)
 			if err != nil {
 				return nil, err
 			}
