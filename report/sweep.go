@@ -51,11 +51,16 @@ type SweepProperties struct {
 	Vdev   string `json:"vdev"`
 	Ashift int    `json:"ashift"`
 	Sparse string `json:"sparse"`
+	Guest  bool   `json:"guest"` // images read as their guests' disks (--guest)
 }
 
 // String writes the properties as the text report's header does.
 func (sp SweepProperties) String() string {
-	return fmt.Sprintf("copies=%d, dedup=%s, %s (ashift %d), sparse=%s", sp.Copies, sp.Dedup, sp.Vdev, sp.Ashift, sp.Sparse)
+	s := fmt.Sprintf("copies=%d, dedup=%s, %s (ashift %d), sparse=%s", sp.Copies, sp.Dedup, sp.Vdev, sp.Ashift, sp.Sparse)
+	if sp.Guest {
+		s += ", images read as guest disks (--guest)"
+	}
+	return s
 }
 
 // sweepRows turns each lane into a row (unsorted; Row unset).
@@ -126,7 +131,7 @@ func NewSweep(res *sweep.Result, set model.Settings, sortBy string) *Sweep {
 	rows := sweepRows(res)
 	sortRows(rows, sortBy)
 	p := res.Lanes[0].Policy
-	props := SweepProperties{Copies: p.Copies, Dedup: "off", Vdev: p.Vdev.String(), Ashift: set.AshiftValue(), Sparse: set.Sparse.String()}
+	props := SweepProperties{Copies: p.Copies, Dedup: "off", Vdev: p.Vdev.String(), Ashift: set.AshiftValue(), Sparse: set.Sparse.String(), Guest: set.Guest}
 	if p.Dedup {
 		props.Dedup = "on"
 	}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/vdisk/vdisktest"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -140,5 +142,40 @@ func TestSweepProgress(t *testing.T) {
 	}
 	if uint64(prog.Files.Load()) != c.Files || uint64(prog.BytesPending.Load()) != c.LogicalBytes || uint64(prog.BytesDone.Load()) != c.ReadBytes+c.HoleBytes {
 		t.Errorf("progress: %d files, %d bytes found, %d done; counters %+v", prog.Files.Load(), prog.BytesPending.Load(), prog.BytesDone.Load(), c)
+	}
+}
+
+// With Guest, every lane equals the scan of guest disks: a qcow2 over a
+// backing file and a streamOptimized VMDK, compression off and lz4.
+func TestSweepGuestEqualsScans(t *testing.T) {
+	vdisktest.QemuImg(t)
+	dir := t.TempDir()
+	raw := filepath.Join(t.TempDir(), "raw")
+	data := testkit.Rand(7, 3<<20)
+	copy(data[1<<20:], make([]byte, 512<<10))
+	testkit.Write(t, raw, data)
+	vdisktest.Run(t, "convert", "-q", "-f", "raw", "-O", "qcow2", raw, filepath.Join(dir, "base.qcow2"))
+	vdisktest.Run(t, "convert", "-q", "-f", "raw", "-O", "vmdk", "-o", "subformat=streamOptimized", raw, filepath.Join(dir, "copy.vmdk"))
+	paths := []string{filepath.Join(dir, "base.qcow2"), filepath.Join(dir, "copy.vmdk")}
+	ls := lanes(t, []uint32{16 << 10, 128 << 10}, []zio.Compression{zio.Off, zio.LZ4})
+	res, err := Run(context.Background(), paths, Options{Lanes: ls, Guest: true,
+		Warn: func(p string, err error) { t.Errorf("%s: %v", p, err) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Counters; c.LogicalBytes != 6<<20 || c.Files != 2 {
+		t.Errorf("%d files, %d bytes; want the two 3 MiB guest disks", c.Files, c.LogicalBytes)
+	}
+	for i, l := range res.Lanes {
+		one, err := analyzer.Scan(context.Background(), paths, analyzer.Options{Policy: ls[i], Guest: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *one.Histogram != *l.Histogram || one.Counters.Holes != l.Holes {
+			t.Errorf("lane %d: differs from the scan's", i)
+		}
+		if l.Histogram.Total().Allocated.Blocks*2 != l.Histogram.Total().Referenced.Blocks {
+			t.Errorf("lane %d: the two disks do not share every block: %+v", i, l.Histogram.Total())
+		}
 	}
 }

@@ -30,7 +30,7 @@ func (s *sweepCmd) Run(std *streams) error {
 	if s.Release == "list" {
 		return usagef("sweep --release list: use ddtsim --release list")
 	}
-	set, lanes, err := sweep.Lanes(model.Text{Release: s.Release, Properties: s.Property, Vdevs: s.Vdev, Ashift: s.Ashift, Sparse: s.Sparse})
+	set, lanes, err := sweep.Lanes(model.Text{Release: s.Release, Properties: s.Property, Vdevs: s.Vdev, Ashift: s.Ashift, Sparse: s.Sparse, Guest: s.Guest})
 	if err != nil {
 		return usage(err)
 	}
@@ -57,7 +57,7 @@ func (s *sweepCmd) Run(std *streams) error {
 func (s *sweepCmd) runContext(ctx context.Context, interruptCode func() int, set model.Settings, lanes []*zio.Policy, stdout, stderr io.Writer) error {
 	prog := &analyzer.Progress{}
 	bar := startProgress(prog, stderr) // on a terminal only, as the scan's
-	res, err := sweep.Run(ctx, s.Paths, sweep.Options{Lanes: lanes, Sparse: set.Sparse, Guest: s.Guest, Jobs: s.Jobs, Progress: prog,
+	res, err := sweep.Run(ctx, s.Paths, sweep.Options{Lanes: lanes, Sparse: set.Sparse, Guest: set.Guest, Jobs: s.Jobs, Progress: prog,
 		Warn: func(path string, err error) {
 			bar.println(fmt.Sprintf("ddtsim: %s: %s", escape.Path(path), scan.Reason(path, err)))
 		}})
