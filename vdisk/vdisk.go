@@ -1,5 +1,5 @@
 // Package vdisk is what every reader of a virtual-disk image format
-// (qcow2, VMDK, VHDX) gives the scan: the disk as its guest sees it.
+// (qcow2, VMDK, VHDX, VHD) gives the scan: the disk as its guest sees it.
 //
 // A Disk reads guest bytes at guest offsets and says which guest ranges
 // the image stores (Allocated). Everything outside those ranges reads as

@@ -164,8 +164,10 @@ func TestBadImages(t *testing.T) {
 
 	t.Run("luks", func(t *testing.T) {
 		p := filepath.Join(dir, "luks.qcow2")
+		// qemu times its key derivation; at 10 ms it could fail, on a
+		// loaded machine, with "Unable to get accurate CPU usage".
 		vdisktest.Run(t, "create", "-q", "-f", "qcow2", "--object", "secret,id=sec0,data=abc",
-			"-o", "encrypt.format=luks,encrypt.key-secret=sec0,encrypt.iter-time=10", p, "1M")
+			"-o", "encrypt.format=luks,encrypt.key-secret=sec0,encrypt.iter-time=250", p, "1M")
 		d, err := openImage(t, p)
 		if err == nil {
 			d.Close()
