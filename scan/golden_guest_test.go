@@ -68,21 +68,7 @@ func TestGoldenZvolGuest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		text := model.Text{Release: c.Release, Vdevs: []string{c.Vdevs}, Ashift: itoa(c.Ashift), Sparse: c.Sparse, Guest: true}
-		for _, k := range []string{"compression", "dedup", "copies"} {
-			if v, ok := c.Props[k]; ok {
-				text.Properties = append(text.Properties, k+"="+v)
-			}
-		}
-		if c.Zvol == "default" {
-			text.Zvol = true
-		} else {
-			text.VolBlockSize = c.Zvol
-		}
-		set, err := model.Parse(text)
-		if err != nil {
-			t.Fatal(err)
-		}
+		set, _ := zvolSettings(t, c, true)
 		for f, dir := range dirs {
 			t.Run(c.Name+"/"+f, func(t *testing.T) {
 				res, err := scan.Run(context.Background(), set, []string{dir}, scan.Options{})

@@ -54,6 +54,29 @@ func volblocksizes(t *testing.T, c golden.Case) uint32 {
 	return 0
 }
 
+// zvolSettings returns a zvol case's settings (and their text): its
+// release, vdevs, ashift, properties, and its volblocksize or --zvol for
+// the default; guest sets Guest.
+func zvolSettings(t *testing.T, c golden.Case, guest bool) (model.Settings, model.Text) {
+	t.Helper()
+	text := model.Text{Release: c.Release, Vdevs: []string{c.Vdevs}, Ashift: itoa(c.Ashift), Sparse: c.Sparse, Guest: guest}
+	for _, k := range []string{"compression", "dedup", "copies"} {
+		if v, ok := c.Props[k]; ok {
+			text.Properties = append(text.Properties, k+"="+v)
+		}
+	}
+	if c.Zvol == "default" {
+		text.Zvol = true
+	} else {
+		text.VolBlockSize = c.Zvol
+	}
+	set, err := model.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set, text
+}
+
 // TestGoldenZvol scans input "vols" as volumes, as the golden zvol cases
 // wrote it (dd bs=1M to one sparse volume per file), and compares with
 // what real zdb -S printed: byte for byte for off and lz4, including the
@@ -66,21 +89,7 @@ func TestGoldenZvol(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			text := model.Text{Release: c.Release, Vdevs: []string{c.Vdevs}, Ashift: itoa(c.Ashift), Sparse: c.Sparse}
-			for _, k := range []string{"compression", "dedup", "copies"} {
-				if v, ok := c.Props[k]; ok {
-					text.Properties = append(text.Properties, k+"="+v)
-				}
-			}
-			if c.Zvol == "default" {
-				text.Zvol = true
-			} else {
-				text.VolBlockSize = c.Zvol
-			}
-			set, err := model.Parse(text)
-			if err != nil {
-				t.Fatal(err)
-			}
+			set, text := zvolSettings(t, c, false)
 			// The volblocksize modelled is what ZFS chose (or was given).
 			pol, err := set.Policy()
 			if err != nil {

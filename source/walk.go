@@ -373,7 +373,7 @@ func (s *walk) prepare(path string, f *os.File) (*File, error) {
 	fr := &struct {
 		f File
 		r osReader
-	}{r: osReader{f: f, path: path, size: size, mtime: st.Mtim, regular: regular}}
+	}{r: osReader{f: f, stamp: stamp{path: path, size: size, mtime: st.Mtim, regular: regular}}}
 	file := &fr.f
 	*file = File{Path: path, Arg: s.arg, Dev: uint64(st.Dev), Ino: st.Ino, Size: size, Mtime: st.Mtim.Nano(),
 		Regular: regular, LooksSparse: looksSparse, Reader: &fr.r}
@@ -392,7 +392,7 @@ func (s *walk) guestFile(path string, d vdisk.Disk, id devIno, st unix.Stat_t, r
 	fr := &struct {
 		f File
 		r guestReader
-	}{r: guestReader{d: d, path: path, size: uint64(st.Size), mtime: st.Mtim, regular: regular}}
+	}{r: guestReader{d: d, stamp: stamp{path: path, size: uint64(st.Size), mtime: st.Mtim, regular: regular}}}
 	fr.f = File{Path: path, Arg: s.arg, Dev: id.dev, Ino: id.ino, Size: size, Mtime: st.Mtim.Nano(),
 		Regular: true, LooksSparse: true, Data: data, Reader: &fr.r}
 	if fr.f.Data == nil {
@@ -403,30 +403,25 @@ func (s *walk) guestFile(path string, d vdisk.Disk, id devIno, st unix.Stat_t, r
 
 // guestReader reads a guest's disk; Changed watches the image file.
 type guestReader struct {
-	d       vdisk.Disk
-	path    string
-	size    uint64        // the image file's, at open
-	mtime   unix.Timespec // at open
-	regular bool
+	stamp // of the image file
+	d     vdisk.Disk
 }
 
 func (r *guestReader) ReadAt(p []byte, off int64) (int, error) {
-	if testseam.ReadFault != nil {
-		if err := testseam.ReadFault(r.path, uint64(off)); err != nil {
-			return 0, err
-		}
+	if err := r.fault(off); err != nil {
+		return 0, err
 	}
 	return r.d.ReadAt(p, off)
 }
 
-// Changed checks the image file's size and mtime against those at open.
+// Changed checks the image file's size and mtime against those at open
+// (by path: the Disk holds the file).
 func (r *guestReader) Changed() error {
 	var st unix.Stat_t
-	if r.regular && unix.Stat(r.path, &st) == nil && (uint64(st.Size) != r.size || st.Mtim != r.mtime) {
-		return fmt.Errorf("%w (image size %d, now %d bytes; modified %s): its figures are approximate",
-			ErrChanged, r.size, st.Size, time.Unix(st.Mtim.Unix()).UTC().Format(time.RFC3339))
+	if !r.regular || unix.Stat(r.path, &st) != nil {
+		return nil
 	}
-	return nil
+	return r.changedTo(&st, "image size")
 }
 
 func (r *guestReader) Close() error { return r.d.Close() }
@@ -463,18 +458,40 @@ func dataExtents(f *os.File, size uint64) []Extent {
 
 // osReader reads a file the walker opened.
 type osReader struct {
-	f       *os.File
+	stamp
+	f *os.File
+}
+
+// stamp is what a file was when it was opened, to tell whether it
+// changed while it was read.
+type stamp struct {
 	path    string
 	size    uint64        // bytes, at open
 	mtime   unix.Timespec // at open
 	regular bool          // a regular file (a block device is not checked for changes)
 }
 
-func (r *osReader) ReadAt(p []byte, off int64) (int, error) {
+// fault is the test seam's error for a read at off, if any.
+func (s *stamp) fault(off int64) error {
 	if testseam.ReadFault != nil {
-		if err := testseam.ReadFault(r.path, uint64(off)); err != nil {
-			return 0, err
-		}
+		return testseam.ReadFault(s.path, uint64(off))
+	}
+	return nil
+}
+
+// changedTo says how the file whose stat is now st differs from the
+// stamp (its size, called what), or nil when it does not.
+func (s *stamp) changedTo(st *unix.Stat_t, what string) error {
+	if uint64(st.Size) == s.size && st.Mtim == s.mtime {
+		return nil
+	}
+	return fmt.Errorf("%w (%s %d, now %d bytes; modified %s): its figures are approximate",
+		ErrChanged, what, s.size, st.Size, time.Unix(st.Mtim.Unix()).UTC().Format(time.RFC3339))
+}
+
+func (r *osReader) ReadAt(p []byte, off int64) (int, error) {
+	if err := r.fault(off); err != nil {
+		return 0, err
 	}
 	return r.f.ReadAt(p, off)
 }
@@ -483,11 +500,10 @@ func (r *osReader) ReadAt(p []byte, off int64) (int, error) {
 // at open.
 func (r *osReader) Changed() error {
 	var st unix.Stat_t
-	if r.regular && unix.Fstat(int(r.f.Fd()), &st) == nil && (uint64(st.Size) != r.size || st.Mtim != r.mtime) {
-		return fmt.Errorf("%w (size %d, now %d bytes; modified %s): its figures are approximate",
-			ErrChanged, r.size, st.Size, time.Unix(st.Mtim.Unix()).UTC().Format(time.RFC3339))
+	if !r.regular || unix.Fstat(int(r.f.Fd()), &st) != nil {
+		return nil
 	}
-	return nil
+	return r.changedTo(&st, "size")
 }
 
 func (r *osReader) Close() error { return r.f.Close() }

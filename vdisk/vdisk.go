@@ -84,6 +84,9 @@ func Unsupported(file, what string) error {
 	return fmt.Errorf("%s: %s: %w", file, what, ErrUnsupported)
 }
 
+// The extent lists below are sorted, disjoint and merged (no two touch),
+// as Allocated returns them; so are the lists these functions return.
+
 // Merge sorts nothing: it appends e to list, merging it into the last
 // extent when they touch or overlap (e.Off <= last.End). Readers that
 // walk their tables in guest order build Allocated with it.
@@ -130,4 +133,59 @@ func Clip(list []Extent, size uint64) []Extent {
 		out = append(out, e)
 	}
 	return out
+}
+
+// Intersect returns the ranges in both a and b (a parent's data where a
+// differencing disk defers to it).
+func Intersect(a, b []Extent) []Extent {
+	var out []Extent
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		lo, hi := max(a[i].Off, b[j].Off), min(a[i].End, b[j].End)
+		if lo < hi {
+			out = Merge(out, Extent{Off: lo, End: hi})
+		}
+		if a[i].End < b[j].End {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
+}
+
+// Minus returns the parts of a outside b (a backing file's data where
+// the image has data or zeros of its own).
+func Minus(a, b []Extent) []Extent {
+	var out []Extent
+	j := 0
+	for _, e := range a {
+		for j < len(b) && b[j].End <= e.Off {
+			j++
+		}
+		off := e.Off
+		for k := j; k < len(b) && b[k].Off < e.End; k++ {
+			if b[k].Off > off {
+				out = Merge(out, Extent{Off: off, End: b[k].Off})
+			}
+			off = max(off, b[k].End)
+		}
+		if off < e.End {
+			out = Merge(out, Extent{Off: off, End: e.End})
+		}
+	}
+	return out
+}
+
+// ReadFull reads len(q) bytes of the image file f at off, which the
+// reader checked lie in the file when it opened it: a short read means
+// the file shrank since, and is an error naming path (io.ErrUnexpectedEOF).
+func ReadFull(f io.ReaderAt, path string, q []byte, off int64) error {
+	n, err := f.ReadAt(q, off)
+	if n == len(q) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("%s: reading %d bytes at %d: %w", path, len(q), off, err)
 }

@@ -651,32 +651,10 @@ func (d *image) walk() error {
 	}
 	d.alloc = data
 	if d.backing != nil {
-		b := minus(vdisk.Clip(d.backing.Allocated(), d.size), own)
+		b := vdisk.Minus(vdisk.Clip(d.backing.Allocated(), d.size), own)
 		d.alloc = vdisk.Union(data, b)
 	}
 	return nil
-}
-
-// minus returns the parts of a outside b; both sorted and disjoint.
-func minus(a, b []vdisk.Extent) []vdisk.Extent {
-	var out []vdisk.Extent
-	j := 0
-	for _, x := range a {
-		for j < len(b) && b[j].End <= x.Off {
-			j++
-		}
-		cur := x.Off
-		for k := j; k < len(b) && b[k].Off < x.End; k++ {
-			if b[k].Off > cur {
-				out = append(out, vdisk.Extent{Off: cur, End: b[k].Off})
-			}
-			cur = max(cur, b[k].End)
-		}
-		if cur < x.End {
-			out = append(out, vdisk.Extent{Off: cur, End: x.End})
-		}
-	}
-	return out
 }
 
 func (d *image) Size() uint64 { return d.size }

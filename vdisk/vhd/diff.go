@@ -209,25 +209,8 @@ func (d *disk) diffAllocated() error {
 			s = t
 		}
 	}
-	d.alloc = vdisk.Union(own, intersect(vdisk.Clip(d.parent.Allocated(), d.size), deferred))
+	d.alloc = vdisk.Union(own, vdisk.Intersect(vdisk.Clip(d.parent.Allocated(), d.size), deferred))
 	return nil
-}
-
-// intersect returns the ranges in both sorted, disjoint lists.
-func intersect(a, b []vdisk.Extent) []vdisk.Extent {
-	var out []vdisk.Extent
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		lo, hi := max(a[i].Off, b[j].Off), min(a[i].End, b[j].End)
-		if lo < hi {
-			out = vdisk.Merge(out, vdisk.Extent{Off: lo, End: hi})
-		}
-		if a[i].End < b[j].End {
-			i++
-		} else {
-			j++
-		}
-	}
-	return out
 }
 
 // readParent reads guest bytes at g from the parent; zeros without one

@@ -323,18 +323,8 @@ func (d *disk) ReadAt(p []byte, off int64) (int, error) {
 	return int(want), nil
 }
 
-// readData reads file bytes checked to be in the file at Open (a short
-// read means the file shrank since).
-func (d *disk) readData(q []byte, off int64) error {
-	n, err := d.f.ReadAt(q, off)
-	if n == len(q) {
-		return nil
-	}
-	if err == nil || err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	return fmt.Errorf("%s: reading %d bytes at %d: %w", d.path, len(q), off, err)
-}
+// readData reads file bytes checked to be in the file at Open.
+func (d *disk) readData(q []byte, off int64) error { return vdisk.ReadFull(d.f, d.path, q, off) }
 
 func (d *disk) Size() uint64              { return d.size }
 func (d *disk) Format() string            { return d.format }

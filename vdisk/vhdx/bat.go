@@ -171,27 +171,10 @@ func (d *disk) buildAllocated() error {
 		}
 	}
 	if d.parent != nil {
-		own = vdisk.Union(own, intersect(vdisk.Clip(d.parent.Allocated(), d.size), deferred))
+		own = vdisk.Union(own, vdisk.Intersect(vdisk.Clip(d.parent.Allocated(), d.size), deferred))
 	}
 	d.alloc = own
 	return nil
-}
-
-// intersect returns the ranges in both sorted, disjoint lists.
-func intersect(a, b []vdisk.Extent) []vdisk.Extent {
-	var out []vdisk.Extent
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		lo, hi := max(a[i].Off, b[j].Off), min(a[i].End, b[j].End)
-		if lo < hi {
-			out = vdisk.Merge(out, vdisk.Extent{Off: lo, End: hi})
-		}
-		if a[i].End < b[j].End {
-			i++
-		} else {
-			j++
-		}
-	}
-	return out
 }
 
 // ReadAt reads guest bytes; it only reads the files (no state changes),
@@ -234,18 +217,8 @@ func (d *disk) ReadAt(p []byte, off int64) (int, error) {
 	return int(want), nil
 }
 
-// readData reads payload bytes at file offset off (checked to be in the
-// file at Open: a short read means the file shrank since).
-func (d *disk) readData(q []byte, off int64) error {
-	n, err := d.f.ReadAt(q, off)
-	if n == len(q) {
-		return nil
-	}
-	if err == nil || err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	return fmt.Errorf("%s: reading %d bytes at %d: %w", d.path, len(q), off, err)
-}
+// readData reads file bytes checked to be in the file at Open.
+func (d *disk) readData(q []byte, off int64) error { return vdisk.ReadFull(d.f, d.path, q, off) }
 
 // readParent reads guest bytes at g from the parent; zeros without one
 // and past the parent's end.

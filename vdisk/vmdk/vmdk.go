@@ -202,7 +202,7 @@ func (d *disk) openParent(desc *descriptor, chain []string) error {
 	}
 	d.parent = pd
 	d.closer = append(d.closer, pd)
-	d.alloc = vdisk.Union(d.alloc, subtract(vdisk.Clip(pd.Allocated(), d.size), d.present))
+	d.alloc = vdisk.Union(d.alloc, vdisk.Minus(vdisk.Clip(pd.Allocated(), d.size), d.present))
 	return nil
 }
 
@@ -211,29 +211,6 @@ func sameCID(a, b string) bool {
 	x, err1 := strconv.ParseUint(a, 16, 32)
 	y, err2 := strconv.ParseUint(b, 16, 32)
 	return err1 == nil && err2 == nil && x == y
-}
-
-// subtract returns the parts of list (sorted, disjoint) outside cut
-// (sorted, disjoint).
-func subtract(list, cut []vdisk.Extent) []vdisk.Extent {
-	var out []vdisk.Extent
-	j := 0
-	for _, e := range list {
-		for j < len(cut) && cut[j].End <= e.Off {
-			j++
-		}
-		off := e.Off
-		for k := j; k < len(cut) && cut[k].Off < e.End; k++ {
-			if cut[k].Off > off {
-				out = vdisk.Merge(out, vdisk.Extent{Off: off, End: cut[k].Off})
-			}
-			off = max(off, cut[k].End)
-		}
-		if off < e.End {
-			out = vdisk.Merge(out, vdisk.Extent{Off: off, End: e.End})
-		}
-	}
-	return out
 }
 
 func (d *disk) errorf(off int64, format string, args ...any) error {
