@@ -142,7 +142,7 @@ func TestSweepJSONProperties(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"copies": 2.0, "dedup": "on", "vdev": "raidz1 4", "ashift": 9.0, "sparse": "always"}
+	want := map[string]any{"copies": 2.0, "dedup": "on", "vdev": "raidz1 4", "ashift": 9.0, "sparse": "always", "guest": false}
 	if fmt.Sprint(doc.Properties) != fmt.Sprint(want) {
 		t.Errorf("properties %v, want %v", doc.Properties, want)
 	}
