@@ -33,8 +33,9 @@ func TestModel(t *testing.T) {
 	}
 	o := m
 	o.Release, o.RecordSize, o.Compression, o.Vdevs, o.Pool = "2.1.11", 128<<10, "lz4", []string{"disk"}, "disk"
+	o.Guest = true // a scan of guest disks is not a scan of image files
 	d := strings.Join(m.Diff(o), "; ")
-	for _, want := range []string{"recordsize: 1M vs 128K", "compression: zstd-fast-5 vs lz4", "vdevs: raidz2 6 vs disk"} {
+	for _, want := range []string{"recordsize: 1M vs 128K", "compression: zstd-fast-5 vs lz4", "vdevs: raidz2 6 vs disk", "guest: false vs true"} {
 		if !strings.Contains(d, want) {
 			t.Errorf("Diff %q lacks %q", d, want)
 		}
