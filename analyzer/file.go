@@ -171,7 +171,9 @@ func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 		}
 	}
 	if nchunks == 0 {
-		sf.Close()
+		// Nothing to read (all holes, or all done before a resume): the
+		// file may still have changed since it was opened.
+		s.finish(fl)
 	}
 }
 
@@ -243,6 +245,12 @@ func (s *scan) release(fl *file) {
 	if fl.refs.Add(-1) != 0 {
 		return
 	}
+	s.finish(fl)
+}
+
+// finish checks, once fl's records are all accounted, whether it changed
+// while it was read (or says that it shrank), and closes it.
+func (s *scan) finish(fl *file) {
 	switch {
 	case fl.failed.Load():
 	case fl.shrank.Load():

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,8 @@ import (
 	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/internal/testseam"
 	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/source"
+	"github.com/ddtsim/ddtsim/vdisk"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -236,5 +239,39 @@ func TestFileTruncatedWhileRead(t *testing.T) {
 				t.Errorf("done %v, want %v", spans, wantSpans)
 			}
 		})
+	}
+}
+
+// A file with nothing to read (all holes: an empty thin image) is still
+// checked for changes once accounted: an image still being written looks
+// empty at open, and must not pass for an empty disk silently.
+func TestAllHoleFileChanged(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "thin")
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	w := &source.Walker{Paths: []string{dir}, Guest: func(f *os.File, path string) (vdisk.Disk, error) {
+		// Written to after it was opened (the walker stamped it first).
+		later := time.Now().Add(time.Hour)
+		if err := os.Chtimes(path, later, later); err != nil {
+			t.Fatal(err)
+		}
+		return vdisk.Raw(f)
+	}}
+	var changed []string
+	res, err := scanSource(context.Background(), w, Options{Policy: testkit.Policy(t, zio.LZ4), Warn: func(path string, err error) {
+		if errors.Is(err, source.ErrChanged) {
+			changed = append(changed, path)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counters.ReadBytes != 0 || res.Counters.Changed != 1 || len(changed) != 1 || changed[0] != p {
+		t.Errorf("read %d bytes, %d changed (%q); want 0 read, the file changed", res.Counters.ReadBytes, res.Counters.Changed, changed)
 	}
 }

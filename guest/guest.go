@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"golang.org/x/sys/unix"
 
@@ -45,7 +44,10 @@ var refusals = []struct {
 	at    int
 	what  string
 }{
-	{[]byte("<<< Oracle VM VirtualBox Disk Image >>>"), 0, "a VirtualBox VDI image (convert it: qemu-img convert -O raw)"},
+	// A VDI's banner is free text (qemu writes "<<< QEMU VM Virtual Disk
+	// Image >>>"); its signature, 0xbeda107f little-endian at byte 64,
+	// is what identifies it.
+	{[]byte("\x7f\x10\xda\xbe"), 64, "a VirtualBox VDI image (convert it: qemu-img convert -O raw)"},
 	{[]byte("QED\x00"), 0, "a QED image (convert it: qemu-img convert -O raw)"},
 	{[]byte("WithoutFreeSpace"), 0, "a Parallels image (convert it: qemu-img convert -O raw)"},
 	{[]byte("WithouFreSpacExt"), 0, "a Parallels image (convert it: qemu-img convert -O raw)"},
@@ -151,10 +153,7 @@ func (c *chain) openFile(f *os.File, size int64, path string) (vdisk.Disk, error
 
 // open is the vdisk.Opener of the chain: a backing file or parent.
 func (c *chain) open(dir, name string) (vdisk.Disk, error) {
-	p := name
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(dir, p)
-	}
+	p := vdisk.Join(dir, name)
 	c.depth++
 	if c.depth >= MaxChain {
 		return nil, fmt.Errorf("%s: backing chain deeper than %d images at %s", c.top, MaxChain, p)

@@ -52,7 +52,7 @@ func TestRawStaysRaw(t *testing.T) {
 func TestRefusedFormats(t *testing.T) {
 	dir := t.TempDir()
 	for name, data := range map[string]string{
-		"disk.vdi":  "<<< Oracle VM VirtualBox Disk Image >>>\n",
+		"disk.vdi":  "<<< Oracle VM VirtualBox Disk Image >>>\n" + strings.Repeat("\x00", 24) + "\x7f\x10\xda\xbe",
 		"disk.qed":  "QED\x00",
 		"disk.hdd":  "WithoutFreeSpace",
 		"disk2.hdd": "WithouFreSpacExt",

@@ -144,7 +144,7 @@ func TestGuestBadImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	vdisktest.Run(t, "create", "-q", "-f", "qcow2", "-u", "-b", "fifo", "-F", "raw", filepath.Join(dir, "on-fifo.qcow2"), "1M")
-	testkit.Write(t, filepath.Join(dir, "disk.vdi"), append([]byte("<<< Oracle VM VirtualBox Disk Image >>>\n"), make([]byte, 8192)...))
+	vdisktest.Run(t, "create", "-q", "-f", "vdi", filepath.Join(dir, "disk.vdi"), "1M") // qemu's banner, not VirtualBox's
 	trunc, err := os.ReadFile(filepath.Join(dir, "orphan.qcow2"))
 	if err != nil {
 		t.Fatal(err)
@@ -247,4 +247,28 @@ func textOf(t *testing.T, rep *report.Scan) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// A backing file named "../base/base.qcow2" is found through a symlinked
+// directory as qemu finds it: "link/.." is where the kernel takes it, not
+// what cleaning the text gives.
+func TestGuestBackingThroughSymlink(t *testing.T) {
+	vdisktest.QemuImg(t)
+	root := t.TempDir()
+	for _, d := range []string{"store/base", "store/vms"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw := filepath.Join(t.TempDir(), "raw")
+	testkit.Write(t, raw, testkit.Rand(8, 1<<20))
+	vdisktest.Run(t, "convert", "-q", "-f", "raw", "-O", "qcow2", raw, filepath.Join(root, "store/base/base.qcow2"))
+	vdisktest.Run(t, "create", "-q", "-f", "qcow2", "-b", "../base/base.qcow2", "-F", "qcow2", filepath.Join(root, "store/vms/web1.qcow2"))
+	if err := os.Symlink(filepath.Join(root, "store/vms"), filepath.Join(root, "vms")); err != nil {
+		t.Fatal(err)
+	}
+	res := runGuest(t, guestSettings(t), scan.Options{}, filepath.Join(root, "vms", "web1.qcow2"))
+	if len(res.Problems) > 0 || res.Scan.Counters.ReadBytes != 1<<20 {
+		t.Errorf("problems %+v, %d bytes read; want the base's 1 MiB", res.Problems, res.Scan.Counters.ReadBytes)
+	}
 }

@@ -17,6 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 )
 
 // Extent is a range of guest bytes, [Off, End).
@@ -188,4 +190,33 @@ func ReadFull(f io.ReaderAt, path string, q []byte, off int64) error {
 		err = io.ErrUnexpectedEOF
 	}
 	return fmt.Errorf("%s: reading %d bytes at %d: %w", path, len(q), off, err)
+}
+
+// Dir returns the directory of an image's path, as text: path up to its
+// last slash ("." when there is none), not cleaned. With Join it locates
+// the files an image names (backing files, extents, parents, data files)
+// as qemu does: a ".." in them then goes where the kernel takes it, also
+// when a directory on the way is a symlink (filepath.Dir and Join clean
+// "link/.." away lexically, and would look in the wrong place).
+func Dir(path string) string {
+	i := strings.LastIndexByte(path, '/')
+	switch {
+	case i < 0:
+		return "."
+	case i == 0:
+		return "/"
+	}
+	return path[:i]
+}
+
+// Join returns name when it is absolute, else dir + "/" + name, not
+// cleaned (see Dir).
+func Join(dir, name string) string {
+	if filepath.IsAbs(name) || dir == "" {
+		return name
+	}
+	if strings.HasSuffix(dir, "/") {
+		return dir + name
+	}
+	return dir + "/" + name
 }

@@ -36,3 +36,20 @@ func TestExtentAlgebra(t *testing.T) {
 		}
 	}
 }
+
+func TestDirJoin(t *testing.T) {
+	for _, c := range []struct{ path, dir, name, joined string }{
+		{"link/web1.qcow2", "link", "../base/b.qcow2", "link/../base/b.qcow2"}, // not cleaned: link may be a symlink
+		{"web1.qcow2", ".", "b.qcow2", "./b.qcow2"},
+		{"/web1.qcow2", "/", "b.qcow2", "/b.qcow2"},
+		{"a/b/../c.vmdk", "a/b/..", "c-flat.vmdk", "a/b/../c-flat.vmdk"},
+		{"a/c.vmdk", "a", "/abs/x.vmdk", "/abs/x.vmdk"},
+	} {
+		if d := Dir(c.path); d != c.dir {
+			t.Errorf("Dir(%q) = %q, want %q", c.path, d, c.dir)
+		}
+		if j := Join(c.dir, c.name); j != c.joined {
+			t.Errorf("Join(%q, %q) = %q, want %q", c.dir, c.name, j, c.joined)
+		}
+	}
+}

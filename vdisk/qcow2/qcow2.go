@@ -33,7 +33,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -362,10 +361,7 @@ func (d *image) open(open vdisk.Opener) error {
 		if h.dataFile == "" {
 			return d.errAt(72, "external data file bit set but the image names no data file")
 		}
-		p := h.dataFile
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(filepath.Dir(d.path), p)
-		}
+		p := vdisk.Join(vdisk.Dir(d.path), h.dataFile)
 		// O_NONBLOCK: a FIFO named by a hostile image must not block
 		// Open; only a regular file is accepted.
 		df, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
@@ -392,7 +388,7 @@ func (d *image) open(open vdisk.Opener) error {
 		if open == nil {
 			return fmt.Errorf("%s: backing file %q: no Opener given to open it", d.path, name)
 		}
-		bd, err := open(filepath.Dir(d.path), name)
+		bd, err := open(vdisk.Dir(d.path), name)
 		if err != nil {
 			return &vdisk.FormatError{File: d.path, Off: int64(h.backingOff), Reason: fmt.Sprintf("backing file %q", name), Err: err}
 		}

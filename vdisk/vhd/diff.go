@@ -133,7 +133,7 @@ func (d *disk) openParent(h header, open vdisk.Opener) error {
 	copy(id[:], h.b[40:56])
 	var errs []error
 	for _, n := range names {
-		p, err := open(filepath.Dir(d.path), n)
+		p, err := open(vdisk.Dir(d.path), n)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -124,7 +124,7 @@ func (d *disk) openParent(loc metaItem, open vdisk.Opener) error {
 	if open == nil {
 		return vdisk.Unsupported(d.path, fmt.Sprintf("differencing vhdx (parent %q) opened without a way to open its parent", names[0]))
 	}
-	dir := filepath.Dir(d.path)
+	dir := vdisk.Dir(d.path)
 	var errs []error
 	for _, n := range names {
 		p, err := open(dir, n)

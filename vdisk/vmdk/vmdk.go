@@ -39,12 +39,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"syscall"
 
 	"github.com/ddtsim/ddtsim/vdisk"
+	"golang.org/x/sys/unix"
 )
 
 // Detect reports whether header, the first bytes of a file (512 or more
@@ -128,7 +128,7 @@ func open(f *os.File, path string, chain []string) (*disk, error) {
 		return nil, &vdisk.FormatError{File: path, Off: 0, Reason: "not a VMDK (no sparse magic, no descriptor)"}
 	}
 	if err == nil {
-		err = d.openParent(desc, append(chain, filepath.Clean(path)))
+		err = d.openParent(desc, append(chain, fileKey(f)))
 	}
 	if err != nil {
 		d.Close()
@@ -174,22 +174,19 @@ func (d *disk) openParent(desc *descriptor, chain []string) error {
 		}
 		return nil
 	}
-	p := desc.parentHint
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(filepath.Dir(d.path), p)
-	}
-	p = filepath.Clean(p)
+	p := vdisk.Join(vdisk.Dir(d.path), desc.parentHint)
 	if len(chain) >= maxChain {
 		return d.errorf(-1, "chain of delta disks deeper than %d at parent %q", maxChain, desc.parentHint)
-	}
-	for _, c := range chain {
-		if c == p {
-			return d.errorf(-1, "parent %q: the chain of delta disks loops", desc.parentHint)
-		}
 	}
 	f, err := openRegular(p)
 	if err != nil {
 		return &vdisk.FormatError{File: d.path, Off: -1, Reason: fmt.Sprintf("parent %q", desc.parentHint), Err: err}
+	}
+	for _, c := range chain {
+		if c == fileKey(f) {
+			f.Close()
+			return d.errorf(-1, "parent %q: the chain of delta disks loops", desc.parentHint)
+		}
 	}
 	pd, err := open(f, p, chain)
 	if err != nil {
@@ -247,7 +244,7 @@ func (d *disk) openDescriptor(f *os.File) (*descriptor, error) {
 		return nil, d.errorf(-1, "descriptor lists no extents")
 	}
 	d.format = "vmdk " + desc.createType
-	dir := filepath.Dir(d.path)
+	dir := vdisk.Dir(d.path)
 	for _, l := range desc.extents {
 		if l.access == "NOACCESS" {
 			return nil, vdisk.Unsupported(d.path, fmt.Sprintf("VMDK NOACCESS extent (line %d)", l.line))
@@ -311,19 +308,13 @@ func (d *disk) openDescriptor(f *os.File) (*descriptor, error) {
 }
 
 func (e *extent) path(dir string) string {
-	if filepath.IsAbs(e.name) {
-		return e.name
-	}
-	return filepath.Join(dir, e.name)
+	return vdisk.Join(dir, e.name)
 }
 
 // openExtent opens the file of extent line l, a regular file (a FIFO
 // or device named by a hostile descriptor is refused, not waited on).
 func (d *disk) openExtent(l extentLine) (*os.File, error) {
-	p := l.file
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(filepath.Dir(d.path), p)
-	}
+	p := vdisk.Join(vdisk.Dir(d.path), l.file)
 	f, err := openRegular(p)
 	if err != nil {
 		return nil, &vdisk.FormatError{File: d.path, Off: -1, Reason: fmt.Sprintf("extent %q (line %d)", l.file, l.line), Err: err}
@@ -475,4 +466,14 @@ func (d *disk) Close() error {
 	}
 	d.closer = nil
 	return first
+}
+
+// fileKey identifies an open file by device and inode (a chain of delta
+// disks loops when a parent is a file already in it, whatever its name).
+func fileKey(f *os.File) string {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return f.Name() // cannot tell: the name, as given
+	}
+	return fmt.Sprintf("%d:%d", st.Dev, st.Ino)
 }
