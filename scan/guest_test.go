@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/internal/testkit"
@@ -270,5 +271,68 @@ func TestGuestBackingThroughSymlink(t *testing.T) {
 	res := runGuest(t, guestSettings(t), scan.Options{}, filepath.Join(root, "vms", "web1.qcow2"))
 	if len(res.Problems) > 0 || res.Scan.Counters.ReadBytes != 1<<20 {
 		t.Errorf("problems %+v, %d bytes read; want the base's 1 MiB", res.Problems, res.Scan.Counters.ReadBytes)
+	}
+}
+
+// A backing file written to while its clone is read, or between a save
+// and its resume, is noticed as the image itself would be.
+func TestGuestBackingFileChanged(t *testing.T) {
+	vdisktest.QemuImg(t)
+	dir := t.TempDir()
+	raw := filepath.Join(t.TempDir(), "raw")
+	testkit.Write(t, raw, testkit.Rand(9, 20<<20)) // three chunks of reading
+	base, clone := filepath.Join(dir, "base.qcow2"), filepath.Join(dir, "clone.qcow2")
+	vdisktest.Run(t, "convert", "-q", "-f", "raw", "-O", "qcow2", raw, base)
+	vdisktest.Run(t, "create", "-q", "-f", "qcow2", "-b", "base.qcow2", "-F", "qcow2", clone)
+	touch := func() {
+		later := time.Now().Add(time.Hour)
+		if err := os.Chtimes(base, later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := guestSettings(t)
+	// While read: the first run of records done, the base is modified.
+	once := false
+	res := runGuest(t, set, scan.Options{Jobs: 1, Done: func(analyzer.FileInfo, uint64, uint64) {
+		if !once {
+			once = true
+			touch()
+		}
+	}}, clone)
+	if len(res.Problems) != 1 || res.Problems[0].Kind != "changed" || !strings.Contains(res.Problems[0].Reason, "base.qcow2: size") {
+		t.Errorf("base modified while read: problems %+v", res.Problems)
+	}
+	// Between a save and its resume.
+	save := filepath.Join(t.TempDir(), "scan.ddts")
+	ctx, cancel := context.WithCancel(context.Background())
+	part, err := scan.Run(ctx, set, []string{clone}, scan.Options{Jobs: 1, Save: save, Done: func(analyzer.FileInfo, uint64, uint64) { cancel() }})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted scan: %v", err)
+	}
+	part.Close()
+	touch()
+	sc, err := scanfile.Read(save, scanfile.DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = runGuest(t, set, scan.Options{Save: save, Resume: sc}, clone)
+	if len(res.Problems) != 1 || !strings.Contains(res.Problems[0].Reason, "changed since the scan was saved") {
+		t.Errorf("base modified before the resume: problems %+v", res.Problems)
+	}
+}
+
+// With --guest a raw disk and the same disk as qcow2 are imported alike:
+// the same figures, compression=off included (zeros skipped).
+func TestGuestRawLikeQcow2(t *testing.T) {
+	vdisktest.QemuImg(t)
+	dir := t.TempDir()
+	data := testkit.Rand(11, 4<<20)
+	copy(data[1<<20:], make([]byte, 1<<20)) // zeros, stored as data by cp
+	testkit.Write(t, filepath.Join(dir, "disk.raw"), data)
+	vdisktest.Run(t, "convert", "-q", "-f", "raw", "-O", "qcow2", filepath.Join(dir, "disk.raw"), filepath.Join(dir, "disk.qcow2"))
+	res := runGuest(t, guestSettings(t), scan.Options{By: "file"}, dir)
+	g := res.Breakdown.Groups
+	if len(g) != 2 || g[0].Holes != 16 || g[0].Holes != g[1].Holes || g[0].Referenced != g[1].Referenced || g[0].ZeroBlocks != 0 || g[1].ZeroBlocks != 0 {
+		t.Errorf("raw and qcow2 differ: %+v", g)
 	}
 }

@@ -47,8 +47,9 @@ type Walker struct {
 	// guest's disk: Size is its virtual size, Data its allocated ranges
 	// (vdisk.Disk.Allocated; the rest are holes), and LooksSparse is
 	// always set: the tools that import images (qemu-img convert, qm
-	// importdisk) skip zeros, as cp --sparse=always does. Hard links and
-	// repeats are judged by the image file.
+	// importdisk) skip zeros, as cp --sparse=always does. So is it for
+	// the raw files of a walk with Guest, which those tools import the
+	// same way. Hard links and repeats are judged by the image file.
 	Guest func(f *os.File, path string) (vdisk.Disk, error)
 	// GuestParts, with Guest, is asked about the regular files of each
 	// directory (and the files named, per directory): it returns those
@@ -367,6 +368,9 @@ func (s *walk) prepare(path string, f *os.File) (*File, error) {
 		if d != nil {
 			return s.guestFile(path, d, id, st, regular), nil
 		}
+		// A raw disk image is imported as the others are (qemu-img
+		// convert skips its zeros too).
+		looksSparse = regular
 	}
 	s.c.LogicalBytes += size
 	// The File and its reader in one allocation.
@@ -393,7 +397,25 @@ func (s *walk) guestFile(path string, d vdisk.Disk, id devIno, st unix.Stat_t, r
 		f File
 		r guestReader
 	}{r: guestReader{d: d, stamp: stamp{path: path, size: uint64(st.Size), mtime: st.Mtim, regular: regular}}}
-	fr.f = File{Path: path, Arg: s.arg, Dev: id.dev, Ino: id.ino, Size: size, Mtime: st.Mtim.Nano(),
+	// The files the image reads through (extents, data file, backing
+	// chain) are watched too, and the newest modification time of them
+	// all is the disk's: a resume then notices a changed backing file.
+	mtime := st.Mtim
+	seen := map[devIno]bool{id: true}
+	for _, f := range vdisk.FilesOf(d) {
+		var fst unix.Stat_t
+		if unix.Fstat(int(f.Fd()), &fst) != nil || fst.Mode&unix.S_IFMT != unix.S_IFREG {
+			continue
+		}
+		if k := (devIno{uint64(fst.Dev), fst.Ino}); !seen[k] {
+			seen[k] = true
+			fr.r.parts = append(fr.r.parts, part{f: f, stamp: stamp{path: f.Name(), size: uint64(fst.Size), mtime: fst.Mtim, regular: true}})
+			if fst.Mtim.Nano() > mtime.Nano() {
+				mtime = fst.Mtim
+			}
+		}
+	}
+	fr.f = File{Path: path, Arg: s.arg, Dev: id.dev, Ino: id.ino, Size: size, Mtime: mtime.Nano(),
 		Regular: true, LooksSparse: true, Data: data, Reader: &fr.r}
 	if fr.f.Data == nil {
 		fr.f.Data = []Extent{} // all hole: nil would mean all data
@@ -401,10 +423,19 @@ func (s *walk) guestFile(path string, d vdisk.Disk, id devIno, st unix.Stat_t, r
 	return &fr.f
 }
 
-// guestReader reads a guest's disk; Changed watches the image file.
+// guestReader reads a guest's disk; Changed watches the image file and
+// the files it reads through.
 type guestReader struct {
 	stamp // of the image file
 	d     vdisk.Disk
+	parts []part
+}
+
+// part is a file an image reads through (vdisk.Filer), as it was when
+// the image was opened.
+type part struct {
+	f *os.File
+	stamp
 }
 
 func (r *guestReader) ReadAt(p []byte, off int64) (int, error) {
@@ -418,10 +449,19 @@ func (r *guestReader) ReadAt(p []byte, off int64) (int, error) {
 // (by path: the Disk holds the file).
 func (r *guestReader) Changed() error {
 	var st unix.Stat_t
-	if !r.regular || unix.Stat(r.path, &st) != nil {
-		return nil
+	if r.regular && unix.Stat(r.path, &st) == nil {
+		if err := r.changedTo(&st, "image size"); err != nil {
+			return err
+		}
 	}
-	return r.changedTo(&st, "image size")
+	for _, p := range r.parts {
+		if unix.Fstat(int(p.f.Fd()), &st) == nil {
+			if err := p.changedTo(&st, escape.Path(p.path)+": size"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (r *guestReader) Close() error { return r.d.Close() }

@@ -90,3 +90,6 @@ func (r *raw) Size() uint64        { return r.size }
 func (r *raw) Format() string      { return "raw" }
 func (r *raw) Allocated() []Extent { return r.alloc }
 func (r *raw) Close() error        { return r.f.Close() }
+
+// Files is the raw file (Filer).
+func (r *raw) Files() []*os.File { return []*os.File{r.f} }

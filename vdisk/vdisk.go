@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -219,4 +220,19 @@ func Join(dir, name string) string {
 		return dir + name
 	}
 	return dir + "/" + name
+}
+
+// Filer is implemented by the Disks of this package's readers: Files
+// returns the files the disk reads, the image file first, then those it
+// reads through (extents, an external data file, its backing file or
+// parent and theirs), each once. A caller stats them to notice an image
+// changed while it was read, or since a scan was saved.
+type Filer interface{ Files() []*os.File }
+
+// FilesOf returns d.Files() when d is a Filer, else nil.
+func FilesOf(d Disk) []*os.File {
+	if f, ok := d.(Filer); ok {
+		return f.Files()
+	}
+	return nil
 }

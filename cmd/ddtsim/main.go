@@ -38,7 +38,7 @@ type PoolFlags struct {
 	Ashift  string   `default:"12" help:"Pool sector size as a power of two (9..16), for every vdev."`
 	Release string   `default:"latest" help:"OpenZFS release modelled: a version such as 2.1.11, 2.2 or 0.6.5.11 (${releases}; default: the newest). 'list' prints the releases and what differs."`
 	Sparse  string   `default:"auto" enum:"auto,always,never" help:"How the files would be copied, as cp --sparse=WHEN: all-zero records become holes (always), are written (never), or holes only for files that look sparse (auto). Matters only with compression=off."`
-	Guest   bool     `name:"guest" help:"Read virtual-disk images (qcow2 v2/v3, VMDK, VHDX, VHD; recognized by content, not by name) as the disk their guest sees, as qemu-img convert -O raw or qm importdisk would write it to a volume or file: backing files and parents followed, compressed clusters expanded, unallocated ranges holes (never read). Other files are read as they are. With --sparse auto, images are copied as qemu-img convert copies them (zeros skipped: holes); --sparse never models dd of the guest's disk (zeros written, stored with compression=off)."`
+	Guest   bool     `name:"guest" help:"Read virtual-disk images (qcow2 v2/v3, VMDK, VHDX, VHD; recognized by content, not by name) as the disk their guest sees, as qemu-img convert -O raw or qm importdisk would write it to a volume or file: backing files and parents followed, compressed clusters expanded, unallocated ranges holes (never read). Other files are read as they are. With --sparse auto, images (raw files too) are copied as qemu-img convert copies them (zeros skipped: holes); --sparse never models dd of the guest's disk (zeros written, stored with compression=off)."`
 }
 
 type scanCmd struct {

@@ -745,3 +745,16 @@ func (c *lru[V]) put(key uint64, v V) {
 }
 
 var _ io.ReaderAt = (*image)(nil)
+
+// Files returns the image file, its external data file and the backing
+// chain's files (vdisk.Filer).
+func (d *image) Files() []*os.File {
+	files := []*os.File{d.f}
+	if d.data != nil && d.data != d.f {
+		files = append(files, d.data)
+	}
+	if d.backing != nil {
+		files = append(files, vdisk.FilesOf(d.backing)...)
+	}
+	return files
+}

@@ -537,3 +537,12 @@ func (d *disk) Close() error {
 	}
 	return err
 }
+
+// Files returns the image file and its parent's files (vdisk.Filer).
+func (d *disk) Files() []*os.File {
+	files := []*os.File{d.f}
+	if d.parent != nil {
+		files = append(files, vdisk.FilesOf(d.parent)...)
+	}
+	return files
+}

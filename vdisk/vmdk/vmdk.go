@@ -477,3 +477,18 @@ func fileKey(f *os.File) string {
 	}
 	return fmt.Sprintf("%d:%d", st.Dev, st.Ino)
 }
+
+// Files returns the VMDK file (descriptor or sparse extent), the extent
+// files and the parent's files (vdisk.Filer).
+func (d *disk) Files() []*os.File {
+	var files []*os.File
+	for _, c := range d.closer {
+		switch c := c.(type) {
+		case *os.File:
+			files = append(files, c)
+		case vdisk.Disk:
+			files = append(files, vdisk.FilesOf(c)...)
+		}
+	}
+	return files
+}
