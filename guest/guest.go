@@ -100,10 +100,21 @@ func Open(f *os.File, path string) (vdisk.Disk, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &chain{top: path, seen: map[[2]uint64]bool{}}
+	c := &chain{seen: map[[2]uint64]bool{}}
 	c.see(f)
-	return c.openFile(f, size, path)
+	d, err := c.openFile(f, size, path)
+	var ce *chainError
+	if errors.As(err, &ce) {
+		// Said once, not wrapped in every image of the chain.
+		return nil, fmt.Errorf("%s: %w", path, ce)
+	}
+	return d, err
 }
+
+// chainError is a backing chain too deep or looping.
+type chainError struct{ msg string }
+
+func (e *chainError) Error() string { return e.msg }
 
 // fileSize is the size of a regular file, or where a block device ends.
 func fileSize(f *os.File) (int64, error) {
@@ -119,7 +130,6 @@ func fileSize(f *os.File) (int64, error) {
 
 // chain opens the images of one backing chain.
 type chain struct {
-	top   string
 	seen  map[[2]uint64]bool // dev, ino of the files opened
 	depth int
 }
@@ -156,7 +166,7 @@ func (c *chain) open(dir, name string) (vdisk.Disk, error) {
 	p := vdisk.Join(dir, name)
 	c.depth++
 	if c.depth >= MaxChain {
-		return nil, fmt.Errorf("%s: backing chain deeper than %d images at %s", c.top, MaxChain, p)
+		return nil, &chainError{fmt.Sprintf("backing chain deeper than %d images (at %s)", MaxChain, p)}
 	}
 	// Non-blocking, and only regular files and block devices: a
 	// hostile name such as a FIFO or /dev/zero must not hang the scan or
@@ -175,7 +185,7 @@ func (c *chain) open(dir, name string) (vdisk.Disk, error) {
 	}
 	if c.see(f) {
 		f.Close()
-		return nil, fmt.Errorf("%s: backing chain loops: %s is already in it", c.top, p)
+		return nil, &chainError{fmt.Sprintf("backing chain loops: %s is already in it", p)}
 	}
 	size, err := fileSize(f)
 	if err != nil {

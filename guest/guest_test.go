@@ -2,12 +2,14 @@ package guest
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/vdisk"
+	"github.com/ddtsim/ddtsim/vdisk/vdisktest"
 )
 
 func write(t *testing.T, path string, data []byte) *os.File {
@@ -64,5 +66,26 @@ func TestRefusedFormats(t *testing.T) {
 			!strings.Contains(err.Error(), "qemu-img convert") {
 			t.Errorf("%s: Open = %v, %v; want an error naming the file, wrapping ErrUnsupported", name, d, err)
 		}
+	}
+}
+
+// A chain deeper than MaxChain is refused in one short message, not one
+// wrapped in each of its images.
+func TestChainTooDeep(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) { vdisktest.Run(t, args...) }
+	run("create", "-q", "-f", "qcow2", filepath.Join(dir, "c0.qcow2"), "1M")
+	for i := 1; i <= MaxChain+2; i++ {
+		run("create", "-q", "-f", "qcow2", "-u", "-b", fmt.Sprintf("c%d.qcow2", i-1), "-F", "qcow2", filepath.Join(dir, fmt.Sprintf("c%d.qcow2", i)), "1M")
+	}
+	top := filepath.Join(dir, fmt.Sprintf("c%d.qcow2", MaxChain+2))
+	f, err := os.Open(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := Open(f, top)
+	if d != nil || err == nil || !strings.Contains(err.Error(), "backing chain deeper than 64 images") || len(err.Error()) > 200 {
+		t.Errorf("Open = %v, %v", d, err)
 	}
 }

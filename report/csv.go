@@ -71,6 +71,7 @@ func (s *Scan) WriteCSV(w io.Writer) error {
 	kv("vdev", s.Pool.Vdev)
 	kv("ashift", strconv.Itoa(s.Pool.Ashift))
 	kv("sparse", s.Sparse)
+	kv("guest", strconv.FormatBool(s.Guest))
 	kv("partial", strconv.FormatBool(s.Partial))
 	if f := s.WalkFinished; f != nil {
 		kv("walk_finished", strconv.FormatBool(*f))
@@ -111,7 +112,7 @@ func (s *Scan) WriteCSV(w io.Writer) error {
 		{"files", c.Files}, {"dirs", c.Dirs}, {"logical_bytes", c.LogicalBytes}, {"scanned_bytes", c.ScannedBytes}, {"read_bytes", c.ReadBytes},
 		{"records", c.Records}, {"stored" + sampled, c.Stored}, {"embedded" + sampled, c.Embedded}, {"holes", c.Holes},
 		{"zero_blocks", c.ZeroBlocks}, {"unique_blocks" + sampled, c.UniqueBlocks}, {"symlinks", c.Symlinks},
-		{"special", c.Special}, {"hard_links", c.HardLinks}, {"errors", c.Errors}, {"changed", c.Changed},
+		{"special", c.Special}, {"hard_links", c.HardLinks}, {"image_parts", c.ImageParts}, {"errors", c.Errors}, {"changed", c.Changed},
 	} {
 		kv(f.k, u(f.v))
 	}

@@ -145,6 +145,9 @@ func TestGuestBadImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	vdisktest.Run(t, "create", "-q", "-f", "qcow2", "-u", "-b", "fifo", "-F", "raw", filepath.Join(dir, "on-fifo.qcow2"), "1M")
+	// A backing name holding a newline and an escape code: it is printed
+	// escaped, never raw to a terminal.
+	vdisktest.Run(t, "create", "-q", "-f", "qcow2", "-u", "-b", "no\n\x1b[31mred", "-F", "raw", filepath.Join(dir, "hostile.qcow2"), "1M")
 	vdisktest.Run(t, "create", "-q", "-f", "vdi", filepath.Join(dir, "disk.vdi"), "1M") // qemu's banner, not VirtualBox's
 	trunc, err := os.ReadFile(filepath.Join(dir, "orphan.qcow2"))
 	if err != nil {
@@ -160,10 +163,14 @@ func TestGuestBadImages(t *testing.T) {
 		"on-fifo.qcow2":   "not a regular file or a block device",
 		"disk.vdi":        "VirtualBox VDI",
 		"truncated.qcow2": "at byte 0: truncated",
+		"hostile.qcow2":   `no\n\x1b[31mred: no such file or directory`,
 	}
 	got := map[string]string{}
 	for _, p := range res.Problems {
 		got[filepath.Base(p.Path)] = p.Reason
+		if strings.ContainsAny(p.Reason, "\n\x1b") {
+			t.Errorf("%s: reason %q holds control characters", p.Path, p.Reason)
+		}
 		if p.Kind != "error" {
 			t.Errorf("%s: kind %q", p.Path, p.Kind)
 		}

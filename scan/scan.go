@@ -318,17 +318,19 @@ func problemOf(path string, err error) source.Problem {
 
 // Reason is the message of a per-path error without the path, which the
 // caller prints already (an *os.PathError naming path gives "op: error";
-// an image reader's error starting "path: " loses that prefix).
+// an image reader's error starting "path: " loses that prefix), made
+// safe to print as paths are (escape.Path): a message may quote names
+// read from inside a file, such as a disk image's backing file.
 func Reason(path string, err error) string {
 	var pe *os.PathError
 	if errors.As(err, &pe) && pe.Path == path {
-		return pe.Op + ": " + pe.Err.Error()
+		return escape.Path(pe.Op + ": " + pe.Err.Error())
 	}
 	msg := err.Error()
 	if rest, ok := strings.CutPrefix(msg, path+": "); ok && rest != "" {
-		return rest
+		msg = rest
 	}
-	return msg
+	return escape.Path(msg)
 }
 
 // resumed completes a resumed scan's problems with what the saved part

@@ -328,7 +328,9 @@ func (d *image) open(open vdisk.Opener) error {
 	if h.size > math.MaxInt64 {
 		return d.errAt(24, "virtual size %d over 2^63-1", h.size)
 	}
-	d.size = h.size
+	// qemu's block layer counts whole 512-byte sectors: a size that is
+	// not a multiple (only a hand-edited header has one) is cut down.
+	d.size = h.size &^ 511
 	if uint64(h.l1Size)*8 > maxL1Bytes {
 		return d.errAt(36, "L1 table of %d entries over 32 MiB", h.l1Size)
 	}
