@@ -236,3 +236,18 @@ func FilesOf(d Disk) []*os.File {
 	}
 	return nil
 }
+
+// ReadStruct reads len(p) bytes of a structure of the image file f (what
+// names it: "BAT", "region table") at off. A short read is a
+// *FormatError saying the structure lies past the end of the file, of
+// fsize bytes; another failure is a *FormatError wrapping it.
+func ReadStruct(f io.ReaderAt, path string, fsize int64, p []byte, off int64, what string) error {
+	n, err := f.ReadAt(p, off)
+	if n == len(p) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		return &FormatError{File: path, Off: off, Reason: fmt.Sprintf("%s (%d bytes) past the end of the file (%d bytes)", what, len(p), fsize)}
+	}
+	return &FormatError{File: path, Off: off, Reason: "reading " + what, Err: err}
+}

@@ -148,7 +148,7 @@ type image struct {
 // Close; on error the caller closes f.
 //
 // A backing file (spec: Header, backing_file_offset) is opened with
-// open(filepath.Dir(path), name); the backing format header extension,
+// open(vdisk.Dir(path), name); the backing format header extension,
 // when present, must name the format the opened disk reports. open may
 // be nil: then an image with a backing file is an error. An external data
 // file (incompatible bit 2, spec: Header extensions, "External data file

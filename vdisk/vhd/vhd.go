@@ -105,20 +105,13 @@ func (d *disk) errAt(off int64, format string, args ...any) error {
 }
 
 func (d *disk) readFull(p []byte, off int64, what string) error {
-	n, err := d.f.ReadAt(p, off)
-	if n == len(p) {
-		return nil
-	}
-	if err == nil || err == io.EOF {
-		return d.errAt(off, "%s (%d bytes) past the end of the file (%d bytes)", what, len(p), d.fsize)
-	}
-	return &vdisk.FormatError{File: d.path, Off: off, Reason: "reading " + what, Err: err}
+	return vdisk.ReadStruct(d.f, d.path, d.fsize, p, off, what)
 }
 
 // Open opens the VHD image in f, named path in errors; on success the
 // Disk owns f (and the parent it opened), on error the caller closes it.
 // open opens a differencing disk's parent: it is called as
-// open(filepath.Dir(path), name) for each name the parent locators give
+// open(vdisk.Dir(path), name) for each name the parent locators give
 // (see parentNames) until one opens; a nil open refuses a differencing
 // disk. The parent must be a VHD whose footer's unique id is the one the
 // child's header names.

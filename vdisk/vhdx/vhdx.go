@@ -42,7 +42,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 
 	"github.com/ddtsim/ddtsim/vdisk"
@@ -163,20 +162,13 @@ func (d *disk) errAt(off int64, format string, args ...any) error {
 // readFull reads len(p) bytes at off, calling a short read a truncated
 // file.
 func (d *disk) readFull(p []byte, off int64, what string) error {
-	n, err := d.f.ReadAt(p, off)
-	if n == len(p) {
-		return nil
-	}
-	if err == nil || err == io.EOF {
-		return d.errAt(off, "%s (%d bytes) past the end of the file (%d bytes)", what, len(p), d.fsize)
-	}
-	return &vdisk.FormatError{File: d.path, Off: off, Reason: "reading " + what, Err: err}
+	return vdisk.ReadStruct(d.f, d.path, d.fsize, p, off, what)
 }
 
 // Open opens the VHDX image in f, named path in errors. On success the
 // Disk owns f (and the parent it opened); on error the caller closes f.
 // open opens a differencing disk's parent: it is called as
-// open(filepath.Dir(path), name) for each name the parent locator gives,
+// open(vdisk.Dir(path), name) for each name the parent locator gives,
 // relative_path first, then absolute_win32_path, then volume_path, until
 // one opens; a nil open refuses a differencing disk. The parent must be a
 // VHDX image whose DataWriteGuid is the locator's parent_linkage (or
