@@ -156,7 +156,7 @@ type Counters struct {
 	OtherFS        uint64 `json:"other_fs"`        // directories on another file system, skipped (OneFileSystem)
 	RepeatedDirs   uint64 `json:"repeated_dirs"`   // directories reached again (repeated paths, bind mounts, symlink loops), skipped
 	RepeatedFiles  uint64 `json:"repeated_files"`  // files reached again (a path named twice), skipped
-	ImageParts     uint64 `json:"image_parts"`     // files read as parts of an image (--guest: VMDK extents), not on their own
+	ImageParts     uint64 `json:"image_parts"`     // files read as parts of an image (--guest: VMDK extents, qcow2 data files), not on their own
 	Changed        uint64 `json:"changed"`         // files that changed while they were read (figures approximate)
 	Errors         uint64 `json:"errors"`          // paths that could not be read (fully)
 	LogicalBytes   uint64 `json:"logical_bytes"`   // sum of file sizes (of Files)

@@ -28,11 +28,13 @@ var formats = []format{
 const maxDescriptorFile = 64 << 10
 
 // Parts returns, among names (regular files in dir), the extent files of
-// the VMDK descriptors among them, each mapped to its descriptor's name:
-// a scan of the directory reads them through the descriptor, not on their
-// own (a -flat.vmdk would otherwise count as a second, raw disk, and a
-// sparse extent as a disk of its own). Only files of at most 64 KiB are
-// read to look for descriptors; unreadable ones are left to the walk.
+// the VMDK descriptors and the external data files of the qcow2 images
+// among them, each mapped to the name of the image that reads it: a scan
+// of the directory reads them through that image, not on their own (a
+// -flat.vmdk or a data file would otherwise count as a second, raw disk,
+// and a sparse extent as a disk of its own). Only the first 4 KiB of a
+// file are read (all of it, up to 64 KiB, to look for a descriptor);
+// unreadable files are left to the walk.
 func Parts(dir string, names []string) map[string]string {
 	in := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -42,13 +44,15 @@ func Parts(dir string, names []string) map[string]string {
 	buf := make([]byte, maxDescriptorFile)
 	clean := filepath.Clean(dir)
 	for _, name := range names {
-		text, ok := smallFile(filepath.Join(dir, name), buf)
+		text, whole, ok := head(filepath.Join(dir, name), buf)
 		if !ok {
 			continue
 		}
-		files, ok := vmdk.ExtentFiles(text)
-		if !ok {
-			continue
+		var files []string
+		if df, ok := qcow2.DataFile(text); ok {
+			files = []string{df}
+		} else if whole {
+			files, _ = vmdk.ExtentFiles(text)
 		}
 		for _, f := range files {
 			p := f
@@ -69,21 +73,27 @@ func Parts(dir string, names []string) map[string]string {
 	return parts
 }
 
-// smallFile reads path into buf if it is a regular file no larger than
-// buf, without blocking on a FIFO swapped in since the listing.
-func smallFile(path string, buf []byte) ([]byte, bool) {
+// head reads the start of path, a regular file, into buf: all of it
+// (whole) when it fits, else its first 4 KiB; without blocking on a FIFO
+// swapped in since the listing.
+func head(path string, buf []byte) (b []byte, whole, ok bool) {
 	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > int64(len(buf)) || fi.Size() < 22 {
-		return nil, false
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 22 {
+		return nil, false, false
+	}
+	whole = fi.Size() <= int64(len(buf))
+	n := int64(headSize)
+	if whole {
+		n = fi.Size()
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, false
+		return nil, false, false
 	}
 	defer f.Close()
-	n, err := io.ReadFull(f, buf[:fi.Size()])
+	got, err := io.ReadFull(f, buf[:n])
 	if err != nil && err != io.ErrUnexpectedEOF {
-		return nil, false
+		return nil, false, false
 	}
-	return buf[:n], true
+	return buf[:got], whole, true
 }

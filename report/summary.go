@@ -454,7 +454,7 @@ func skippedText(c analyzer.Counters) string {
 		t += ", " + plural(c.OtherFS, "directory") + " on other file systems (-x)"
 	}
 	if c.ImageParts > 0 {
-		t += ", " + plural(c.ImageParts, "image extent file") + " (read through the descriptor)"
+		t += ", " + plural(c.ImageParts, "image part") + " (VMDK extents, qcow2 data files: read through their image)"
 	}
 	return t + "; " + plural(c.Errors, "error")
 }

@@ -343,3 +343,17 @@ func TestGuestRawLikeQcow2(t *testing.T) {
 		t.Errorf("raw and qcow2 differ: %+v", g)
 	}
 }
+
+// A qcow2 and its external data file in one directory make one disk.
+func TestGuestQcow2DataFileOnce(t *testing.T) {
+	vdisktest.QemuImg(t)
+	dir := t.TempDir()
+	raw := filepath.Join(t.TempDir(), "raw")
+	testkit.Write(t, raw, testkit.Rand(12, 2<<20))
+	vdisktest.Run(t, "convert", "-q", "-f", "raw", "-O", "qcow2", "-o", "data_file="+filepath.Join(dir, "disk.data"), raw, filepath.Join(dir, "disk.qcow2"))
+	res := runGuest(t, guestSettings(t), scan.Options{}, dir)
+	c := res.Scan.Counters
+	if len(res.Problems) > 0 || c.Files != 1 || c.ImageParts != 1 || c.LogicalBytes != 2<<20 {
+		t.Errorf("problems %+v, %d files, %d parts, %d bytes; want one 2 MiB disk and its data file as a part", res.Problems, c.Files, c.ImageParts, c.LogicalBytes)
+	}
+}

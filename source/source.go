@@ -102,7 +102,7 @@ type Counters struct {
 	OtherFS       uint64 // directories on another file system, skipped (OneFileSystem)
 	RepeatedDirs  uint64 // directories reached again (repeated paths, bind mounts, symlink loops), skipped
 	RepeatedFiles uint64 // files reached again (a path named twice), skipped
-	ImageParts    uint64 // files read as parts of an image (VMDK extents, Walker.GuestParts), not on their own
+	ImageParts    uint64 // files read as parts of an image (VMDK extents, qcow2 data files; Walker.GuestParts), not on their own
 	LogicalBytes  uint64 // sum of the sizes of Files
 }
 

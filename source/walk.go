@@ -54,7 +54,7 @@ type Walker struct {
 	// GuestParts, with Guest, is asked about the regular files of each
 	// directory (and the files named, per directory): it returns those
 	// that are parts of an image among them (the extent files of a VMDK
-	// descriptor), each mapped to that image's name. They are read
+	// descriptor, a qcow2's external data file), each mapped to that image's name. They are read
 	// through the image only, and counted in Counters.ImageParts.
 	GuestParts func(dir string, names []string) map[string]string
 }

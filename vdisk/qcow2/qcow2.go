@@ -760,3 +760,35 @@ func (d *image) Files() []*os.File {
 	}
 	return files
 }
+
+// DataFile returns the external data file a qcow2 v3 image names in its
+// header extensions ("data file name", spec: Header extensions), read from
+// head, the first bytes of the file (4 KiB cover the extensions of the
+// images qemu-img makes). ok is false when head is not such an image or
+// the name lies beyond head. A walk that meets an image and its data file
+// reads the data through the image only (package guest).
+func DataFile(head []byte) (name string, ok bool) {
+	be := binary.BigEndian
+	if len(head) < 104 || !Detect(head) || be.Uint32(head[4:]) != 3 {
+		return "", false
+	}
+	bits := be.Uint32(head[20:])
+	if bits < 9 || bits > 21 {
+		return "", false
+	}
+	end := min(uint64(len(head)), uint64(1)<<bits)
+	if bo := be.Uint64(head[8:]); bo != 0 && bo < end {
+		end = bo
+	}
+	for off := uint64(be.Uint32(head[100:])); off >= 104 && off+8 <= end; {
+		typ, n := be.Uint32(head[off:]), uint64(be.Uint32(head[off+4:]))
+		if typ == extEnd || n > end-off-8 {
+			return "", false
+		}
+		if typ == extDataFile {
+			return string(head[off+8 : off+8+n]), n > 0
+		}
+		off += 8 + (n+7)&^7
+	}
+	return "", false
+}

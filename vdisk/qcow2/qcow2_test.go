@@ -408,3 +408,29 @@ func TestSnapshot(t *testing.T) {
 	qemuIO(t, img, "write -P 0x71 0 12k", "write -z 64k 64k", "discard 512k 128k")
 	check(t, img)
 }
+
+func TestDataFile(t *testing.T) {
+	vdisktest.QemuImg(t)
+	dir := t.TempDir()
+	img := filepath.Join(dir, "d.qcow2")
+	vdisktest.Run(t, "create", "-q", "-f", "qcow2", "-o", "data_file=d.raw", img, "1M")
+	plain := filepath.Join(dir, "p.qcow2")
+	vdisktest.Run(t, "create", "-q", "-f", "qcow2", plain, "1M")
+	for p, want := range map[string]string{img: "d.raw", plain: ""} {
+		head := make([]byte, 4096)
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := f.ReadAt(head, 0)
+		f.Close()
+		if got, ok := DataFile(head[:n]); got != want || ok != (want != "") {
+			t.Errorf("%s: DataFile = %q, %v; want %q", p, got, ok, want)
+		}
+	}
+	for _, bad := range [][]byte{nil, []byte("QFI\xfb"), make([]byte, 200)} {
+		if got, ok := DataFile(bad); ok {
+			t.Errorf("DataFile(%q) = %q", bad, got)
+		}
+	}
+}
