@@ -466,32 +466,15 @@ func (r *guestReader) Changed() error {
 
 func (r *guestReader) Close() error { return r.d.Close() }
 
-// dataExtents maps the data regions of f with SEEK_DATA/SEEK_HOLE. On any
-// error (a file system without hole reporting) it returns nil: all data.
+// dataExtents maps the data regions of f (vdisk.DataExtents): nil, all
+// data, when the file system cannot tell; empty when it is all hole.
 func dataExtents(f *os.File, size uint64) []Extent {
-	fd := int(f.Fd())
-	var ext []Extent
-	off := int64(0)
-	for uint64(off) < size {
-		d, err := unix.Seek(fd, off, unix.SEEK_DATA)
-		if err != nil {
-			if errors.Is(err, unix.ENXIO) { // no data after off
-				break
-			}
-			return nil
-		}
-		h, err := unix.Seek(fd, d, unix.SEEK_HOLE)
-		if err != nil {
-			return nil
-		}
-		if h <= d {
-			return nil
-		}
-		ext = append(ext, Extent{Off: uint64(d), End: min(uint64(h), size)})
-		off = h
-	}
-	if ext == nil {
-		ext = []Extent{} // all hole
+	ext, ok := vdisk.DataExtents(f, size)
+	switch {
+	case !ok:
+		return nil
+	case ext == nil:
+		return []Extent{} // all hole
 	}
 	return ext
 }

@@ -39,33 +39,39 @@ func Raw(f *os.File) (Disk, error) {
 		return nil, err
 	}
 	size := uint64(fi.Size())
-	return &raw{f: f, size: size, alloc: dataExtents(f, size)}, nil
+	alloc, ok := DataExtents(f, size)
+	if !ok {
+		alloc = []Extent{{Off: 0, End: size}}
+	}
+	return &raw{f: f, size: size, alloc: alloc}, nil
 }
 
-// dataExtents maps the data of f with SEEK_DATA/SEEK_HOLE.
-func dataExtents(f *os.File, size uint64) []Extent {
-	whole := []Extent{{Off: 0, End: size}}
-	if size == 0 {
-		return nil
-	}
+// DataExtents maps the data of the file f, of size bytes, with
+// lseek(SEEK_DATA/SEEK_HOLE): its data ranges, sorted and merged, within
+// [0, size); none for a file all holes. ok is false when the file system
+// cannot tell (the caller then takes it all as data). It is the one
+// place the project asks a file system where its holes are.
+func DataExtents(f *os.File, size uint64) (list []Extent, ok bool) {
 	fd := int(f.Fd())
-	var list []Extent
 	for off := int64(0); uint64(off) < size; {
 		d, err := unix.Seek(fd, off, unix.SEEK_DATA)
 		if err != nil {
-			if err == unix.ENXIO {
+			if err == unix.ENXIO { // no data after off
 				break
 			}
-			return whole
+			return nil, false
+		}
+		if uint64(d) >= size {
+			break // data appended since size was taken
 		}
 		h, err := unix.Seek(fd, d, unix.SEEK_HOLE)
-		if err != nil {
-			return whole
+		if err != nil || h <= d {
+			return nil, false
 		}
 		list = Merge(list, Extent{Off: uint64(d), End: min(uint64(h), size)})
 		off = h
 	}
-	return list
+	return list, true
 }
 
 func (r *raw) ReadAt(p []byte, off int64) (int, error) {
