@@ -98,7 +98,8 @@ type Result struct {
 	// walkKnown: Scan.WalkDone says how far the walk got (a scan run
 	// here, not one read from a file).
 	walkKnown bool
-	top       int // Options.Top
+	top       int                 // Options.Top
+	sample    *ddt.SampleEstimate // a merged sample's estimate (no table)
 }
 
 // SaveError is the failure to write Options.Save: the scan itself
@@ -427,6 +428,22 @@ func FromSaved(sc *scanfile.Scan) (*Result, error) {
 		Problems: sc.Problems}, nil
 }
 
+// FromMerged returns the result of merged saved scans, as Run returned
+// it, for Report (it has no table: Result.Scan.Table is nil). It fails
+// when this ddtsim cannot rebuild the scans' model.
+func FromMerged(m *scanfile.Merged) (*Result, error) {
+	set, err := m.Model.Settings()
+	var p *zio.Policy
+	if err == nil {
+		p, err = set.Policy()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Settings: set, Policy: p, Paths: scanfile.Strings(m.Paths), Scan: m.Result(), Partial: !m.Complete,
+		Problems: m.Problems, sample: m.Sample}, nil
+}
+
 // Close releases what the result keeps on disk (the table's spilled runs
 // and their directory); the table is not usable after it. The run files
 // are closed first: a scan that failed for want of file descriptors could
@@ -459,7 +476,10 @@ func (res *Result) Report(ram uint64) (*report.Scan, error) {
 	}
 	rep.Problems = append(rep.Problems, res.Problems...)
 	if n := set.SampleRate(); n > 1 {
-		est := ddt.EstimateTable(res.Scan.Table, n)
+		est := res.sample
+		if est == nil {
+			est = ddt.EstimateTable(res.Scan.Table, n)
+		}
 		c := res.Scan.Counters
 		est.CheckCounted(c.Records - c.Holes)
 		if err := rep.ApplySample(est, p.Release.BytesSuffix); err != nil {

@@ -1,32 +1,32 @@
 // Package scanfile reads and writes saved scans: the dedup table of a scan
 // with everything needed to add it to other scans (ddtsim merge) or to
-// continue it (ddtsim resume).
+// continue it (ddtsim resume), and merges them in bounded memory.
 //
-// # Format, version 1
+// # Format, version 2
 //
-// A saved scan is one binary file. Integers written "uvarint" are unsigned
-// LEB128 varints (encoding/binary.PutUvarint: 7 bits per byte, low bits
-// first, at most 10 bytes).
+// A saved scan is a directory holding a manifest and the table as Apache
+// Parquet files, so that any engine that reads Parquet (DuckDB, Spark,
+// Trino, pandas) can reduce many scans (see package histsql):
 //
-//	magic     8 bytes   0x89 'D' 'D' 'T' 'S' 'I' 'M' '\n'
-//	version   4 bytes   big-endian uint32: 1
-//	header    uvarint N, then N bytes of JSON (see Header)
-//	entries   uvarint C, then C entries, each:
-//	            key     32 bytes  the block's DDT key: the BLAKE3-256 digest of its
-//	                              logical content (a table that keeps only a prefix
-//	                              of the digest writes zeros after it)
-//	            refcnt  uvarint   references to the block, ≥ 1
-//	            lsize   uvarint   bytes of one reference
-//	            psize   uvarint   physical bytes of one reference; 0: embedded in
-//	                              the block pointer (not part of the histogram)
-//	counters  uvarint N, then N bytes of JSON: the scan's counters
-//	          (analyzer.Counters, under their JSON names)
-//	checksum  32 bytes  BLAKE3-256 of every byte before it
+//	manifest.json      the header, the counters and the partition files (Manifest)
+//	part-00.parquet    the entries whose key's first byte is 0x00–0x0f,
+//	…                  sorted by key
+//	part-15.parquet    … 0xf0–0xff
 //
-// and nothing after. The entries are in no particular order. DSIZE is not
-// stored: it is recomputed from PSIZE by the model's policy when the file
-// is read. The header's JSON object holds:
+// Every part file has the columns of Row: key (FIXED_LEN_BYTE_ARRAY(16),
+// the 128-bit DDT key), refcnt, lsize, psize, dsize (INT64; sizes in bytes
+// of one reference; psize 0 is an embedded block, not in zdb's
+// histogram; dsize is the model's allocated size of psize over all
+// copies). Files are zstd-compressed, in row groups of 131,072 rows and
+// pages of 64 KiB, so that a reader holds little of a file at once: Merge
+// streams partition p of every scan through a k-way merge, Partitions
+// such merges at most at once, and its memory does not depend on the
+// number of entries.
 //
+// manifest.json is one JSON object:
+//
+//	format     "ddtsim saved scan"
+//	version    2
 //	ddtsim     version of the ddtsim that wrote it
 //	created    time written (RFC 3339)
 //	host       host name of the machine scanned
@@ -41,13 +41,36 @@
 //	files      [{path, dev, ino, size, mtime_ns, records, done}], sorted by path:
 //	           every file the scan took records from, as it was when opened,
 //	           and the runs of records [first, end) done, e.g. [[0, 80]]
+//	counters   the scan's counters (analyzer.Counters, under their JSON names)
+//	partitions [{file, rows, bytes, blake3}]: the 16 part files, in order,
+//	           with their row count, size and BLAKE3-256 (hex)
 //
 // A path (dir, paths, files[].path) that is not valid UTF-8 is written as
 // {"base64": "..."} of its bytes. Readers ignore JSON names they do not
 // know; a change that old readers would misread takes a new version.
 //
-// A file that is not a saved scan, of another version, cut short, or whose
-// checksum does not match is refused with an error saying which. Files are
-// written atomically: to a temporary file in the target's directory, synced,
-// then renamed over the target.
+// A directory without a manifest of this format, of another version, a
+// part file missing, cut short, changed (its BLAKE3), not Parquet, of
+// other columns, with keys out of order or of another partition, or with
+// a DSIZE the model does not give, is refused with an error naming the
+// file. A scan is written atomically: into a new directory beside the
+// target, every file synced, which then takes the target's place.
+//
+// # Format, version 1
+//
+// What ddtsim wrote before: one binary file, still read (Read, Merge);
+// saving it again (ddtsim resume) writes version 2 in its place. Integers
+// written "uvarint" are unsigned LEB128 varints.
+//
+//	magic     8 bytes   0x89 'D' 'D' 'T' 'S' 'I' 'M' '\n'
+//	version   4 bytes   big-endian uint32: 1
+//	header    uvarint N, then N bytes of JSON (the manifest's fields from
+//	          ddtsim to files)
+//	entries   uvarint C, then C entries, each:
+//	            key     32 bytes  the 128-bit key, then 16 zero bytes
+//	            refcnt  uvarint   references to the block, ≥ 1
+//	            lsize   uvarint   bytes of one reference
+//	            psize   uvarint   physical bytes of one reference; 0: embedded
+//	counters  uvarint N, then N bytes of JSON: the scan's counters
+//	checksum  32 bytes  BLAKE3-256 of every byte before it
 package scanfile

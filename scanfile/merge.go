@@ -1,14 +1,20 @@
 package scanfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/internal/escape"
 )
 
@@ -26,28 +32,67 @@ func (e *ModelError) Error() string {
 // Merged is the sum of several saved scans.
 type Merged struct {
 	// Scan is the combined scan: the first one's model and options, every
-	// scan's paths and problems, the table and counters summed, Complete
-	// only if every scan was. Files is empty.
+	// scan's paths and problems, the counters summed, Complete only if
+	// every scan was. Files is empty and Table nil: the tables were
+	// merged as streams into Histogram and Summary.
 	Scan
-	Partial []string // the files holding interrupted scans
+	Histogram *ddt.Histogram
+	Summary   ddt.Summary
+	// Sample is the estimate for the whole data of scans made with
+	// --sample (nil without): from every entry of the merged sample.
+	Sample  *ddt.SampleEstimate
+	Partial []string // the saved scans holding interrupted scans
 	// Notes are warnings for the user: scans naming the same paths (which
 	// merge adds all the same), releases or ddtsim versions that differ.
 	Notes []string
+	// Memory is what the merge's readers and buffers held at most,
+	// bytes (an estimate: readerMemory per partition file open).
+	Memory int64
 }
+
+// Result returns the merged scan as an analyzer result (without a table).
+func (m *Merged) Result() *analyzer.Result {
+	c := m.Counters
+	setTableCounters(&c, m.Summary)
+	c.TableBytes = uint64(m.Memory)
+	return &analyzer.Result{Histogram: m.Histogram, Counters: c}
+}
+
+// MergeOptions adjust Merge.
+type MergeOptions struct {
+	// Jobs bounds the partitions merged at once; ≤ 0 means GOMAXPROCS.
+	Jobs int
+	// Mem > 0 bounds the merge's memory, bytes: fewer partitions are
+	// merged at once so that their readers fit (one at least, whatever
+	// it takes: MinMergeMemory says how much that is).
+	Mem int64
+}
+
+// readerMemory is what one open partition file takes while merged,
+// bytes: measured (TestReaderMemory) with margin; pages are pageBytes.
+const readerMemory = 2 << 20
+
+// MinMergeMemory is the memory Merge needs for n saved scans of format
+// version 2, bytes: one partition file of each open at once.
+func MinMergeMemory(n int) int64 { return int64(n) * readerMemory }
 
 // ErrSameScan is wrapped by Merge's refusal of one saved scan named twice
 // (under one name or two).
 var ErrSameScan = errors.New("are the same saved scan")
 
-// Merge reads the saved scans in files and adds them up: tables (refcnts of
-// equal blocks add) and counters. Scans with different models are refused
-// with a *ModelError listing the differences, before any table is read.
-func Merge(files []string) (*Merged, error) {
-	if len(files) == 0 {
+// Merge reads the saved scans at paths and adds them up: tables (refcnts
+// of equal keys add) and counters. Scans with different models are
+// refused with a *ModelError listing the differences, before any table is
+// read. The tables of format version 2 are merged partition by partition
+// as sorted streams (a k-way merge), so memory does not grow with the
+// number of entries (MergeOptions.Mem); a scan of format version 1 is read
+// into memory first.
+func Merge(paths []string, opts MergeOptions) (*Merged, error) {
+	if len(paths) == 0 {
 		return nil, fmt.Errorf("no saved scan to merge")
 	}
-	for i, a := range files {
-		for _, b := range files[:i] {
+	for i, a := range paths {
+		for _, b := range paths[:i] {
 			fa, ea := os.Stat(a)
 			fb, eb := os.Stat(b)
 			if ea == nil && eb == nil && os.SameFile(fa, fb) {
@@ -55,65 +100,367 @@ func Merge(files []string) (*Merged, error) {
 			}
 		}
 	}
-	hdrs := make([]*Header, len(files))
-	for i, f := range files {
-		h, err := ReadHeader(f)
+	scans := make([]*input, len(paths))
+	hdrs := make([]*Header, len(paths))
+	for i, p := range paths {
+		in, err := openInput(p)
 		if err != nil {
 			return nil, err
 		}
-		hdrs[i] = h
+		scans[i], hdrs[i] = in, &in.Header
 	}
-	m := &Merged{}
 	var diffs []string
-	for i := 1; i < len(files); i++ {
+	for i := 1; i < len(paths); i++ {
 		if d := hdrs[0].Model.Diff(hdrs[i].Model); len(d) > 0 {
-			diffs = append(diffs, files[i]+": "+strings.Join(d, "; "))
+			diffs = append(diffs, paths[i]+": "+strings.Join(d, "; "))
 		}
 	}
 	if diffs != nil {
-		return nil, &ModelError{First: files[0], Diffs: diffs}
+		return nil, &ModelError{First: paths[0], Diffs: diffs}
 	}
-	m.Notes = append(m.Notes, differing(files, hdrs, "OpenZFS releases", func(h *Header) string { return h.Model.Release },
+	m := &Merged{}
+	m.Notes = append(m.Notes, differing(hdrs, "OpenZFS releases", func(h *Header) string { return h.Model.Release },
 		"they follow the same rules; the report names "+hdrs[0].Model.Release)...)
-	m.Notes = append(m.Notes, differing(files, hdrs, "ddtsim versions", func(h *Header) string { return h.Ddtsim },
+	m.Notes = append(m.Notes, differing(hdrs, "ddtsim versions", func(h *Header) string { return h.Ddtsim },
 		"their figures may differ where ddtsim changed")...)
-	m.Notes = append(m.Notes, overlaps(files, hdrs)...)
+	m.Notes = append(m.Notes, overlaps(paths, hdrs)...)
 
-	first, err := Read(files[0], DecodeOptions{})
+	policy, err := hdrs[0].Model.Policy()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: the saved model: %w", paths[0], err)
 	}
-	m.Scan = *first
-	m.Files = nil
-	m.Complete = true
-	m.Paths, m.Problems = nil, nil
-	m.Counters = analyzer.Counters{}
-	for i, f := range files {
-		s := first
-		if i > 0 {
-			s, err = Read(f, DecodeOptions{Table: m.Table, Check: func(h *Header) error {
-				if d := hdrs[0].Model.Diff(h.Model); len(d) > 0 {
-					return fmt.Errorf("changed while merging: %s", strings.Join(d, "; "))
-				}
-				return nil
-			}})
-			if err != nil {
+	for i, in := range scans {
+		if in.legacy {
+			if err := in.load(paths[i], policy.DSize); err != nil {
 				return nil, err
 			}
 		}
-		if !s.Complete {
+	}
+	m.Header = *hdrs[0]
+	m.Files = nil
+	m.Complete = true
+	m.Paths, m.Problems = nil, nil
+	for i, in := range scans {
+		if !in.Complete {
 			m.Complete = false
-			m.Partial = append(m.Partial, f)
+			m.Partial = append(m.Partial, paths[i])
 		}
-		m.Paths = append(m.Paths, s.Paths...)
-		m.Problems = append(m.Problems, s.Problems...)
-		AddCounters(&m.Counters, &s.Counters)
+		m.Paths = append(m.Paths, in.Paths...)
+		m.Problems = append(m.Problems, in.Problems...)
+		AddCounters(&m.Counters, &in.Counters)
+	}
+	if err := m.mergeTables(paths, scans, policy.DSize, opts); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
 
+// input is one saved scan to merge.
+type input struct {
+	Header
+	Counters analyzer.Counters
+	dir      string // format version 2: the directory
+	parts    []Part
+	legacy   bool    // format version 1: rows holds its table
+	rows     [][]Row // per partition, sorted (legacy)
+}
+
+// openInput reads the header (and manifest) of the saved scan at path.
+func openInput(path string) (*input, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		s, err := Read(path, DecodeOptions{HeaderOnly: true})
+		if err != nil {
+			return nil, err
+		}
+		return &input{Header: s.Header, legacy: true}, nil
+	}
+	mf, err := ReadManifest(path)
+	if err != nil {
+		return nil, err
+	}
+	return &input{Header: mf.Header, Counters: mf.Counters, dir: path, parts: mf.Parts}, nil
+}
+
+// load reads a scan of format version 1 into sorted rows per partition.
+func (in *input) load(path string, dsize func(uint64) uint64) error {
+	s, err := Read(path, DecodeOptions{})
+	if err != nil {
+		return err
+	}
+	in.Header, in.Counters = s.Header, s.Counters
+	in.rows = make([][]Row, Partitions)
+	s.Table.Range(func(k ddt.Key, e ddt.Entry) bool {
+		r := rowOf(&k, &e)
+		in.rows[Partition(&r.Key)] = append(in.rows[Partition(&r.Key)], r)
+		return true
+	})
+	if err := s.Table.Err(); err != nil {
+		return err
+	}
+	for _, rs := range in.rows {
+		slices.SortFunc(rs, func(a, b Row) int { return bytes.Compare(a.Key[:], b.Key[:]) })
+	}
+	return nil
+}
+
+// rowSource yields one scan's rows of one partition in key order; nil at
+// the end.
+type rowSource interface {
+	next() (*Row, error)
+	close()
+}
+
+type memSource struct {
+	rows []Row
+	i    int
+}
+
+func (s *memSource) next() (*Row, error) {
+	if s.i == len(s.rows) {
+		return nil, nil
+	}
+	s.i++
+	return &s.rows[s.i-1], nil
+}
+
+func (s *memSource) close() {}
+
+// partResult is what merging one partition gives.
+type partResult struct {
+	hist     ddt.Histogram
+	sum      ddt.Summary
+	sampled  []ddt.Entry // with a sample: every stored entry
+	disagree uint64      // keys whose PSIZE differs between scans
+}
+
+// mergeTables merges the tables partition by partition, several at once
+// as opts allow.
+func (m *Merged) mergeTables(paths []string, scans []*input, dsize func(uint64) uint64, opts MergeOptions) error {
+	jobs := opts.Jobs
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	files := 0
+	for _, in := range scans {
+		if !in.legacy {
+			files++
+		}
+	}
+	per := MinMergeMemory(files)
+	if opts.Mem > 0 && per > 0 {
+		jobs = min(jobs, max(1, int(opts.Mem/per)))
+	}
+	jobs = min(jobs, Partitions)
+	m.Memory = int64(jobs) * per
+	sample := m.Model.Sample > 1
+	results := make([]*partResult, Partitions)
+	errs := make([]error, Partitions)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range next {
+				if failed.Load() {
+					continue
+				}
+				results[p], errs[p] = mergePartition(p, scans, dsize, sample)
+				if errs[p] != nil {
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	for p := range Partitions {
+		next <- p
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	m.Histogram = &ddt.Histogram{}
+	var disagree uint64
+	var sampled []ddt.Entry
+	for _, r := range results {
+		m.Histogram.Merge(&r.hist)
+		m.Summary.Entries += r.sum.Entries
+		m.Summary.Refs += r.sum.Refs
+		m.Summary.EmbeddedEntries += r.sum.EmbeddedEntries
+		m.Summary.EmbeddedRefs += r.sum.EmbeddedRefs
+		disagree += r.disagree
+		sampled = append(sampled, r.sampled...)
+	}
+	if sample {
+		m.Sample = ddt.EstimateSample(func(f func(ddt.Entry) bool) {
+			for _, e := range sampled {
+				if !f(e) {
+					return
+				}
+			}
+		}, m.Model.Sample)
+	}
+	if disagree > 0 {
+		m.Notes = append(m.Notes, fmt.Sprintf("%d blocks have different compressed sizes in different scans (made by different ddtsim versions?): the first scan's size is counted", disagree))
+	}
+	return nil
+}
+
+// mergePartition merges partition p of every scan: a k-way merge of
+// sorted streams, adding the refcnts of equal keys.
+func mergePartition(p int, scans []*input, dsize func(uint64) uint64, sample bool) (*partResult, error) {
+	var h mergeHeap
+	defer func() {
+		for _, s := range h.srcs {
+			s.src.close()
+		}
+	}()
+	for _, in := range scans {
+		var src rowSource
+		if in.legacy {
+			src = &memSource{rows: in.rows[p]}
+		} else {
+			pr, err := openPart(in.dir, p, in.parts[p], true)
+			if err != nil {
+				return nil, err
+			}
+			src = &checkedSource{pr, dsize}
+		}
+		r, err := src.next()
+		if err != nil {
+			src.close()
+			return nil, err
+		}
+		if r == nil {
+			src.close()
+			continue
+		}
+		h.srcs = append(h.srcs, &heapSrc{src: src, row: *r})
+	}
+	h.init()
+	res := &partResult{}
+	for len(h.srcs) > 0 {
+		top := h.srcs[0]
+		cur := top.row
+		ref := uint64(cur.Refcnt)
+		if err := h.advance(); err != nil {
+			return nil, err
+		}
+		for len(h.srcs) > 0 && h.srcs[0].row.Key == cur.Key {
+			o := &h.srcs[0].row
+			if o.LSize != cur.LSize {
+				return nil, fmt.Errorf("%w: key %x has lsize %d in one scan and %d in another: they cannot be of the same model", ErrCorrupt, cur.Key, cur.LSize, o.LSize)
+			}
+			if o.PSize != cur.PSize {
+				res.disagree++
+			}
+			ref += uint64(o.Refcnt)
+			if err := h.advance(); err != nil {
+				return nil, err
+			}
+		}
+		if cur.PSize == 0 {
+			res.sum.EmbeddedEntries++
+			res.sum.EmbeddedRefs += ref
+			if sample {
+				res.sampled = append(res.sampled, ddt.Entry{Refcnt: ref, LSize: uint32(cur.LSize)})
+			}
+			continue
+		}
+		res.sum.Entries++
+		res.sum.Refs += ref
+		res.hist.Add(ref, uint64(cur.LSize), uint64(cur.PSize), uint64(cur.DSize))
+		if sample {
+			res.sampled = append(res.sampled, ddt.Entry{Refcnt: ref, LSize: uint32(cur.LSize), PSize: uint32(cur.PSize), DSize: uint64(cur.DSize)})
+		}
+	}
+	return res, nil
+}
+
+// checkedSource is a partition file's rows with their DSIZE checked
+// against the model.
+type checkedSource struct {
+	pr    *partReader
+	dsize func(uint64) uint64
+}
+
+func (c *checkedSource) next() (*Row, error) {
+	r, err := c.pr.next()
+	if err == nil && r != nil {
+		err = checkDSize(c.pr, r, c.dsize)
+	}
+	return r, err
+}
+
+func (c *checkedSource) close() { c.pr.close() }
+
+// heapSrc is a source and its current row.
+type heapSrc struct {
+	src rowSource
+	row Row
+}
+
+// mergeHeap orders the sources by their current key.
+type mergeHeap struct{ srcs []*heapSrc }
+
+func (h *mergeHeap) less(i, j int) bool {
+	return bytes.Compare(h.srcs[i].row.Key[:], h.srcs[j].row.Key[:]) < 0
+}
+
+func (h *mergeHeap) init() {
+	for i := len(h.srcs)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *mergeHeap) down(i int) {
+	n := len(h.srcs)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		c := l
+		if r := l + 1; r < n && h.less(r, l) {
+			c = r
+		}
+		if !h.less(c, i) {
+			return
+		}
+		h.srcs[i], h.srcs[c] = h.srcs[c], h.srcs[i]
+		i = c
+	}
+}
+
+// advance moves the top source to its next row (dropping it at its end).
+func (h *mergeHeap) advance() error {
+	top := h.srcs[0]
+	r, err := top.src.next()
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		top.src.close()
+		last := len(h.srcs) - 1
+		h.srcs[0] = h.srcs[last]
+		h.srcs = h.srcs[:last]
+	} else {
+		top.row = *r
+	}
+	if len(h.srcs) > 0 {
+		h.down(0)
+	}
+	return nil
+}
+
 // differing notes when the scans differ in what value gives.
-func differing(files []string, hdrs []*Header, what string, value func(*Header) string, consequence string) []string {
+func differing(hdrs []*Header, what string, value func(*Header) string, consequence string) []string {
 	seen := map[string]bool{}
 	var vals []string
 	for _, h := range hdrs {

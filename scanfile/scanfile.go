@@ -1,9 +1,6 @@
 package scanfile
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,18 +9,23 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
-	"github.com/zeebo/blake3"
+	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
 )
 
-// Magic opens every saved scan.
-const Magic = "\x89DDTSIM\n"
+// Version is the format version this package writes (the manifest's
+// "version"); it reads it and version 1.
+const Version = 2
 
-// Version is the format version this package writes and reads.
-const Version = 1
+// Format is the manifest's "format": what the directory is.
+const Format = "ddtsim saved scan"
+
+// ManifestName is the name of the manifest in a saved scan's directory.
+const ManifestName = "manifest.json"
 
 // Errors a file is refused with (wrapped with details).
 var (
@@ -46,268 +48,222 @@ type Scan struct {
 	Counters analyzer.Counters
 }
 
+// Manifest is manifest.json: the header, the counters and the partition
+// files of a saved scan (format version 2).
+type Manifest struct {
+	Format  string `json:"format"`  // Format
+	Version int    `json:"version"` // Version
+	Header
+	Counters analyzer.Counters `json:"counters"`
+	// Parts describes the Partitions table files, partition p at index p.
+	Parts []Part `json:"partitions"`
+}
+
 // Result returns the scan as an analyzer result: the table, its histogram,
 // and the counters with the figures derived from the table recomputed (the
 // table's memory is that of the table read, in this process).
 func (s *Scan) Result() *analyzer.Result {
 	h, st := s.Table.Summarize()
 	c := s.Counters
-	c.UniqueBlocks = st.Entries
-	c.Stored = st.Refs
-	c.UniqueEmbedded = st.EmbeddedEntries
-	c.Embedded = st.EmbeddedRefs
+	setTableCounters(&c, st)
 	c.TableBytes = uint64(s.Table.PeakBytes())
 	c.SpillRuns = uint64(s.Table.SpillRuns())
 	return &analyzer.Result{Table: s.Table, Histogram: h, Counters: c}
 }
 
-// hashWriter writes to w and hashes what it writes.
-type hashWriter struct {
-	w   io.Writer
-	h   *blake3.Hasher
-	buf [binary.MaxVarintLen64]byte
-	err error
+// setTableCounters sets the counters a table's summary decides.
+func setTableCounters(c *analyzer.Counters, st ddt.Summary) {
+	c.UniqueBlocks = st.Entries
+	c.Stored = st.Refs
+	c.UniqueEmbedded = st.EmbeddedEntries
+	c.Embedded = st.EmbeddedRefs
 }
 
-func (hw *hashWriter) Write(p []byte) (int, error) {
-	if hw.err != nil {
-		return 0, hw.err
-	}
-	hw.h.Write(p)
-	n, err := hw.w.Write(p)
-	hw.err = err
-	return n, err
-}
-
-func (hw *hashWriter) uvarint(v uint64) {
-	n := binary.PutUvarint(hw.buf[:], v)
-	hw.Write(hw.buf[:n])
-}
-
-// Encode writes s to w in the saved scan format. The table must not change
-// meanwhile.
-func Encode(w io.Writer, s *Scan) error {
-	hw := &hashWriter{w: w, h: blake3.New()}
-	var ver [4]byte
-	binary.BigEndian.PutUint32(ver[:], Version)
-	hw.Write([]byte(Magic))
-	hw.Write(ver[:])
-	hdr, err := json.Marshal(&s.Header)
-	if err != nil {
-		return err
-	}
-	hw.uvarint(uint64(len(hdr)))
-	hw.Write(hdr)
-	count := s.Table.Len()
-	hw.uvarint(uint64(count))
-	n := 0
-	s.Table.Range(func(k ddt.Key, e ddt.Entry) bool {
-		hw.Write(k[:])
-		hw.uvarint(e.Refcnt)
-		hw.uvarint(uint64(e.LSize))
-		hw.uvarint(uint64(e.PSize))
-		n++
-		return hw.err == nil
-	})
-	if hw.err != nil {
-		return hw.err
-	}
-	if n != count {
-		return fmt.Errorf("the table gave %d entries of %d: it could not be read back completely", n, count)
-	}
-	cnt, err := json.Marshal(&s.Counters)
-	if err != nil {
-		return err
-	}
-	hw.uvarint(uint64(len(cnt)))
-	hw.Write(cnt)
-	if hw.err != nil {
-		return hw.err
-	}
-	_, err = w.Write(hw.h.Sum(nil))
-	return err
-}
-
-// Write saves s to path atomically: it writes a temporary file in the same
-// directory, syncs it and renames it over path, so that path holds either
-// its old content or all of the new. A new file gets mode 0644, an
-// existing one keeps its mode.
+// Write saves s in the directory path (format version 2: a manifest and
+// Partitions Parquet files) so that path holds either what it held before
+// or all of the new scan: everything is written to a new directory beside
+// path and synced, which then takes path's place (an exchange of the two
+// where the system has renameat2, else two renames); the old content is
+// removed last. path may hold a saved scan of either version, an empty
+// directory or an empty file (CheckReplaceable). New files get mode 0644.
 func Write(path string, s *Scan) (err error) {
-	f, dir, err := createTemp(path)
+	tmp, parent, err := createTempDir(path)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+			os.RemoveAll(tmp)
 		}
 	}()
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
-		mode = st.Mode().Perm()
-	}
-	if err := f.Chmod(mode); err != nil {
+	parts, err := writeTable(tmp, s.Table)
+	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err := Encode(bw, s); err != nil {
+	m := Manifest{Format: Format, Version: Version, Header: s.Header, Counters: s.Counters, Parts: parts}
+	b, err := json.MarshalIndent(&m, "", "  ")
+	if err != nil {
 		return err
 	}
-	if err := bw.Flush(); err != nil {
+	if err := writeSynced(filepath.Join(tmp, ManifestName), append(b, '\n')); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
+	if err := syncDir(tmp); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
+	return replace(tmp, path, parent)
+}
+
+// writeSynced writes a new file and syncs it.
+func writeSynced(name string, b []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// syncDir makes a directory's entries durable where the file system
+// allows.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
 		return err
 	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync() // make the rename durable where the file system allows
-		d.Close()
+	d.Sync() // not every file system syncs directories
+	return d.Close()
+}
+
+// replace puts the directory tmp in path's place.
+func replace(tmp, path, parent string) error {
+	_, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.Rename(tmp, path); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	default:
+		if unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE) == nil {
+			os.RemoveAll(tmp) // now the old content
+			break
+		}
+		old := tmp + ".old"
+		if err := os.Rename(path, old); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			os.Rename(old, path)
+			return err
+		}
+		os.RemoveAll(old)
 	}
-	return nil
+	return syncDir(parent)
 }
 
 // CheckWritable reports early whether Write(path) can create its
-// temporary file, so that a long scan does not fail only at its end.
+// temporary directory, so that a long scan does not fail only at its end.
 func CheckWritable(path string) error {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fmt.Errorf("%s is a directory", path)
-	}
-	f, _, err := createTemp(path)
+	tmp, _, err := createTempDir(path)
 	if err != nil {
 		return err
 	}
-	f.Close()
-	return os.Remove(f.Name())
+	return os.Remove(tmp)
 }
 
-// createTemp creates the temporary file Write writes path through, in
-// path's directory (returned too), named after path.
-func createTemp(path string) (*os.File, string, error) {
-	dir, base := filepath.Split(path)
+// createTempDir creates the directory Write writes path through, in
+// path's parent directory (returned too), named after path.
+func createTempDir(path string) (string, string, error) {
+	dir, base := filepath.Split(filepath.Clean(path))
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
-	return f, dir, err
+	tmp, err := os.MkdirTemp(dir, "."+base+".*.tmp")
+	return tmp, dir, err
 }
 
-// hashReader reads from r, hashing and counting what it returns.
-type hashReader struct {
-	r   *bufio.Reader
-	h   *blake3.Hasher
-	off int64
-}
-
-func (hr *hashReader) Read(p []byte) (int, error) {
-	n, err := hr.r.Read(p)
-	hr.h.Write(p[:n])
-	hr.off += int64(n)
-	return n, err
-}
-
-func (hr *hashReader) ReadByte() (byte, error) {
-	b, err := hr.r.ReadByte()
-	if err == nil {
-		hr.h.Write([]byte{b})
-		hr.off++
-	}
-	return b, err
-}
-
-// truncated turns an unexpected end of the input into ErrTruncated.
-func (hr *hashReader) truncated(err error, where string) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%w: the file ends at byte %d, inside the %s (the save did not finish, or the copy was cut short)", ErrTruncated, hr.off, where)
-	}
-	return fmt.Errorf("reading the %s: %w", where, err)
-}
-
-func (hr *hashReader) full(p []byte, where string) error {
-	if _, err := io.ReadFull(hr, p); err != nil {
-		return hr.truncated(err, where)
-	}
-	return nil
-}
-
-func (hr *hashReader) uvarint(where string) (uint64, error) {
-	v, err := binary.ReadUvarint(hr)
+// ReadManifest reads the manifest of the saved scan in directory dir and
+// checks it: its format, version, partitions and files.
+func ReadManifest(dir string) (*Manifest, error) {
+	name := filepath.Join(dir, ManifestName)
+	b, err := os.ReadFile(name)
 	if err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return 0, hr.truncated(err, where)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w: the directory has no %s", dir, ErrNotScan, ManifestName)
 		}
-		return 0, fmt.Errorf("%w: bad number in the %s at byte %d", ErrCorrupt, where, hr.off)
-	}
-	return v, nil
-}
-
-// section reads a uvarint length and that many bytes. The bytes are read
-// as they come (a corrupt length does not allocate more than the file
-// holds).
-func (hr *hashReader) section(where string) ([]byte, error) {
-	n, err := hr.uvarint(where)
-	if err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	got, err := io.Copy(&b, io.LimitReader(hr, int64(min(n, 1<<62))))
-	if err != nil {
-		return nil, hr.truncated(err, where)
+	var probe struct {
+		Format  string `json:"format"`
+		Version int    `json:"version"`
 	}
-	if uint64(got) < n {
-		return nil, hr.truncated(io.ErrUnexpectedEOF, where)
+	if json.Unmarshal(b, &probe) != nil || probe.Format != Format {
+		return nil, fmt.Errorf("%s: %w", name, ErrNotScan)
 	}
-	return b.Bytes(), nil
+	if probe.Version != Version {
+		return nil, fmt.Errorf("%s: %w: format version %d; this ddtsim reads versions 1 and %d (it was written by another ddtsim: use that one, or a newer one)", name, ErrVersion, probe.Version, Version)
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", name, ErrCorrupt, err)
+	}
+	if len(m.Parts) != Partitions {
+		return nil, fmt.Errorf("%s: %w: %d partitions listed, want %d", name, ErrCorrupt, len(m.Parts), Partitions)
+	}
+	for i := range m.Files {
+		if err := m.Files[i].check(); err != nil {
+			return nil, fmt.Errorf("%s: %w: %v", name, ErrCorrupt, err)
+		}
+	}
+	return &m, nil
 }
 
-// DecodeOptions adjust Decode.
+// DecodeOptions adjust Read.
 type DecodeOptions struct {
 	// Check, when set, is called with the header before any entry is
-	// read; an error from it ends Decode with that error.
+	// read; an error from it ends Read with that error.
 	Check func(*Header) error
 	// Table, when set, receives the entries (added to what it holds, as
 	// merging scans does) instead of a new table. It must have been made
 	// for an equal model. After an error its content is meaningless.
 	Table *ddt.Table
-	// HeaderOnly stops after the header (no checksum is verified).
+	// HeaderOnly stops after the header (no table file is read).
 	HeaderOnly bool
 }
 
-// Decode reads a saved scan from r.
-func Decode(r io.Reader, opts DecodeOptions) (*Scan, error) {
-	hr := &hashReader{r: bufio.NewReaderSize(r, 64<<10), h: blake3.New()}
-	var start [len(Magic) + 4]byte
-	if n, err := io.ReadFull(hr, start[:]); err != nil || string(start[:len(Magic)]) != Magic {
-		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, err
-		}
-		if n >= len(Magic) && string(start[:len(Magic)]) == Magic {
-			return nil, hr.truncated(err, "version")
-		}
-		return nil, ErrNotScan
-	}
-	if v := binary.BigEndian.Uint32(start[len(Magic):]); v != Version {
-		return nil, fmt.Errorf("%w: the file is of format version %d, this ddtsim reads version %d (it was written by another ddtsim: use that one, or a newer one)", ErrVersion, v, Version)
-	}
-	hdr, err := hr.section("header")
+// Read reads the saved scan at path: a directory (format version 2) or a
+// file of format version 1. The table is read into memory (Merge does
+// not need to). Errors name the file at fault.
+func Read(path string, opts DecodeOptions) (*Scan, error) {
+	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	s := &Scan{}
-	if err := json.Unmarshal(hdr, &s.Header); err != nil {
-		return nil, fmt.Errorf("%w: the header is not valid: %v", ErrCorrupt, err)
-	}
-	for i := range s.Files {
-		if err := s.Files[i].check(); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	if !st.IsDir() {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
 		}
+		defer f.Close()
+		s, err := decodeV1(f, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return s, nil
 	}
+	m, err := ReadManifest(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Scan{Header: m.Header, Counters: m.Counters}
 	if opts.Check != nil {
 		if err := opts.Check(&s.Header); err != nil {
 			return nil, err
@@ -318,71 +274,53 @@ func Decode(r io.Reader, opts DecodeOptions) (*Scan, error) {
 	}
 	p, err := s.Model.Policy()
 	if err != nil {
-		return nil, fmt.Errorf("the saved model: %w", err)
+		return nil, fmt.Errorf("%s: the saved model: %w", path, err)
 	}
 	s.Table = opts.Table
 	if s.Table == nil {
 		s.Table = ddt.NewTable(p.DSize)
 	}
-	count, err := hr.uvarint("entries")
-	if err != nil {
-		return nil, err
-	}
-	var k ddt.Key
-	for i := uint64(0); i < count; i++ {
-		if err := hr.full(k[:], "entries"); err != nil {
+	for i, part := range m.Parts {
+		pr, err := openPart(path, i, part, true)
+		if err != nil {
 			return nil, err
 		}
-		var v [3]uint64
-		for j := range v {
-			if v[j], err = hr.uvarint("entries"); err != nil {
+		for {
+			r, err := pr.next()
+			if err == nil && r != nil {
+				err = checkDSize(pr, r, p.DSize)
+			}
+			if err != nil {
+				pr.close()
 				return nil, err
 			}
+			if r == nil {
+				break
+			}
+			k := r.keyOf()
+			if s.Table.RefN(k, uint32(r.LSize), uint64(r.Refcnt)) {
+				s.Table.Set(k, uint32(r.PSize))
+			}
 		}
-		ref, lsize, psize := v[0], v[1], v[2]
-		if ref == 0 || lsize == 0 || lsize > maxBlock || psize > maxBlock {
-			return nil, fmt.Errorf("%w: entry %d of %d is invalid (refcnt %d, lsize %d, psize %d)", ErrCorrupt, i, count, ref, lsize, psize)
-		}
-		if s.Table.RefN(k, uint32(lsize), ref) {
-			s.Table.Set(k, uint32(psize))
-		}
-	}
-	cnt, err := hr.section("counters")
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(cnt, &s.Counters); err != nil {
-		return nil, fmt.Errorf("%w: the counters are not valid: %v", ErrCorrupt, err)
-	}
-	want := hr.h.Sum(nil)
-	var sum [32]byte
-	if _, err := io.ReadFull(hr.r, sum[:]); err != nil {
-		return nil, hr.truncated(err, "checksum")
-	}
-	if !bytes.Equal(sum[:], want) {
-		return nil, fmt.Errorf("%w: the checksum does not match its content (the file was damaged or changed)", ErrCorrupt)
-	}
-	if _, err := hr.r.ReadByte(); err != io.EOF {
-		return nil, fmt.Errorf("%w: bytes follow the checksum", ErrCorrupt)
+		pr.close()
 	}
 	return s, nil
 }
 
-// Read reads the saved scan in file path; errors name the file.
-func Read(path string, opts DecodeOptions) (*Scan, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// checkDSize checks a row's DSIZE against the model's.
+func checkDSize(pr *partReader, r *Row, dsize func(uint64) uint64) error {
+	want := int64(0)
+	if r.PSize > 0 {
+		want = int64(dsize(uint64(r.PSize)))
 	}
-	defer f.Close()
-	s, err := Decode(f, opts)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if r.DSize != want {
+		return fmt.Errorf("%s: %w: row %d: dsize %d, where the scan's model gives %d for psize %d (a table of another model)",
+			pr.name, ErrPart, pr.rows-1, r.DSize, want, r.PSize)
 	}
-	return s, nil
+	return nil
 }
 
-// ReadHeader reads only the header of the saved scan in file path.
+// ReadHeader reads only the header of the saved scan at path.
 func ReadHeader(path string) (*Header, error) {
 	s, err := Read(path, DecodeOptions{HeaderOnly: true})
 	if err != nil {
@@ -404,20 +342,31 @@ func (e *NotSavedScanError) Error() string {
 	return e.why + ": refusing to overwrite it (remove it first, or save elsewhere)"
 }
 
-// CheckReplaceable accepts a --save target that does not exist, is empty
-// or holds a saved scan (its first bytes are Magic), and refuses
-// any other file with a *NotSavedScanError.
+// CheckReplaceable accepts a --save target that does not exist, is an
+// empty directory or an empty file, or holds a saved scan (a directory
+// with a ddtsim manifest, or a file of format version 1), and refuses
+// anything else with a *NotSavedScanError.
 func CheckReplaceable(path string) error {
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
 		return err
 	case fi.IsDir():
-		return fmt.Errorf("%s is a directory", path)
+		names, err := readNames(path)
+		if err != nil {
+			return err
+		}
+		if len(names) == 0 {
+			return nil
+		}
+		if _, err := ReadManifest(path); err != nil && !errors.Is(err, ErrVersion) && !errors.Is(err, ErrCorrupt) {
+			return &NotSavedScanError{"it is a directory that does not hold a ddtsim saved scan"}
+		}
+		return nil
 	case !fi.Mode().IsRegular():
-		return &NotSavedScanError{"it exists and is not a regular file"}
+		return &NotSavedScanError{"it exists and is not a directory or a regular file"}
 	case fi.Size() == 0:
 		return nil
 	}
@@ -426,9 +375,35 @@ func CheckReplaceable(path string) error {
 		return err
 	}
 	defer f.Close()
-	head := make([]byte, len(Magic))
-	if n, _ := io.ReadFull(f, head); string(head[:n]) != Magic {
+	head := make([]byte, len(magicV1))
+	if n, _ := io.ReadFull(f, head); string(head[:n]) != magicV1 {
 		return &NotSavedScanError{"it exists and is not a ddtsim saved scan"}
 	}
 	return nil
+}
+
+// readNames lists a directory's entries.
+func readNames(dir string) ([]string, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
+}
+
+// IsSaved reports whether path looks like a saved scan (a directory with
+// a manifest, or a file starting like one of version 1), for messages.
+func IsSaved(path string) bool {
+	if _, err := os.Stat(filepath.Join(path, ManifestName)); err == nil {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(magicV1))
+	n, _ := io.ReadFull(f, head)
+	return strings.HasPrefix(string(head[:n]), magicV1)
 }

@@ -81,7 +81,7 @@ func entries(t *Scan) map[ddt.Key]ddt.Entry {
 func encode(t *testing.T, s *Scan) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := Encode(&b, s); err != nil {
+	if err := encodeV1(&b, s); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -89,7 +89,7 @@ func encode(t *testing.T, s *Scan) []byte {
 
 func TestRoundTrip(t *testing.T) {
 	s := testScan(t)
-	path := filepath.Join(t.TempDir(), "scan.ddts")
+	path := filepath.Join(t.TempDir(), "scan")
 	if err := Write(path, s); err != nil {
 		t.Fatal(err)
 	}
@@ -124,21 +124,21 @@ func TestRoundTrip(t *testing.T) {
 	if r.Counters.UniqueBlocks != gh.Total().Allocated.Blocks || r.Counters.Stored != gh.Total().Referenced.Blocks {
 		t.Errorf("Result counters %+v", r.Counters)
 	}
-	// Written again, the same bytes (apart from the entry order).
-	a, b := encode(t, s), encode(t, got)
-	if len(a) != len(b) {
-		t.Errorf("re-encoded: %d bytes, was %d", len(b), len(a))
-	}
-	// No temporary file is left behind; the mode is kept on rewrite.
-	os.Chmod(path, 0o600)
+	// Written again, the same table files, byte for byte (rows sorted).
+	before := readParts(t, path)
 	if err := Write(path, got); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
-		t.Errorf("mode %v after rewrite", st.Mode())
+	if after := readParts(t, path); !reflect.DeepEqual(before, after) {
+		t.Error("table files differ when written again")
 	}
+	// No temporary directory is left behind; the scan's directory holds
+	// the manifest and the partitions only.
 	if ls, _ := os.ReadDir(filepath.Dir(path)); len(ls) != 1 {
-		t.Errorf("directory holds %d files", len(ls))
+		t.Errorf("parent directory holds %d entries", len(ls))
+	}
+	if ls, _ := os.ReadDir(path); len(ls) != Partitions+1 {
+		t.Errorf("scan directory holds %d entries", len(ls))
 	}
 	// Header only.
 	h, err := ReadHeader(path)
@@ -169,10 +169,49 @@ func TestPathJSON(t *testing.T) {
 	}
 }
 
+func readParts(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	m := map[string][]byte{}
+	for p := range Partitions {
+		b, err := os.ReadFile(filepath.Join(dir, PartName(p)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[PartName(p)] = b
+	}
+	return m
+}
+
+// Files of format version 1 are still read.
+func TestReadV1(t *testing.T) {
+	s := testScan(t)
+	path := filepath.Join(t.TempDir(), "old.ddts")
+	if err := os.WriteFile(path, encode(t, s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(path, DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Header, s.Header) || got.Counters != s.Counters || !reflect.DeepEqual(entries(got), entries(s)) {
+		t.Error("version 1 file read differently")
+	}
+	if err := CheckReplaceable(path); err != nil {
+		t.Errorf("a version 1 file is not replaceable: %v", err)
+	}
+	// Saved again, it becomes a directory of version 2.
+	if err := Write(path, got); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(filepath.Join(path, ManifestName)); err != nil || !st.Mode().IsRegular() {
+		t.Errorf("after Write: %v", err)
+	}
+}
+
 func TestTruncatedCorruptAndForeignFiles(t *testing.T) {
 	good := encode(t, testScan(t))
 	decode := func(b []byte) error {
-		_, err := Decode(bytes.NewReader(b), DecodeOptions{})
+		_, err := decodeV1(bytes.NewReader(b), DecodeOptions{})
 		return err
 	}
 	if err := decode(good); err != nil {
@@ -186,9 +225,9 @@ func TestTruncatedCorruptAndForeignFiles(t *testing.T) {
 		}
 		err := decode(good[:n])
 		switch {
-		case n < len(Magic) && !errors.Is(err, ErrNotScan):
+		case n < len(magicV1) && !errors.Is(err, ErrNotScan):
 			t.Fatalf("%d bytes: %v, want not a saved scan", n, err)
-		case n >= len(Magic) && (!errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "truncated")):
+		case n >= len(magicV1) && (!errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "truncated")):
 			t.Fatalf("%d of %d bytes: %v, want truncated", n, len(good), err)
 		}
 	}
@@ -214,10 +253,10 @@ func TestTruncatedCorruptAndForeignFiles(t *testing.T) {
 		t.Errorf("trailing byte: %v", err)
 	}
 	// Another version.
-	v2 := append([]byte(nil), good...)
-	binary.BigEndian.PutUint32(v2[len(Magic):], 2)
-	if err := decode(v2); !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "version 2") {
-		t.Errorf("version 2: %v", err)
+	v3 := append([]byte(nil), good...)
+	binary.BigEndian.PutUint32(v3[len(magicV1):], 3)
+	if err := decode(v3); !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "version 3") {
+		t.Errorf("version 3: %v", err)
 	}
 	if err := decode([]byte("Simulated DDT histogram:\n")); !errors.Is(err, ErrNotScan) {
 		t.Errorf("text: %v", err)
@@ -291,21 +330,25 @@ func TestMergeRefusesOtherModels(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := Merge([]string{pa, pb, pc})
+	_, err := Merge([]string{pa, pb, pc}, MergeOptions{})
 	var me *ModelError
 	if !errors.As(err, &me) || len(me.Diffs) != 1 || !strings.Contains(err.Error(), pb+": recordsize: 1M vs 128K; dedup: on vs off") {
 		t.Errorf("Merge: %v", err)
 	}
-	m, err := Merge([]string{pa, pc})
+	m, err := Merge([]string{pa, pc}, MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Same entries twice: refcnts double; counters add.
-	ea := entries(a)
-	for k, e := range entries(&m.Scan) {
-		if e.Refcnt != 2*ea[k].Refcnt {
-			t.Fatalf("entry refcnt %d, want %d", e.Refcnt, 2*ea[k].Refcnt)
+	want := &ddt.Histogram{}
+	a.Table.Range(func(_ ddt.Key, e ddt.Entry) bool {
+		if e.PSize != 0 {
+			want.Add(2*e.Refcnt, uint64(e.LSize), uint64(e.PSize), e.DSize)
 		}
+		return true
+	})
+	if *m.Histogram != *want {
+		t.Error("merged histogram is not the one of doubled refcnts")
 	}
 	if m.Counters.Records != 2*a.Counters.Records || len(m.Paths) != 4 || len(m.Problems) != 2 || m.Complete != a.Complete {
 		t.Errorf("merged %+v", m.Header)

@@ -28,7 +28,7 @@ type cli struct {
 	Parse   parseCmd   `cmd:"" help:"Read what zdb -S, zdb -D/-DD/-DDD or zpool status -D printed (any release) and summarize it."`
 	Compare compareCmd `cmd:"" help:"Predict for the files and compare with what zdb -S printed for their pool (--zdb-output FILE, or --pool POOL to run zdb -S)."`
 	Merge   mergeCmd   `cmd:"" help:"Add up scans saved with --save (e.g. on several hosts) and print one report. The scans must have the same properties."`
-	Resume  resumeCmd  `cmd:"" help:"Continue a scan saved with --save that was interrupted: scan what it had not done, with its flags, update FILE and print the report."`
+	Resume  resumeCmd  `cmd:"" help:"Continue a scan saved with --save that was interrupted: scan what it had not done, with its flags, update DIR and print the report."`
 	Sweep   sweepCmd   `cmd:"" help:"Read the files once and predict every combination of -o recordsize=LIST and -o compression=LIST: one row each (ratios, allocated DSIZE, DDT entries and RAM), best first."`
 }
 
@@ -60,7 +60,7 @@ type scanCmd struct {
 	Follow        bool     `help:"Follow symlinks found inside directories (directory loops and directories seen before are skipped; a symlink that cannot be resolved, such as one naming itself, is an error). Symlinks named as paths are always followed."`
 	CountLinks    bool     `help:"Count every name of a hard-linked file as a separate copy (default: once, as cp -a stores it)."`
 	OneFileSystem bool     `name:"one-file-system" short:"x" help:"Do not descend into directories on other file systems."`
-	Save          string   `name:"save" placeholder:"FILE" help:"Save the scan in FILE (the table, the properties, the paths and how far each file got), at the end or when interrupted: ddtsim merge adds saved scans up, ddtsim resume continues an interrupted one. FILE must not lie inside the paths scanned; an existing FILE is replaced only if it is a saved scan (or empty); a symlink is written through to its target."`
+	Save          string   `name:"save" placeholder:"DIR" help:"Save the scan in the directory DIR (the table as Parquet files, and a manifest: the properties, the paths and how far each file got), at the end or when interrupted: ddtsim merge adds saved scans up, ddtsim resume continues an interrupted one, SQL engines read the table. DIR must not lie inside the paths scanned; an existing DIR is replaced only if it is a saved scan (or empty); a symlink is written through to its target."`
 	Paths         []string `arg:"" optional:"" name:"path" help:"Files and directories to scan (directories recursively; symlinks inside them are not followed). A path named like a command (scan, parse, compare, merge, resume, sweep) needs ./ before it."`
 
 	preset *model.Settings // resume: the saved scan's settings, instead of the flags'

@@ -275,13 +275,13 @@ func TestSaveRefusesForeignFileAndWritesThroughSymlink(t *testing.T) {
 	if err := unix.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, errs := runT("--save", fifo, dir); code != exitUsage || !strings.Contains(errs, "it exists and is not a regular file") {
+	if code, _, errs := runT("--save", fifo, dir); code != exitUsage || !strings.Contains(errs, "it exists and is not a directory or a regular file") {
 		t.Errorf("--save over a FIFO: exit %d, stderr %q", code, errs)
 	}
 
 	isScan := func(path string) bool {
-		b, _ := os.ReadFile(path)
-		return bytes.HasPrefix(b, []byte(scanfile.Magic))
+		_, err := scanfile.ReadManifest(path)
+		return err == nil
 	}
 	// A saved scan is replaced, and so is an empty file.
 	saved := filepath.Join(out, "a.ddts")

@@ -5,18 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/internal/outpath"
-	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/scanfile"
+	"github.com/ddtsim/ddtsim/zdb"
 )
 
-// Saved scans: scan --save FILE, merge FILE..., resume FILE.
+// Saved scans: scan --save DIR, merge DIR..., resume DIR.
 
 // saving is what --save (and resume, which saves too) keeps during a scan.
 type saving struct {
@@ -29,7 +31,9 @@ type mergeCmd struct {
 	Zdb   bool     `help:"Print only the zdb -S text, byte for byte." xor:"format"`
 	JSON  bool     `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
 	RAM   string   `name:"ram" placeholder:"SIZE" help:"The memory of the machine that would hold the merged data's pool: say whether its dedup table would stay in the ARC, as for scan."`
-	Files []string `arg:"" name:"file" help:"Scans saved with ddtsim --save FILE, made with the same properties (release rules, recordsize, compression, copies, dedup, vdevs, ashift, sparse, sample)."`
+	Jobs  int      `short:"j" default:"0" help:"Table partitions merged at once (0: one per CPU, at most 16)."`
+	Mem   string   `name:"mem" placeholder:"SIZE" help:"Bound the merge's memory (e.g. 256M): fewer partitions are merged at once. The merge streams the saved tables, so its memory does not grow with their entries; it needs about 2 MiB per saved scan at least."`
+	Files []string `arg:"" name:"scan" help:"Scans saved with ddtsim --save DIR (or files saved by ddtsim before version 2 of the format), made with the same properties (release rules, recordsize, compression, copies, dedup, vdevs, ashift, sparse, sample)."`
 }
 
 type resumeCmd struct {
@@ -38,7 +42,7 @@ type resumeCmd struct {
 	Jobs   int    `short:"j" default:"0" help:"Worker goroutines (0: one per CPU); fewer run at large recordsizes, so that the records in flight (two per worker) stay within 256 MiB: 8 at recordsize=16M."`
 	Mem    string `name:"mem" placeholder:"SIZE" help:"Bound the dedup table's memory, as for scan (the saved table is read into memory first)."`
 	TmpDir string `name:"tmpdir" placeholder:"DIR" help:"Where --mem writes its runs, as for scan."`
-	File   string `arg:"" name:"file" help:"A scan saved with ddtsim --save FILE. It is rescanned with its own flags and paths, skipping what it did, and updated."`
+	File   string `arg:"" name:"scan" help:"A scan saved with ddtsim --save DIR (or a file saved by ddtsim before version 2 of the format: it is saved again as a directory). It is rescanned with its own flags and paths, skipping what it did, and updated."`
 }
 
 // testDoneHook, when set by a test, runs after each Done a saving scan
@@ -92,14 +96,32 @@ func (m *mergeCmd) Run(std *streams) error {
 	if err != nil {
 		return usage(err)
 	}
-	mg, err := scanfile.Merge(m.Files)
+	if err := checkJobs(m.Jobs); err != nil {
+		return err
+	}
+	var mem int64
+	if m.Mem != "" {
+		n, err := model.ParseSize(m.Mem)
+		if err != nil || n == 0 || n > math.MaxInt64 {
+			return usagef("--mem %s: invalid (accepted: the merge's memory bound as a size, a whole number with an optional K, M, G, T suffix, e.g. 256M, 2G)", m.Mem)
+		}
+		mem = int64(n)
+	}
+	if need := scanfile.MinMergeMemory(len(m.Files)); mem > 0 && mem < need {
+		fmt.Fprintf(stderr, "ddtsim: note: --mem %s is less than the %s that merging %d saved scans needs (a partition of each open at once): it uses that\n",
+			m.Mem, zdb.Nicenum(uint64(need), true), len(m.Files))
+	}
+	mg, err := scanfile.Merge(m.Files, scanfile.MergeOptions{Jobs: m.Jobs, Mem: mem})
 	if err != nil {
 		return err // a *scanfile.ModelError or ErrSameScan is a usage error
 	}
 	for _, n := range mg.Notes {
 		fmt.Fprintln(stderr, "ddtsim: note:", n)
 	}
-	err = printSaved(&mg.Scan, m.Zdb, m.JSON, ram, stdout, stderr)
+	res, err := scan.FromMerged(mg)
+	if err == nil {
+		err = printResult(res, m.Zdb, m.JSON, ram, stdout, stderr)
+	}
 	if st := (statusError{}); len(mg.Partial) > 0 && (err == nil || errors.As(err, &st)) {
 		fmt.Fprintf(stderr, "ddtsim: the result is partial: interrupted scans: %s (ddtsim resume FILE completes one)\n",
 			strings.Join(mg.Partial, ", "))
@@ -112,10 +134,15 @@ func (m *mergeCmd) Run(std *streams) error {
 // scan with the saved settings; exit 3 when paths could not be read.
 func printSaved(sc *scanfile.Scan, zdb, json bool, ram uint64, stdout, stderr io.Writer) error {
 	res, err := scan.FromSaved(sc)
-	var rep *report.Scan
-	if err == nil {
-		rep, err = res.Report(ram)
+	if err != nil {
+		return err
 	}
+	return printResult(res, zdb, json, ram, stdout, stderr)
+}
+
+// printResult prints the report of res, as printSaved.
+func printResult(res *scan.Result, zdb, json bool, ram uint64, stdout, stderr io.Writer) error {
+	rep, err := res.Report(ram)
 	if err != nil {
 		return err
 	}

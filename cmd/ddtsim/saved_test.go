@@ -315,17 +315,22 @@ func TestSavedScanErrors(t *testing.T) {
 		t.Errorf("overlapping scans: exit %d, stderr %q", code, errs)
 	}
 
-	data, _ := os.ReadFile(b)
-	os.WriteFile(c, data[:len(data)-10], 0o644)
-	if code, _, errs := runT("merge", b, c); code != exitFailed || !strings.Contains(errs, c+": truncated") {
+	part := filepath.Join(c, "part-05.parquet")
+	data, _ := os.ReadFile(part)
+	os.WriteFile(part, data[:len(data)-10], 0o644)
+	if code, _, errs := runT("merge", b, c); code != exitFailed || !strings.Contains(errs, part+": bad table partition") || !strings.Contains(errs, "cut short") {
 		t.Errorf("truncated: exit %d, stderr %q", code, errs)
 	}
 	data[len(data)/2] ^= 1
-	os.WriteFile(c, data, 0o644)
-	if code, _, errs := runT("resume", c); code != exitFailed || !strings.Contains(errs, "corrupt") {
+	os.WriteFile(part, data, 0o644)
+	if code, _, errs := runT("resume", c); code != exitFailed || !strings.Contains(errs, "BLAKE3 does not match") {
 		t.Errorf("corrupt: exit %d, stderr %q", code, errs)
 	}
-	if code, _, errs := runT("merge", dir); code != exitFailed || !strings.Contains(errs, "is a directory") {
+	os.Remove(part)
+	if code, _, errs := runT("merge", b, c); code != exitFailed || !strings.Contains(errs, part) || !strings.Contains(errs, "no such file") {
+		t.Errorf("missing partition: exit %d, stderr %q", code, errs)
+	}
+	if code, _, errs := runT("merge", dir); code != exitFailed || !strings.Contains(errs, "not a ddtsim saved scan: the directory has no manifest.json") {
 		t.Errorf("a directory: exit %d, stderr %q", code, errs)
 	}
 	if code, _, errs := runT("merge", filepath.Join(dir, "text")); code != exitFailed || !strings.Contains(errs, "not a ddtsim saved scan") {
@@ -340,7 +345,7 @@ func TestSavedScanErrors(t *testing.T) {
 	if code, out, errs := runT("--save", filepath.Join(tmp, "no", "such", "dir", "x.ddts"), dir); code != exitUsage || out != "" || !strings.Contains(errs, "cannot write there") {
 		t.Errorf("unwritable --save: exit %d, stderr %q", code, errs)
 	}
-	if code, _, errs := runT("--save", tmp, dir); code != exitUsage || !strings.Contains(errs, "is a directory") {
+	if code, _, errs := runT("--save", tmp, dir); code != exitUsage || !strings.Contains(errs, "is a directory that does not hold a ddtsim saved scan") {
 		t.Errorf("--save DIR: exit %d, %q (as --html DIR: exit 2)", code, errs)
 	}
 	if code, _, errs := runT("compare", "--zdb-output", a, "--save", b, dir); code != 2 || !strings.Contains(errs, "--save belongs to the scan command") {

@@ -1,0 +1,366 @@
+package scanfile
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+	"github.com/zeebo/blake3"
+
+	"github.com/ddtsim/ddtsim/ddt"
+)
+
+// Partitions is the number of key-range partitions of a saved scan's
+// table: partition p holds the keys whose first byte, shifted right by 4,
+// is p (Partition), each in its own Parquet file (PartName).
+const Partitions = 16
+
+// Row is one DDT entry of one scan as a Parquet row: the columns of every
+// part-PP.parquet file, in this order.
+type Row struct {
+	// Key is the 128-bit DDT key: the first 16 bytes of the BLAKE3-256
+	// digest of the block's logical content (ddt.Key; the table keeps no
+	// more of it). FIXED_LEN_BYTE_ARRAY(16); bytewise order is key order.
+	Key [16]byte `parquet:"key"`
+	// Refcnt is the number of references of the block in this scan, ≥ 1.
+	Refcnt int64 `parquet:"refcnt"`
+	// LSize is the logical size of one reference, bytes.
+	LSize int64 `parquet:"lsize"`
+	// PSize is the physical (compressed) size of one reference, bytes;
+	// 0 for a block stored in its block pointer (embedded), which zdb's
+	// histogram leaves out.
+	PSize int64 `parquet:"psize"`
+	// DSize is the allocated size of one reference over all its copies,
+	// bytes (zio.Policy.DSize of PSize: sectors, raidz parity and
+	// padding, copies); 0 when PSize is 0.
+	DSize int64 `parquet:"dsize"`
+}
+
+// rowColumns are the column names of Row, in order.
+var rowColumns = []string{"key", "refcnt", "lsize", "psize", "dsize"}
+
+// Partition returns the partition of key k (0 … Partitions−1).
+func Partition(k *[16]byte) int { return int(k[0] >> 4) }
+
+// PartName is the file name of partition p in a saved scan's directory.
+func PartName(p int) string { return fmt.Sprintf("part-%02d.parquet", p) }
+
+// Part describes one partition file in the manifest.
+type Part struct {
+	File   string `json:"file"`   // name in the scan's directory (PartName)
+	Rows   int64  `json:"rows"`   // entries
+	Bytes  int64  `json:"bytes"`  // file size
+	Blake3 string `json:"blake3"` // BLAKE3-256 of the file, hex
+}
+
+// Parquet layout: row groups of rowGroupRows rows, pages of pageBytes,
+// zstd. Readers then hold a page per column, not a whole file.
+const (
+	rowGroupRows = 128 << 10
+	pageBytes    = 64 << 10
+	rowBatch     = 1024 // rows read or written per call
+)
+
+// rowOf converts a table entry.
+func rowOf(k *ddt.Key, e *ddt.Entry) Row {
+	var r Row
+	copy(r.Key[:], k[:16])
+	r.Refcnt = int64(e.Refcnt)
+	r.LSize = int64(e.LSize)
+	r.PSize = int64(e.PSize)
+	r.DSize = int64(e.DSize)
+	return r
+}
+
+// keyOf is the ddt.Key of a row (its last 16 bytes zero, as the table
+// gives them).
+func (r *Row) keyOf() ddt.Key {
+	var k ddt.Key
+	copy(k[:], r.Key[:])
+	return k
+}
+
+// partWriter writes one partition file, hashing what it writes.
+type partWriter struct {
+	f    *os.File
+	h    *blake3.Hasher
+	cw   countWriter
+	w    *parquet.GenericWriter[Row]
+	rows int64
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func newPartWriter(path string) (*partWriter, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	pw := &partWriter{f: f, h: blake3.New()}
+	pw.cw.w = io.MultiWriter(f, pw.h)
+	pw.w = parquet.NewGenericWriter[Row](&pw.cw,
+		parquet.MaxRowsPerRowGroup(rowGroupRows),
+		parquet.PageBufferSize(pageBytes),
+		parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
+		parquet.CreatedBy("ddtsim", "", ""),
+	)
+	return pw, nil
+}
+
+func (pw *partWriter) write(rows []Row) error {
+	for len(rows) > 0 {
+		n, err := pw.w.Write(rows[:min(len(rows), rowBatch)])
+		pw.rows += int64(n)
+		if err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// close finishes the file, syncs and closes it, and describes it.
+func (pw *partWriter) close() (Part, error) {
+	err := pw.w.Close()
+	if err == nil {
+		err = pw.f.Sync()
+	}
+	if cerr := pw.f.Close(); err == nil {
+		err = cerr
+	}
+	return Part{File: filepath.Base(pw.f.Name()), Rows: pw.rows, Bytes: pw.cw.n, Blake3: hex.EncodeToString(pw.h.Sum(nil))}, err
+}
+
+// abort closes the file after a failure.
+func (pw *partWriter) abort() { pw.f.Close() }
+
+// writeBudget bounds the rows writeTable sorts at once, bytes.
+var writeBudget int64 = 256 << 20
+
+// rowBytes is what one Row takes in writeTable's buffer.
+const rowBytes = 48
+
+// writeTable writes t's entries into dir as Partitions sorted partition
+// files. The table is read in passes over equal ranges of the key space,
+// as many as keep the rows sorted at once within writeBudget (a table in
+// memory of under about 5 million entries takes one pass); a pass's range
+// lies within one partition or covers whole partitions.
+func writeTable(dir string, t *ddt.Table) ([]Part, error) {
+	n := int64(t.Len())
+	if err := t.Err(); err != nil {
+		return nil, err
+	}
+	passes := int64(1)
+	for passes < 1<<20 && n*rowBytes/passes > writeBudget {
+		passes *= 2
+	}
+	writers := make([]*partWriter, Partitions)
+	defer func() {
+		for _, w := range writers {
+			if w != nil {
+				w.abort()
+			}
+		}
+	}()
+	for p := range writers {
+		w, err := newPartWriter(filepath.Join(dir, PartName(p)))
+		if err != nil {
+			return nil, err
+		}
+		writers[p] = w
+	}
+	var buf []Row
+	step := ^uint64(0)/uint64(passes) + 1 // key-space width of a pass (by the first 8 bytes)
+	for pass := int64(0); pass < passes; pass++ {
+		lo := uint64(pass) * step
+		hi := lo + step - 1 // inclusive
+		if pass == passes-1 {
+			hi = ^uint64(0)
+		}
+		buf = buf[:0]
+		t.Range(func(k ddt.Key, e ddt.Entry) bool {
+			if v := keyPrefix(&k); v >= lo && v <= hi {
+				buf = append(buf, rowOf(&k, &e))
+			}
+			return true
+		})
+		if err := t.Err(); err != nil {
+			return nil, err
+		}
+		slices.SortFunc(buf, func(a, b Row) int { return bytes.Compare(a.Key[:], b.Key[:]) })
+		for i := 0; i < len(buf); {
+			p := Partition(&buf[i].Key)
+			j := i + 1
+			for j < len(buf) && Partition(&buf[j].Key) == p {
+				j++
+			}
+			if err := writers[p].write(buf[i:j]); err != nil {
+				return nil, err
+			}
+			i = j
+		}
+	}
+	parts := make([]Part, Partitions)
+	var rows int64
+	for p, w := range writers {
+		part, err := w.close()
+		writers[p] = nil
+		if err != nil {
+			return nil, err
+		}
+		parts[p] = part
+		rows += part.Rows
+	}
+	if rows != n {
+		return nil, fmt.Errorf("the table gave %d entries of %d: it could not be read back completely", rows, n)
+	}
+	return parts, nil
+}
+
+// keyPrefix is the first 8 bytes of k, big-endian.
+func keyPrefix(k *ddt.Key) uint64 {
+	var v uint64
+	for _, b := range k[:8] {
+		v = v<<8 | uint64(b)
+	}
+	return v
+}
+
+// partReader reads the rows of one partition file in order, checking
+// them: the schema, the partition of every key, strictly increasing keys,
+// sizes, and the row count the manifest gives.
+type partReader struct {
+	name string // for messages: the file's path
+	p    int
+	want int64
+	f    *os.File
+	r    *parquet.GenericReader[Row]
+	buf  []Row
+	i    int
+	rows int64
+	last [16]byte
+	eof  bool
+}
+
+// ErrPart is wrapped by the errors of a partition file that is missing,
+// cut short, not Parquet, or not what the manifest says.
+var ErrPart = errors.New("bad table partition")
+
+// openPart opens partition p of the scan in dir, as the manifest
+// describes it; verify also checks its BLAKE3 (reading it once more).
+func openPart(dir string, p int, part Part, verify bool) (*partReader, error) {
+	name := filepath.Join(dir, part.File)
+	if part.File != PartName(p) {
+		return nil, fmt.Errorf("%s: %w: the manifest names %q for partition %d", filepath.Join(dir, ManifestName), ErrCorrupt, part.File, p)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPart, err)
+	}
+	bad := func(format string, a ...any) (*partReader, error) {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w: %s", name, ErrPart, fmt.Sprintf(format, a...))
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return bad("%v", err)
+	}
+	if st.Size() != part.Bytes {
+		return bad("%d bytes where the manifest says %d (cut short, or replaced)", st.Size(), part.Bytes)
+	}
+	if verify {
+		h := blake3.New()
+		if _, err := io.Copy(h, f); err != nil {
+			return bad("%v", err)
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != part.Blake3 {
+			return bad("its BLAKE3 does not match the manifest's (damaged or replaced)")
+		}
+	}
+	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	if err != nil {
+		return bad("not a readable Parquet file: %v", err)
+	}
+	if err := checkSchema(pf.Schema()); err != nil {
+		return bad("%v", err)
+	}
+	if pf.NumRows() != part.Rows {
+		return bad("%d rows where the manifest says %d", pf.NumRows(), part.Rows)
+	}
+	return &partReader{name: name, p: p, want: part.Rows, f: f,
+		r: parquet.NewGenericReader[Row](pf), buf: make([]Row, 0, rowBatch)}, nil
+}
+
+// checkSchema accepts the columns of Row only.
+func checkSchema(s *parquet.Schema) error {
+	want := parquet.SchemaOf(Row{})
+	fields := s.Fields()
+	if len(fields) != len(rowColumns) {
+		return fmt.Errorf("its columns are not a ddtsim table's (%d columns, want %v)", len(fields), rowColumns)
+	}
+	for i, f := range fields {
+		w := want.Fields()[i]
+		if f.Name() != w.Name() || f.Type().Kind() != w.Type().Kind() || f.Type().Length() != w.Type().Length() || !f.Required() {
+			return fmt.Errorf("its columns are not a ddtsim table's (column %d is %q %s, want %q %s)", i, f.Name(), f.Type(), w.Name(), w.Type())
+		}
+	}
+	return nil
+}
+
+// next returns the next row, or nil at the end. The row is valid until
+// the next call.
+func (pr *partReader) next() (*Row, error) {
+	if pr.i == len(pr.buf) {
+		if pr.eof {
+			if pr.rows != pr.want {
+				return nil, fmt.Errorf("%s: %w: %d rows read where the manifest says %d", pr.name, ErrPart, pr.rows, pr.want)
+			}
+			return nil, nil
+		}
+		pr.buf = pr.buf[:cap(pr.buf)]
+		n, err := pr.r.Read(pr.buf)
+		pr.buf, pr.i = pr.buf[:n], 0
+		if err == io.EOF {
+			pr.eof = true
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: %w: %v", pr.name, ErrPart, err)
+		}
+		if n == 0 {
+			return pr.next()
+		}
+	}
+	r := &pr.buf[pr.i]
+	pr.i++
+	switch {
+	case Partition(&r.Key) != pr.p:
+		return nil, fmt.Errorf("%s: %w: row %d: key %x is not of partition %d", pr.name, ErrPart, pr.rows, r.Key, pr.p)
+	case pr.rows > 0 && bytes.Compare(r.Key[:], pr.last[:]) <= 0:
+		return nil, fmt.Errorf("%s: %w: row %d: keys out of order", pr.name, ErrPart, pr.rows)
+	case r.Refcnt <= 0 || r.LSize <= 0 || r.LSize > maxBlock || r.PSize < 0 || r.PSize > maxBlock || r.DSize < 0:
+		return nil, fmt.Errorf("%s: %w: row %d is invalid (refcnt %d, lsize %d, psize %d, dsize %d)", pr.name, ErrPart, pr.rows, r.Refcnt, r.LSize, r.PSize, r.DSize)
+	}
+	pr.last = r.Key
+	pr.rows++
+	return r, nil
+}
+
+func (pr *partReader) close() {
+	pr.r.Close()
+	pr.f.Close()
+}
