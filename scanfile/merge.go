@@ -2,6 +2,7 @@ package scanfile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -341,18 +342,20 @@ func mergePartition(p int, scans []*input, dsize func(uint64) uint64, sample boo
 			src.close()
 			continue
 		}
-		h.srcs = append(h.srcs, &heapSrc{src: src, row: *r})
+		hs := &heapSrc{src: src}
+		hs.set(r)
+		h.srcs = append(h.srcs, hs)
 	}
 	h.init()
 	res := &partResult{}
 	for len(h.srcs) > 0 {
 		top := h.srcs[0]
-		cur := top.row
+		cur, hi, lo := top.row, top.hi, top.lo
 		ref := uint64(cur.Refcnt)
 		if err := h.advance(); err != nil {
 			return nil, err
 		}
-		for len(h.srcs) > 0 && h.srcs[0].row.Key == cur.Key {
+		for len(h.srcs) > 0 && h.srcs[0].hi == hi && h.srcs[0].lo == lo {
 			o := &h.srcs[0].row
 			if o.LSize != cur.LSize {
 				return nil, fmt.Errorf("%w: key %x has lsize %d in one scan and %d in another: they cannot be of the same model", ErrCorrupt, cur.Key, cur.LSize, o.LSize)
@@ -400,17 +403,26 @@ func (c *checkedSource) next() (*Row, error) {
 
 func (c *checkedSource) close() { c.pr.close() }
 
-// heapSrc is a source and its current row.
+// heapSrc is a source and its current row, with its key as two
+// big-endian numbers (compared faster than bytes).
 type heapSrc struct {
-	src rowSource
-	row Row
+	src    rowSource
+	row    Row
+	hi, lo uint64
+}
+
+func (s *heapSrc) set(r *Row) {
+	s.row = *r
+	s.hi = binary.BigEndian.Uint64(r.Key[:8])
+	s.lo = binary.BigEndian.Uint64(r.Key[8:])
 }
 
 // mergeHeap orders the sources by their current key.
 type mergeHeap struct{ srcs []*heapSrc }
 
 func (h *mergeHeap) less(i, j int) bool {
-	return bytes.Compare(h.srcs[i].row.Key[:], h.srcs[j].row.Key[:]) < 0
+	a, b := h.srcs[i], h.srcs[j]
+	return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo)
 }
 
 func (h *mergeHeap) init() {
@@ -451,7 +463,7 @@ func (h *mergeHeap) advance() error {
 		h.srcs[0] = h.srcs[last]
 		h.srcs = h.srcs[:last]
 	} else {
-		top.row = *r
+		top.set(r)
 	}
 	if len(h.srcs) > 0 {
 		h.down(0)

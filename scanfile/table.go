@@ -244,18 +244,23 @@ func keyPrefix(k *ddt.Key) uint64 {
 
 // partReader reads the rows of one partition file in order, checking
 // them: the schema, the partition of every key, strictly increasing keys,
-// sizes, and the row count the manifest gives.
+// sizes, and the row count the manifest gives. It reads the columns page
+// by page (parquet-go's typed value readers), not row by row.
 type partReader struct {
-	name string // for messages: the file's path
-	p    int
-	want int64
-	f    *os.File
-	r    *parquet.GenericReader[Row]
-	buf  []Row
-	i    int
-	rows int64
-	last [16]byte
-	eof  bool
+	name   string // for messages: the file's path
+	p      int
+	want   int64
+	f      *os.File
+	groups []parquet.RowGroup
+	g      int       // next row group
+	left   int64     // rows left in the current row group
+	cols   []*column // the current row group's columns, in rowColumns order
+	buf    []Row
+	keys   []byte    // a batch of keys
+	ints   [][]int64 // a batch of each INT64 column
+	i      int
+	rows   int64
+	last   [16]byte
 }
 
 // ErrPart is wrapped by the errors of a partition file that is missing,
@@ -303,8 +308,131 @@ func openPart(dir string, p int, part Part, verify bool) (*partReader, error) {
 	if pf.NumRows() != part.Rows {
 		return bad("%d rows where the manifest says %d", pf.NumRows(), part.Rows)
 	}
-	return &partReader{name: name, p: p, want: part.Rows, f: f,
-		r: parquet.NewGenericReader[Row](pf), buf: make([]Row, 0, rowBatch)}, nil
+	pr := &partReader{name: name, p: p, want: part.Rows, f: f, groups: pf.RowGroups(),
+		buf: make([]Row, 0, rowBatch), keys: make([]byte, 16*rowBatch), ints: make([][]int64, len(rowColumns)-1)}
+	for c := range pr.ints {
+		pr.ints[c] = make([]int64, rowBatch)
+	}
+	return pr, nil
+}
+
+// column reads the values of one column chunk, page after page.
+type column struct {
+	pages   parquet.Pages
+	page    parquet.Page
+	values  parquet.ValueReader
+	generic []parquet.Value // for pages without a typed reader (other writers' encodings)
+}
+
+func (c *column) close() {
+	if c.page != nil {
+		parquet.Release(c.page)
+		c.page = nil
+	}
+	c.pages.Close()
+}
+
+// nextPage moves to the next page of the column chunk.
+func (c *column) nextPage() error {
+	if c.page != nil {
+		parquet.Release(c.page)
+		c.page = nil
+	}
+	pg, err := c.pages.ReadPage()
+	if err != nil {
+		if err == io.EOF {
+			return io.ErrUnexpectedEOF // the row group promised more rows
+		}
+		return err
+	}
+	c.page, c.values = pg, pg.Values()
+	return nil
+}
+
+// fill reads n values of the column into dst (its kind's reader: ints or
+// 16-byte keys).
+func (c *column) fill(ints []int64, keys []byte, n int) error {
+	got := 0
+	for got < n {
+		if c.values == nil {
+			if err := c.nextPage(); err != nil {
+				return err
+			}
+		}
+		var k int
+		var err error
+		switch r := c.values.(type) {
+		case parquet.Int64Reader:
+			if ints == nil {
+				return fmt.Errorf("an INT64 page in the key column")
+			}
+			k, err = r.ReadInt64s(ints[got:n])
+		case parquet.FixedLenByteArrayReader:
+			if keys == nil {
+				return fmt.Errorf("a FIXED_LEN_BYTE_ARRAY page in an INT64 column")
+			}
+			k, err = r.ReadFixedLenByteArrays(keys[16*got : 16*n])
+		default:
+			if cap(c.generic) < n-got {
+				c.generic = make([]parquet.Value, rowBatch)
+			}
+			k, err = c.values.ReadValues(c.generic[:n-got])
+			for j, v := range c.generic[:k] {
+				switch {
+				case ints != nil && v.Kind() == parquet.Int64:
+					ints[got+j] = v.Int64()
+				case keys != nil && v.Kind() == parquet.FixedLenByteArray && len(v.ByteArray()) == 16:
+					copy(keys[16*(got+j):], v.ByteArray())
+				default:
+					return fmt.Errorf("a value of kind %v", v.Kind())
+				}
+			}
+		}
+		got += k
+		if err == io.EOF {
+			c.values = nil
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// batch reads the next rows into buf; it returns false at the end.
+func (pr *partReader) batch() (bool, error) {
+	for pr.left == 0 {
+		for _, c := range pr.cols {
+			c.close()
+		}
+		pr.cols = pr.cols[:0]
+		if pr.g == len(pr.groups) {
+			return false, nil
+		}
+		rg := pr.groups[pr.g]
+		pr.g++
+		pr.left = rg.NumRows()
+		for _, cc := range rg.ColumnChunks() {
+			pr.cols = append(pr.cols, &column{pages: cc.Pages()})
+		}
+	}
+	n := int(min(pr.left, rowBatch))
+	if err := pr.cols[0].fill(nil, pr.keys, n); err != nil {
+		return false, err
+	}
+	for c := range pr.ints {
+		if err := pr.cols[c+1].fill(pr.ints[c], nil, n); err != nil {
+			return false, err
+		}
+	}
+	pr.left -= int64(n)
+	pr.buf = pr.buf[:n]
+	for i := range pr.buf {
+		r := &pr.buf[i]
+		copy(r.Key[:], pr.keys[16*i:])
+		r.Refcnt, r.LSize, r.PSize, r.DSize = pr.ints[0][i], pr.ints[1][i], pr.ints[2][i], pr.ints[3][i]
+	}
+	pr.i = 0
+	return true, nil
 }
 
 // checkSchema accepts the columns of Row only.
@@ -327,22 +455,15 @@ func checkSchema(s *parquet.Schema) error {
 // the next call.
 func (pr *partReader) next() (*Row, error) {
 	if pr.i == len(pr.buf) {
-		if pr.eof {
+		more, err := pr.batch()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: row %d: %v", pr.name, ErrPart, pr.rows, err)
+		}
+		if !more {
 			if pr.rows != pr.want {
 				return nil, fmt.Errorf("%s: %w: %d rows read where the manifest says %d", pr.name, ErrPart, pr.rows, pr.want)
 			}
 			return nil, nil
-		}
-		pr.buf = pr.buf[:cap(pr.buf)]
-		n, err := pr.r.Read(pr.buf)
-		pr.buf, pr.i = pr.buf[:n], 0
-		if err == io.EOF {
-			pr.eof = true
-		} else if err != nil {
-			return nil, fmt.Errorf("%s: %w: %v", pr.name, ErrPart, err)
-		}
-		if n == 0 {
-			return pr.next()
 		}
 	}
 	r := &pr.buf[pr.i]
@@ -361,6 +482,9 @@ func (pr *partReader) next() (*Row, error) {
 }
 
 func (pr *partReader) close() {
-	pr.r.Close()
+	for _, c := range pr.cols {
+		c.close()
+	}
+	pr.cols = nil
 	pr.f.Close()
 }
