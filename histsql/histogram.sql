@@ -49,16 +49,20 @@ per_entry AS (
   -- computes them (dds_lsize = zdde_ref_lsize / refcnt and so on). The sizes
   -- of a key are equal in every scan: the quotient is the size of one
   -- reference. For a dividend a and a divisor b, a - MOD(a, b) is a multiple
-  -- of b, and its quotient q an integer. Trino divides BIGINTs as integers,
-  -- exactly. DuckDB and Spark divide them as DOUBLEs: exact while a <= 2^53
-  -- (every step is exact), and beyond that within 3/16 of q while q < 2^49.
-  -- FLOOR(... + 0.5) takes the nearest integer, q, on every engine (a CAST
-  -- alone rounds on DuckDB and Trino but truncates on Spark). So the result
-  -- is exact for every dividend up to 2^53, and for any BIGINT dividend
-  -- whose q is below 2^49: q, the size of one reference, is a few hundred
-  -- MiB at most.
+  -- of b, with an integer quotient q, and x = (a - MOD(a, b)) / b is how the
+  -- engine computes it. Trino divides two BIGINTs as integers: x = q (and
+  -- x + 0.25 is an exact DECIMAL). DuckDB and Spark divide them as DOUBLEs:
+  -- x = q while a <= 2^53 (every step is exact), and beyond that x is
+  -- within 3/16 of q while q < 2^49. FLOOR(x + 0.25)
+  -- is q in both cases: a DOUBLE that is an integer keeps its value when
+  -- 0.25 is added and the sum rounded (0.5 would not: 2^52 + 1.5 rounds to
+  -- 2^52 + 2), and one within 3/16 of q gives a sum between q and q + 1/2.
+  -- A CAST alone would round on DuckDB and Trino but truncate on Spark. So
+  -- the division is exact for every dividend up to 2^53, and for any BIGINT
+  -- dividend whose quotient is below 2^49: the size of one reference is a
+  -- few hundred MiB at most.
   SELECT
-    CASE
+    CAST(CASE
       WHEN ref_blocks <                   2 THEN  0  -- 2^1
       WHEN ref_blocks <                   4 THEN  1  -- 2^2
       WHEN ref_blocks <                   8 THEN  2  -- 2^3
@@ -122,14 +126,14 @@ per_entry AS (
       WHEN ref_blocks < 2305843009213693952 THEN 60  -- 2^61
       WHEN ref_blocks < 4611686018427387904 THEN 61  -- 2^62
       ELSE 62
-    END AS bucket,
+    END AS BIGINT) AS bucket,
     ref_blocks,
     ref_lsize,
     ref_psize,
     ref_dsize,
-    CAST(FLOOR((ref_lsize - MOD(ref_lsize, ref_blocks)) / ref_blocks + 0.5) AS BIGINT) AS lsize,
-    CAST(FLOOR((ref_psize - MOD(ref_psize, ref_blocks)) / ref_blocks + 0.5) AS BIGINT) AS psize,
-    CAST(FLOOR((ref_dsize - MOD(ref_dsize, ref_blocks)) / ref_blocks + 0.5) AS BIGINT) AS dsize
+    CAST(FLOOR((ref_lsize - MOD(ref_lsize, ref_blocks)) / ref_blocks + 0.25) AS BIGINT) AS lsize,
+    CAST(FLOOR((ref_psize - MOD(ref_psize, ref_blocks)) / ref_blocks + 0.25) AS BIGINT) AS psize,
+    CAST(FLOOR((ref_dsize - MOD(ref_dsize, ref_blocks)) / ref_blocks + 0.25) AS BIGINT) AS dsize
   FROM per_key
 )
 SELECT

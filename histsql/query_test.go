@@ -24,7 +24,7 @@ func ladder() string {
 // the ladder, read back from the query, gives floor(log2(refcnt)) at every
 // power of two and next to it.
 func TestLadder(t *testing.T) {
-	if !strings.Contains(Query, "    CASE\n"+ladder()+"    END AS bucket,\n") {
+	if !strings.Contains(Query, "    CAST(CASE\n"+ladder()+"    END AS BIGINT) AS bucket,\n") {
 		t.Errorf("histogram.sql does not hold the generated ladder:\n%s", ladder())
 	}
 	re := regexp.MustCompile(`(?m)^\s*WHEN ref_blocks < +(\d+) THEN +(\d+)`)
@@ -58,7 +58,7 @@ func TestLadder(t *testing.T) {
 
 // divExpr is the exact integer division of histogram.sql, a / b.
 func divExpr(a, b string) string {
-	return fmt.Sprintf("CAST(FLOOR((%s - MOD(%s, %s)) / %s + 0.5) AS BIGINT)", a, a, b, b)
+	return fmt.Sprintf("CAST(FLOOR((%s - MOD(%s, %s)) / %s + 0.25) AS BIGINT)", a, a, b, b)
 }
 
 func TestQueryDivides(t *testing.T) {
