@@ -53,10 +53,10 @@ per_entry AS (
   -- engine computes it. Trino divides two BIGINTs as integers: x = q (and
   -- x + 0.25 is an exact DECIMAL). DuckDB and Spark divide them as DOUBLEs:
   -- x = q while a <= 2^53 (every step is exact), and beyond that x is
-  -- within 3/16 of q while q < 2^49. FLOOR(x + 0.25)
-  -- is q in both cases: a DOUBLE that is an integer keeps its value when
-  -- 0.25 is added and the sum rounded (0.5 would not: 2^52 + 1.5 rounds to
-  -- 2^52 + 2), and one within 3/16 of q gives a sum between q and q + 1/2.
+  -- within 3/16 of q while q < 2^49. FLOOR(x + 0.25) is q in both cases: a
+  -- DOUBLE that is an integer keeps its value when 0.25 is added and the sum
+  -- rounded (0.5 would not: 2^52 + 1.5 rounds to 2^52 + 2), and one within
+  -- 3/16 of q gives a sum between q and q + 1/2.
   -- A CAST alone would round on DuckDB and Trino but truncate on Spark. So
   -- the division is exact for every dividend up to 2^53, and for any BIGINT
   -- dividend whose quotient is below 2^49: the size of one reference is a
