@@ -89,15 +89,70 @@ var ErrSameScan = errors.New("are the same saved scan")
 // number of entries (MergeOptions.Mem); a scan of format version 1 is read
 // into memory first.
 func Merge(paths []string, opts MergeOptions) (*Merged, error) {
+	m, scans, err := combine(paths)
+	if err != nil {
+		return nil, err
+	}
+	policy, err := m.Model.Policy()
+	if err != nil {
+		return nil, fmt.Errorf("%s: the saved model: %w", paths[0], err)
+	}
+	for i, in := range scans {
+		if in.legacy {
+			if err := in.load(paths[i]); err != nil {
+				return nil, err
+			}
+			AddCounters(&m.Counters, &in.Counters)
+		}
+	}
+	if err := m.mergeTables(paths, scans, policy.DSize, opts); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// MergeHistogram is Merge with the histogram of the merged tables reduced
+// elsewhere (an SQL engine running package histsql's query over the
+// scans' Parquet files): it reads only the manifests of the scans at
+// paths, checks and adds them up as Merge does, and takes h for the
+// table. Scans made with --sample are refused: their estimate needs every
+// entry (ddtsim merge computes it). Scans of format version 1 are refused
+// too: engines cannot read their tables.
+func MergeHistogram(paths []string, h *ddt.Histogram) (*Merged, error) {
+	m, scans, err := combine(paths)
+	if err != nil {
+		return nil, err
+	}
+	if m.Model.Sample > 1 {
+		return nil, fmt.Errorf("the scans were made with --sample %d: the estimate for the whole data needs every sampled entry, not a histogram: use ddtsim merge", m.Model.Sample)
+	}
+	for i, in := range scans {
+		if in.legacy {
+			return nil, fmt.Errorf("%s: a saved scan of format version 1 has no Parquet table for an engine to read: save it again with ddtsim resume, or use ddtsim merge", paths[i])
+		}
+		m.Summary.EmbeddedRefs += in.Counters.Embedded
+		m.Summary.EmbeddedEntries += in.Counters.UniqueEmbedded
+	}
+	m.Histogram = h
+	t := h.Total()
+	m.Summary.Entries, m.Summary.Refs = t.Allocated.Blocks, t.Referenced.Blocks
+	return m, nil
+}
+
+// combine reads the headers of the saved scans at paths, refuses a scan
+// named twice and scans of different models, and adds up what is not the
+// table: paths, problems, counters (of format 1 scans: when loaded),
+// notes.
+func combine(paths []string) (*Merged, []*input, error) {
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("no saved scan to merge")
+		return nil, nil, fmt.Errorf("no saved scan to merge")
 	}
 	for i, a := range paths {
 		for _, b := range paths[:i] {
 			fa, ea := os.Stat(a)
 			fb, eb := os.Stat(b)
 			if ea == nil && eb == nil && os.SameFile(fa, fb) {
-				return nil, fmt.Errorf("%s and %s %w: merging it with itself would count its files twice", escape.Path(b), escape.Path(a), ErrSameScan)
+				return nil, nil, fmt.Errorf("%s and %s %w: merging it with itself would count its files twice", escape.Path(b), escape.Path(a), ErrSameScan)
 			}
 		}
 	}
@@ -106,7 +161,7 @@ func Merge(paths []string, opts MergeOptions) (*Merged, error) {
 	for i, p := range paths {
 		in, err := openInput(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		scans[i], hdrs[i] = in, &in.Header
 	}
@@ -117,7 +172,7 @@ func Merge(paths []string, opts MergeOptions) (*Merged, error) {
 		}
 	}
 	if diffs != nil {
-		return nil, &ModelError{First: paths[0], Diffs: diffs}
+		return nil, nil, &ModelError{First: paths[0], Diffs: diffs}
 	}
 	m := &Merged{}
 	m.Notes = append(m.Notes, differing(hdrs, "OpenZFS releases", func(h *Header) string { return h.Model.Release },
@@ -125,18 +180,6 @@ func Merge(paths []string, opts MergeOptions) (*Merged, error) {
 	m.Notes = append(m.Notes, differing(hdrs, "ddtsim versions", func(h *Header) string { return h.Ddtsim },
 		"their figures may differ where ddtsim changed")...)
 	m.Notes = append(m.Notes, overlaps(paths, hdrs)...)
-
-	policy, err := hdrs[0].Model.Policy()
-	if err != nil {
-		return nil, fmt.Errorf("%s: the saved model: %w", paths[0], err)
-	}
-	for i, in := range scans {
-		if in.legacy {
-			if err := in.load(paths[i], policy.DSize); err != nil {
-				return nil, err
-			}
-		}
-	}
 	m.Header = *hdrs[0]
 	m.Files = nil
 	m.Complete = true
@@ -148,12 +191,11 @@ func Merge(paths []string, opts MergeOptions) (*Merged, error) {
 		}
 		m.Paths = append(m.Paths, in.Paths...)
 		m.Problems = append(m.Problems, in.Problems...)
-		AddCounters(&m.Counters, &in.Counters)
+		if !in.legacy {
+			AddCounters(&m.Counters, &in.Counters)
+		}
 	}
-	if err := m.mergeTables(paths, scans, policy.DSize, opts); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return m, scans, nil
 }
 
 // input is one saved scan to merge.
@@ -187,7 +229,7 @@ func openInput(path string) (*input, error) {
 }
 
 // load reads a scan of format version 1 into sorted rows per partition.
-func (in *input) load(path string, dsize func(uint64) uint64) error {
+func (in *input) load(path string) error {
 	s, err := Read(path, DecodeOptions{})
 	if err != nil {
 		return err
