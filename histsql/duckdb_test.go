@@ -28,7 +28,7 @@ import (
 // writeScan writes rows as a scan directory of the contract: part-00.parquet
 // … part-15.parquet, partition p holding the keys whose first byte >> 4 is
 // p, sorted by key (a partition without keys is a file without rows), and
-// a manifest.json (a placeholder here: the query does not read it). It
+// a _manifest.json (a placeholder here: the query does not read it). It
 // returns how many partitions are empty.
 func writeScan(t testing.TB, dir string, rows []entryRow) (empty int) {
 	t.Helper()
@@ -64,7 +64,7 @@ func writeScan(t testing.TB, dir string, rows []entryRow) (empty int) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte("{}\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "_manifest.json"), []byte("{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return empty

@@ -8,7 +8,7 @@
 // Parquet files, so that any engine that reads Parquet (DuckDB, Spark,
 // Trino, pandas) can reduce many scans (see package histsql):
 //
-//	manifest.json      the header, the counters and the partition files (Manifest)
+//	_manifest.json     the header, the counters and the partition files (Manifest)
 //	part-00.parquet    the entries whose key's first byte is 0x00–0x0f,
 //	…                  sorted by key
 //	part-15.parquet    … 0xf0–0xff
@@ -23,7 +23,10 @@
 // such merges at most at once, and its memory does not depend on the
 // number of entries.
 //
-// manifest.json is one JSON object:
+// The manifest's name starts with an underscore so that engines reading
+// every file of a directory as Parquet (Hive-style tables in Trino and
+// Spark) leave it out, as they leave out temporary directories starting
+// with a dot. It is one JSON object:
 //
 //	format     "ddtsim saved scan"
 //	version    2

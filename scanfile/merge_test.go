@@ -200,10 +200,10 @@ func TestMergeRefusesDamagedTables(t *testing.T) {
 		}, []string{"part-", "a table of another model"}},
 		{"version 3", func(dir string, m *Manifest) {
 			m.Version = 3
-		}, []string{"manifest.json", "format version 3"}},
+		}, []string{"_manifest.json", "format version 3"}},
 		{"partitions missing from the manifest", func(dir string, m *Manifest) {
 			m.Parts = m.Parts[:8]
-		}, []string{"manifest.json", "8 partitions listed, want 16"}},
+		}, []string{"_manifest.json", "8 partitions listed, want 16"}},
 	} {
 		err := corrupt(t, c.change)
 		for _, w := range c.want {
@@ -214,7 +214,7 @@ func TestMergeRefusesDamagedTables(t *testing.T) {
 	}
 	// A directory without a manifest, and one of another program.
 	dir := t.TempDir()
-	if _, err := Merge([]string{dir}, MergeOptions{}); !errors.Is(err, ErrNotScan) || !strings.Contains(err.Error(), "has no manifest.json") {
+	if _, err := Merge([]string{dir}, MergeOptions{}); !errors.Is(err, ErrNotScan) || !strings.Contains(err.Error(), "has no _manifest.json") {
 		t.Errorf("empty directory: %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, ManifestName), []byte(`{"format":"something else"}`), 0o644)

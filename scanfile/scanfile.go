@@ -25,7 +25,7 @@ const Version = 2
 const Format = "ddtsim saved scan"
 
 // ManifestName is the name of the manifest in a saved scan's directory.
-const ManifestName = "manifest.json"
+const ManifestName = "_manifest.json"
 
 // Errors a file is refused with (wrapped with details).
 var (
@@ -48,7 +48,7 @@ type Scan struct {
 	Counters analyzer.Counters
 }
 
-// Manifest is manifest.json: the header, the counters and the partition
+// Manifest is _manifest.json: the header, the counters and the partition
 // files of a saved scan (format version 2).
 type Manifest struct {
 	Format  string `json:"format"`  // Format

@@ -29,6 +29,8 @@ type cli struct {
 	Compare compareCmd `cmd:"" help:"Predict for the files and compare with what zdb -S printed for their pool (--zdb-output FILE, or --pool POOL to run zdb -S)."`
 	Merge   mergeCmd   `cmd:"" help:"Add up scans saved with --save (e.g. on several hosts) and print one report. The scans must have the same properties."`
 	Resume  resumeCmd  `cmd:"" help:"Continue a scan saved with --save that was interrupted: scan what it had not done, with its flags, update DIR and print the report."`
+	Report  reportCmd  `cmd:"" help:"Print the report of saved scans from the dedup histogram an SQL engine computed over their Parquet tables (ddtsim sql prints the query)."`
+	SQL     sqlCmd     `cmd:"" name:"sql" help:"Print the SQL query (ANSI) that computes the dedup histogram of saved scans over their Parquet tables, on any engine: it reads a view ddtsim_entries of their rows."`
 	Sweep   sweepCmd   `cmd:"" help:"Read the files once and predict every combination of -o recordsize=LIST and -o compression=LIST: one row each (ratios, allocated DSIZE, DDT entries and RAM), best first."`
 }
 

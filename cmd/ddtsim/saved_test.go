@@ -330,7 +330,7 @@ func TestSavedScanErrors(t *testing.T) {
 	if code, _, errs := runT("merge", b, c); code != exitFailed || !strings.Contains(errs, part) || !strings.Contains(errs, "no such file") {
 		t.Errorf("missing partition: exit %d, stderr %q", code, errs)
 	}
-	if code, _, errs := runT("merge", dir); code != exitFailed || !strings.Contains(errs, "not a ddtsim saved scan: the directory has no manifest.json") {
+	if code, _, errs := runT("merge", dir); code != exitFailed || !strings.Contains(errs, "not a ddtsim saved scan: the directory has no _manifest.json") {
 		t.Errorf("a directory: exit %d, stderr %q", code, errs)
 	}
 	if code, _, errs := runT("merge", filepath.Join(dir, "text")); code != exitFailed || !strings.Contains(errs, "not a ddtsim saved scan") {

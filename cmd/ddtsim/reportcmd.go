@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/ddtsim/ddtsim/histsql"
+	"github.com/ddtsim/ddtsim/internal/escape"
+	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/scanfile"
+)
+
+// report --histogram FILE SCAN...: the report of saved scans whose table
+// an SQL engine reduced (histsql's query over their Parquet files).
+type reportCmd struct {
+	Histogram string   `name:"histogram" required:"" placeholder:"FILE" help:"The result of the histogram query (histsql/histogram.sql, or ddtsim sql) as the engine wrote it: CSV or tab-separated, with or without a header; - for standard input."`
+	Zdb       bool     `help:"Print only the zdb -S text, byte for byte." xor:"format"`
+	JSON      bool     `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
+	CSV       bool     `name:"csv" help:"Print the histogram and summary as CSV." xor:"format"`
+	RAM       string   `name:"ram" placeholder:"SIZE" help:"The memory of the machine that would hold the merged data's pool: say whether its dedup table would stay in the ARC, as for scan."`
+	Scans     []string `arg:"" name:"scan" help:"The saved scans (directories written by --save DIR) the query read: their manifests give the model, the paths and the counters."`
+}
+
+// sqlCmd prints the histogram query.
+type sqlCmd struct{}
+
+func (sqlCmd) Run(std *streams) error {
+	_, err := fmt.Fprintln(std.stdout, histsql.Query)
+	return err
+}
+
+// Run reads the engine's result and the scans' manifests and prints the
+// report; exit statuses as merge's.
+func (r *reportCmd) Run(std *streams) error {
+	ram, err := parseRAM(r.RAM)
+	if err != nil {
+		return usage(err)
+	}
+	in := os.Stdin
+	name := "standard input"
+	if r.Histogram != "-" {
+		f, err := os.Open(r.Histogram)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in, name = f, escape.Path(r.Histogram)
+	}
+	h, err := histsql.ReadResult(in)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	mg, err := scanfile.MergeHistogram(r.Scans, h)
+	if err != nil {
+		return err
+	}
+	for _, n := range mg.Notes {
+		fmt.Fprintln(std.stderr, "ddtsim: note:", n)
+	}
+	res, err := scan.FromMerged(mg)
+	if err != nil {
+		return err
+	}
+	rep, err := res.Report(ram)
+	if err != nil {
+		return err
+	}
+	if err := writeReport(rep, format{zdb: r.Zdb, json: r.JSON, csv: r.CSV}, std.stdout, std.stderr); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	if len(mg.Partial) > 0 {
+		fmt.Fprintf(std.stderr, "ddtsim: the result is partial: interrupted scans: %v (ddtsim resume DIR completes one)\n", mg.Partial)
+	}
+	if res.Scan.Counters.Errors > 0 {
+		return statusError{exitWithErrors, ""}
+	}
+	return nil
+}

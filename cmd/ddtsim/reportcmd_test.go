@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/scanfile"
+)
+
+// resultCSV writes a histogram as the query's result (CSV with a header).
+func resultCSV(t *testing.T, h *ddt.Histogram) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("bucket,blocks,lsize,psize,dsize,ref_blocks,ref_lsize,ref_psize,ref_dsize\n")
+	for i, r := range h {
+		if r.Allocated.Blocks == 0 {
+			continue
+		}
+		a, f := r.Allocated, r.Referenced
+		fmt.Fprintf(&b, "%d,%d,%d,%d,%d,%d,%d,%d,%d\n", i, a.Blocks, a.LSize, a.PSize, a.DSize, f.Blocks, f.LSize, f.PSize, f.DSize)
+	}
+	path := filepath.Join(t.TempDir(), "result.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// report --histogram renders what merge prints from the same histogram
+// (the SQL itself is checked against DuckDB in histsql, tag duckdb), and
+// refuses what it cannot render.
+func TestReportFromHistogram(t *testing.T) {
+	tmp := t.TempDir()
+	a, b := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
+	for f, p := range map[string]string{a: "../../testdata/sample/images", b: "../../testdata/sample/docs"} {
+		if code, _, errs := runT("-o", "dedup=on", "--save", f, p); code != 0 {
+			t.Fatalf("%s: exit %d: %s", p, code, errs)
+		}
+	}
+	mg, err := scanfile.Merge([]string{a, b}, scanfile.MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	csv := resultCSV(t, mg.Histogram)
+	for _, f := range [][]string{{"--zdb"}, {"--json"}, {}} {
+		_, want, _ := runT(append([]string{"merge"}, append(f, a, b)...)...)
+		code, got, errs := runT(append([]string{"report", "--histogram", csv}, append(f, a, b)...)...)
+		if code != 0 || errs != "" {
+			t.Fatalf("report %v: exit %d: %s", f, code, errs)
+		}
+		if len(f) > 0 && f[0] == "--json" {
+			// The merge's memory (its readers) is not the report's.
+			want, got = dropLines(want, "table_bytes", "peak_rss"), dropLines(got, "table_bytes", "peak_rss")
+		}
+		if len(f) == 0 {
+			want, got = dropLines(want, "memory"), dropLines(got, "memory")
+		}
+		if got != want {
+			t.Errorf("report %v differs from merge:\n%s\nmerge:\n%s", f, got, want)
+		}
+	}
+	// Errors: the result's line named; a sampled scan; a scan of format 1.
+	bad := filepath.Join(tmp, "bad.csv")
+	os.WriteFile(bad, []byte("bucket,blocks,lsize,psize,dsize,ref_blocks,ref_lsize,ref_psize,ref_dsize\n0,1,2,3,4,1,2,3,x\n"), 0o644)
+	if code, _, errs := runT("report", "--histogram", bad, a); code != exitFailed || !strings.Contains(errs, bad+": line 2: ref_dsize") {
+		t.Errorf("bad result: exit %d, %q", code, errs)
+	}
+	s := filepath.Join(tmp, "s")
+	runT("--sample", "4", "--save", s, "../../testdata/sample/docs")
+	if code, _, errs := runT("report", "--histogram", csv, s); code == 0 || !strings.Contains(errs, "use ddtsim merge") {
+		t.Errorf("sampled: exit %d, %q", code, errs)
+	}
+	if code, _, errs := runT("report", "--histogram", csv); code != exitUsage || !strings.Contains(errs, "expected") {
+		t.Errorf("no scans: exit %d, %q", code, errs)
+	}
+	if code, out, _ := runT("sql"); code != 0 || !strings.Contains(out, "FROM ddtsim_entries") {
+		t.Errorf("sql: exit %d, %q", code, out)
+	}
+}
+
+// dropLines removes the lines containing any of the words.
+func dropLines(s string, words ...string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		keep := true
+		for _, w := range words {
+			if strings.Contains(l, w) {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
