@@ -98,3 +98,35 @@ func dropLines(s string, words ...string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// A scan saved in format 1 (by an older ddtsim) is merged, refused by
+// report --histogram with how to convert it, and converted by resume.
+func TestSavedFormat1(t *testing.T) {
+	tmp := t.TempDir()
+	old := filepath.Join(tmp, "docs.ddts")
+	b, err := os.ReadFile("../../testdata/saved/docs-v1.ddts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(old, b, 0o644)
+	t.Chdir("../..") // its path is relative to the repository's root
+	_, want, _ := runT("-o", "dedup=on", "--zdb", "testdata/sample/docs")
+	code, got, errs := runT("merge", "--zdb", old)
+	if code != 0 || got != want {
+		t.Errorf("merge of a format 1 scan: exit %d, %s\n%s\nwant\n%s", code, errs, got, want)
+	}
+	csv := resultCSV(t, &ddt.Histogram{})
+	if code, _, errs := runT("report", "--histogram", csv, old); code == 0 || !strings.Contains(errs, old+": a saved scan of format version 1 has no Parquet table") || !strings.Contains(errs, "ddtsim resume") {
+		t.Errorf("report of a format 1 scan: exit %d, %q", code, errs)
+	}
+	code, got, errs = runT("resume", "--zdb", old)
+	if code != 0 || got != want || !strings.Contains(errs, "converted from format 1") {
+		t.Errorf("resume of a format 1 scan: exit %d, %q", code, errs)
+	}
+	if _, err := scanfile.ReadManifest(old); err != nil {
+		t.Errorf("not converted: %v", err)
+	}
+	if code, got, _ := runT("merge", "--zdb", old); code != 0 || got != want {
+		t.Errorf("merge after the conversion: exit %d\n%s", code, got)
+	}
+}

@@ -177,6 +177,18 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 	name := escape.Path(r.File)
 	if saved.Complete {
 		fmt.Fprintf(stderr, "ddtsim: %s: the scan is complete; nothing to resume\n", name)
+		if st, err := os.Stat(r.File); err == nil && !st.IsDir() {
+			// A scan of format 1: saved again as a directory of Parquet
+			// files, which SQL engines read too.
+			target, err := outpath.LinkTarget(r.File)
+			if err == nil {
+				err = scanfile.Write(target, saved)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: converting it to the Parquet format: %w", name, err)
+			}
+			fmt.Fprintf(stderr, "ddtsim: %s: converted from format 1 (one file) to format %d (a directory of Parquet files)\n", name, scanfile.Version)
+		}
 		return printSaved(saved, r.Zdb, r.JSON, 0, stdout, stderr)
 	}
 	if v := scan.Version(); saved.Ddtsim != v {
