@@ -105,29 +105,20 @@ func Write(path string, s *Scan) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := writeSynced(filepath.Join(tmp, ManifestName), append(b, '\n')); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, ManifestName), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	names := []string{filepath.Join(tmp, ManifestName)}
+	for _, part := range parts {
+		names = append(names, filepath.Join(tmp, part.File))
+	}
+	if err := syncFiles(names); err != nil {
 		return err
 	}
 	if err := syncDir(tmp); err != nil {
 		return err
 	}
 	return replace(tmp, path, parent)
-}
-
-// writeSynced writes a new file and syncs it.
-func writeSynced(name string, b []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // syncDir makes a directory's entries durable where the file system

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -135,12 +136,10 @@ func (pw *partWriter) write(rows []Row) error {
 	return nil
 }
 
-// close finishes the file, syncs and closes it, and describes it.
+// close finishes the file and closes it (not synced: syncFiles), and
+// describes it.
 func (pw *partWriter) close() (Part, error) {
 	err := pw.w.Close()
-	if err == nil {
-		err = pw.f.Sync()
-	}
 	if cerr := pw.f.Close(); err == nil {
 		err = cerr
 	}
@@ -170,22 +169,37 @@ func writeTable(dir string, t *ddt.Table) ([]Part, error) {
 	for passes < 1<<20 && n*rowBytes/passes > writeBudget {
 		passes *= 2
 	}
-	writers := make([]*partWriter, Partitions)
+	// The rows come in key order, so partition after partition: one file
+	// is open at a time (one row group buffered).
+	parts := make([]Part, 0, Partitions)
+	var w *partWriter
 	defer func() {
-		for _, w := range writers {
-			if w != nil {
-				w.abort()
-			}
+		if w != nil {
+			w.abort()
 		}
 	}()
-	for p := range writers {
-		w, err := newPartWriter(filepath.Join(dir, PartName(p)))
-		if err != nil {
-			return nil, err
+	upTo := func(p int) error { // finish every partition before p, open p
+		for len(parts) < p || (w == nil && len(parts) == p && p < Partitions) {
+			if w == nil {
+				var err error
+				if w, err = newPartWriter(filepath.Join(dir, PartName(len(parts)))); err != nil {
+					return err
+				}
+			}
+			if len(parts) == p {
+				return nil
+			}
+			part, err := w.close()
+			w = nil
+			if err != nil {
+				return err
+			}
+			parts = append(parts, part)
 		}
-		writers[p] = w
+		return nil
 	}
-	var buf []Row
+	per := n/passes + n/passes/8 + 1024 // the rows of a pass, with room for uneven ranges
+	buf := make([]Row, 0, min(per, writeBudget/rowBytes+1024))
 	step := ^uint64(0)/uint64(passes) + 1 // key-space width of a pass (by the first 8 bytes)
 	for pass := int64(0); pass < passes; pass++ {
 		lo := uint64(pass) * step
@@ -210,27 +224,50 @@ func writeTable(dir string, t *ddt.Table) ([]Part, error) {
 			for j < len(buf) && Partition(&buf[j].Key) == p {
 				j++
 			}
-			if err := writers[p].write(buf[i:j]); err != nil {
+			if err := upTo(p); err != nil {
+				return nil, err
+			}
+			if err := w.write(buf[i:j]); err != nil {
 				return nil, err
 			}
 			i = j
 		}
 	}
-	parts := make([]Part, Partitions)
+	if err := upTo(Partitions); err != nil {
+		return nil, err
+	}
 	var rows int64
-	for p, w := range writers {
-		part, err := w.close()
-		writers[p] = nil
-		if err != nil {
-			return nil, err
-		}
-		parts[p] = part
+	for _, part := range parts {
 		rows += part.Rows
 	}
 	if rows != n {
 		return nil, fmt.Errorf("the table gave %d entries of %d: it could not be read back completely", rows, n)
 	}
 	return parts, nil
+}
+
+// syncFiles makes the files durable, all at once (a journaling file
+// system commits concurrent syncs together: one wait, not one per file).
+func syncFiles(names []string) error {
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f, err := os.Open(name)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			errs[i] = f.Sync()
+			if err := f.Close(); errs[i] == nil {
+				errs[i] = err
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // keyPrefix is the first 8 bytes of k, big-endian.
