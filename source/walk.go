@@ -87,6 +87,9 @@ type walk struct {
 	dirs  map[devIno]struct{} // directories walked
 	skip  map[devIno]struct{} // Walker.SkipDirs
 	parts map[string]bool     // paths named that are parts of an image named (GuestParts)
+	// partBytes: the bytes of the parts of each image met (its path), in
+	// a sharded walk: they decide with its own size whether it is split.
+	partBytes map[string]uint64
 }
 
 // Walk walks w.Paths and yields every regular file, and every block device
@@ -95,7 +98,8 @@ type walk struct {
 // (*SkippedError).
 func (w *Walker) Walk(ctx context.Context, yield func(*File), warn func(path string, err error)) Counters {
 	s := &walk{w: w, yield: yield, warnf: warn,
-		seen: make(map[devIno]struct{}), dirs: make(map[devIno]struct{}), skip: make(map[devIno]struct{}), fs: fsIDs{}}
+		seen: make(map[devIno]struct{}), dirs: make(map[devIno]struct{}), skip: make(map[devIno]struct{}), fs: fsIDs{},
+		partBytes: map[string]uint64{}}
 	for _, d := range w.SkipDirs {
 		if fi, err := os.Stat(d); err == nil {
 			st := statOf(fi)
@@ -144,16 +148,22 @@ func (s *walk) namedParts(named []fs.FileInfo) {
 		return
 	}
 	byDir := map[string][]string{}
+	size := map[string]int64{}
 	for i, p := range s.w.Paths {
 		if fi := named[i]; fi != nil && fi.Mode().IsRegular() {
 			c := filepath.Clean(p)
 			byDir[filepath.Dir(c)] = append(byDir[filepath.Dir(c)], filepath.Base(c))
+			size[c] = fi.Size()
 		}
 	}
 	s.parts = map[string]bool{}
 	for dir, names := range byDir {
-		for name := range s.w.GuestParts(dir, names) {
-			s.parts[filepath.Join(dir, name)] = true
+		for name, image := range s.w.GuestParts(dir, names) {
+			p := filepath.Join(dir, name)
+			if !s.parts[p] && s.w.Shard.Sharded() {
+				s.partBytes[filepath.Join(dir, image)] += uint64(size[p])
+			}
+			s.parts[p] = true
 		}
 	}
 }
@@ -236,6 +246,15 @@ func (s *walk) enterDir(ctx context.Context, path string, fi fs.FileInfo, rootDe
 			}
 		}
 		parts = s.w.GuestParts(path, names)
+		if s.w.Shard.Sharded() {
+			for _, e := range entries {
+				if image, ok := parts[e.Name()]; ok {
+					if fi, err := e.Info(); err == nil {
+						s.partBytes[filepath.Join(path, image)] += uint64(fi.Size())
+					}
+				}
+			}
+		}
 	}
 	for _, e := range entries {
 		if ctx.Err() != nil {
@@ -321,6 +340,7 @@ func (s *walk) visit(path string, fi fs.FileInfo, explicit bool) {
 // share is what a sharded walk decided about a file before opening it.
 type share struct {
 	fs      string // its file system's name (fsIDs); "" when not sharded
+	parts   uint64 // bytes of the image parts read through it (GuestParts)
 	open    bool   // this shard may take some of it: open it
 	counted bool   // this shard counts it (owns its chunk 0)
 	owner   Shard  // the shard that counts it
@@ -330,20 +350,22 @@ type share struct {
 // opens a file and counts it. Not sharded: open and count every file.
 // Sharded: the owner of chunk 0 opens and counts it; another shard opens
 // it when it owns one of its other chunks, or when the size that decides
-// the split is only known once open (a block device; with Guest, a file
-// larger than a chunk, whose guest disk may be larger still).
+// the split is only known once open: a block device; with Guest, a file
+// that with the image parts read through it (VMDK extents, a qcow2's data
+// file) is larger than a chunk, since the guest disk it may be is larger
+// still.
 func (s *walk) shareOf(path string, fi fs.FileInfo) share {
 	sh := s.w.Shard
 	if !sh.Sharded() {
 		return share{open: true, counted: true}
 	}
 	st := statOf(fi)
-	d := share{fs: s.fs.of(uint64(st.Dev), s.arg, s.root, path)}
+	d := share{fs: s.fs.of(uint64(st.Dev), s.arg, s.root, path), parts: s.partBytes[filepath.Clean(path)]}
 	size, cb := uint64(fi.Size()), s.w.ChunkBytes
 	d.owner = Shard{Index: uint32(ShardHash(d.fs, st.Ino, 0) % uint64(sh.Count)), Count: sh.Count}
 	d.counted = d.owner == sh
 	switch {
-	case d.counted, !fi.Mode().IsRegular(), s.w.Guest != nil && cb > 0 && size > cb:
+	case d.counted, !fi.Mode().IsRegular(), s.w.Guest != nil && cb > 0 && size+d.parts > cb:
 		d.open = true
 	default:
 		d.open = sh.ownsAny(d.fs, st.Ino, 1, chunks(size, cb))
@@ -466,7 +488,7 @@ func (s *walk) prepare(path string, f *os.File, sh share) (*File, error) {
 		}
 		if d != nil {
 			file := s.guestFile(path, d, id, st, regular, sh.counted)
-			s.setShare(file, sh, uint64(st.Size))
+			s.setShare(file, sh, uint64(st.Size)+sh.parts)
 			return file, nil
 		}
 		// A raw disk image is imported as the others are (qemu-img
@@ -492,8 +514,8 @@ func (s *walk) prepare(path string, f *os.File, sh share) (*File, error) {
 // setShare sets the share of a sharded walk on file: its file system's
 // name, whether this shard counts it, and whether it is split into
 // chunks: when it is larger than a chunk, and for a guest's disk only when
-// its image file (of fileSize bytes) is too, since only then did every
-// shard open it (shareOf).
+// its image file with its parts (fileSize bytes) is too, since only then
+// did every shard open it (shareOf).
 func (s *walk) setShare(file *File, sh share, fileSize uint64) {
 	if sh.fs == "" {
 		return
