@@ -29,7 +29,7 @@ type mergeCmd struct {
 	Zdb   bool     `help:"Print only the zdb -S text, byte for byte." xor:"format"`
 	JSON  bool     `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
 	RAM   string   `name:"ram" placeholder:"SIZE" help:"The memory of the machine that would hold the merged data's pool: say whether its dedup table would stay in the ARC, as for scan."`
-	Files []string `arg:"" name:"file" help:"Scans saved with ddtsim --save FILE, made with the same properties (release rules, recordsize, compression, copies, dedup, vdevs, ashift, sparse, sample)."`
+	Files []string `arg:"" name:"file" help:"Scans saved with ddtsim --save FILE, made with the same properties (release rules, recordsize, compression, copies, dedup, vdevs, ashift, sparse, sample). The N shards of a scan made with --shard i/N add up to the scan of the whole tree (each given once; missing ones are noted)."`
 }
 
 type resumeCmd struct {
@@ -92,11 +92,15 @@ func (m *mergeCmd) Run(std *streams) error {
 	if err != nil {
 		return usage(err)
 	}
+	shardNotes, groups, err := checkShards(m.Files)
+	if err != nil {
+		return err
+	}
 	mg, err := scanfile.Merge(m.Files)
 	if err != nil {
 		return err // a *scanfile.ModelError or ErrSameScan is a usage error
 	}
-	for _, n := range mg.Notes {
+	for _, n := range append(withoutShardOverlaps(mg.Notes, groups), shardNotes...) {
 		fmt.Fprintln(stderr, "ddtsim: note:", n)
 	}
 	err = printSaved(&mg.Scan, m.Zdb, m.JSON, ram, stdout, stderr)
@@ -105,6 +109,98 @@ func (m *mergeCmd) Run(std *streams) error {
 			strings.Join(mg.Partial, ", "))
 	}
 	return err
+}
+
+// checkShards looks at the shards among the saved scans to merge (scan
+// --shard i/N): the shards of one sharded scan, those with the same count
+// and the same paths, must each be given once and made with the same
+// options; missing ones are noted (the merge covers the shards given). It
+// returns the notes, and the groups of files that are shards of one scan.
+// Files that cannot be read are left to Merge to report.
+func checkShards(files []string) (notes []string, groups [][]string, err error) {
+	type group struct {
+		files []string
+		hdrs  []*scanfile.Header
+	}
+	byKey := map[string]*group{}
+	var keys []string
+	for _, f := range files {
+		h, err := scanfile.ReadHeader(f)
+		if err != nil || h.Shard == nil || !h.Shard.Sharded() {
+			continue
+		}
+		key := fmt.Sprintf("%d\x00%s", h.Shard.Count, strings.Join(scanfile.Strings(h.Paths), "\x00"))
+		g := byKey[key]
+		if g == nil {
+			g = &group{}
+			byKey[key] = g
+			keys = append(keys, key)
+		}
+		g.files = append(g.files, f)
+		g.hdrs = append(g.hdrs, h)
+	}
+	for _, key := range keys {
+		g := byKey[key]
+		first := g.hdrs[0]
+		paths := escape.Path(strings.Join(scanfile.Strings(first.Paths), " "))
+		count := first.Shard.Count
+		seen := map[uint32]string{}
+		for i, h := range g.hdrs {
+			if o := seen[h.Shard.Index]; o != "" && !sameFile(o, g.files[i]) {
+				return nil, nil, usagef("%s and %s are both shard %s of the scan of %s: merging both would count its files twice",
+					escape.Path(o), escape.Path(g.files[i]), h.Shard, paths)
+			}
+			seen[h.Shard.Index] = g.files[i]
+			if h.Options != first.Options {
+				return nil, nil, usagef("%s and %s are shards of the scan of %s made with different options (--follow, --count-links, -x): their shares do not add up to one scan",
+					escape.Path(g.files[0]), escape.Path(g.files[i]), paths)
+			}
+		}
+		var missing []string
+		for i := uint32(0); i < count; i++ {
+			if seen[i] == "" {
+				missing = append(missing, fmt.Sprintf("%d/%d", i, count))
+			}
+		}
+		if len(missing) > 0 {
+			if len(missing) > 10 {
+				missing = append(missing[:10], fmt.Sprintf("and %d more", len(missing)-10))
+			}
+			notes = append(notes, fmt.Sprintf("%d of the %d shards of the scan of %s are missing (%s): the result covers the shares of the %d given only",
+				int(count)-len(g.files), count, paths, strings.Join(missing, ", "), len(g.files)))
+		}
+		groups = append(groups, g.files)
+	}
+	return notes, groups, nil
+}
+
+// sameFile reports whether a and b name one file (Merge refuses it).
+func sameFile(a, b string) bool {
+	fa, ea := os.Stat(a)
+	fb, eb := os.Stat(b)
+	return ea == nil && eb == nil && os.SameFile(fa, fb)
+}
+
+// withoutShardOverlaps leaves out of Merge's notes those about two scans
+// naming the same paths when they are shards of one scan (checkShards'
+// groups): they share their paths, not their files.
+func withoutShardOverlaps(notes []string, groups [][]string) []string {
+	var out []string
+next:
+	for _, n := range notes {
+		for _, g := range groups {
+			for _, a := range g {
+				for _, b := range g {
+					if a != b && (strings.HasPrefix(n, a+" and "+b+" both scanned ") ||
+						strings.HasPrefix(n, a+" (host ") && strings.Contains(n, ") and "+b+" (host ")) {
+						continue next
+					}
+				}
+			}
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // printSaved prints the report of a saved (or merged) scan in the format
@@ -169,6 +265,9 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 		Paths:  scanfile.Strings(h.Paths),
 		preset: &set,
 		save:   &saving{resume: saved},
+	}
+	if h.Shard != nil && h.Shard.Sharded() {
+		s.Shard = h.Shard.String() // the shard continues its own share
 	}
 	return s.runContext(ctx, interruptCode, stdout, stderr)
 }
