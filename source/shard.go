@@ -93,8 +93,8 @@ func (s Shard) Check() error {
 // Sharded reports whether s takes only a share (Count > 1).
 func (s Shard) Sharded() bool { return s.Count > 1 }
 
-// String is "i/N" ("0/1" for no sharding).
-func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, max(s.Count, 1)) }
+// String is "i/N", as ParseShard takes it.
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
 // CountsWalk reports whether s counts what the walk counts (directories,
 // symlinks, special files, …) and its problems: shard 0, or no sharding.
