@@ -103,6 +103,9 @@ func (m *mergeCmd) Run(std *streams) error {
 	for _, n := range append(withoutShardOverlaps(mg.Notes, groups), shardNotes...) {
 		fmt.Fprintln(stderr, "ddtsim: note:", n)
 	}
+	if len(groups) > 0 {
+		mg.Paths = shardPaths(m.Files, groups)
+	}
 	err = printSaved(&mg.Scan, m.Zdb, m.JSON, ram, stdout, stderr)
 	if st := (statusError{}); len(mg.Partial) > 0 && (err == nil || errors.As(err, &st)) {
 		fmt.Fprintf(stderr, "ddtsim: the result is partial: interrupted scans: %s (ddtsim resume FILE completes one)\n",
@@ -172,6 +175,24 @@ func checkShards(files []string) (notes []string, groups [][]string, err error) 
 		groups = append(groups, g.files)
 	}
 	return notes, groups, nil
+}
+
+// shardPaths are the paths of the merged scans, as Merge lists them (each
+// scan's in turn), but those of a sharded scan once, not once per shard.
+func shardPaths(files []string, groups [][]string) []scanfile.Path {
+	follower := map[string]bool{}
+	for _, g := range groups {
+		for _, f := range g[1:] {
+			follower[f] = true
+		}
+	}
+	var paths []scanfile.Path
+	for _, f := range files {
+		if h, err := scanfile.ReadHeader(f); err == nil && !follower[f] {
+			paths = append(paths, h.Paths...)
+		}
+	}
+	return paths
 }
 
 // sameFile reports whether a and b name one file (Merge refuses it).

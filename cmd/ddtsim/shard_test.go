@@ -124,7 +124,7 @@ func TestShardCommandsMergeAndResume(t *testing.T) {
 	}
 	delete(fc, "compressed_runs")
 	delete(mc, "compressed_runs")
-	for _, k := range []string{"counters", "total", "histogram", "ratios", "raw_capacity", "zdb_S", "partial", "problems", "properties", "pool", "decision"} {
+	for _, k := range []string{"counters", "total", "histogram", "ratios", "raw_capacity", "zdb_S", "partial", "problems", "properties", "pool", "decision", "paths"} {
 		if d := cmp.Diff(fd[k], md[k]); d != "" {
 			t.Errorf("%s differs (-one scan +merged shards):\n%s", k, d)
 		}
