@@ -127,6 +127,26 @@ type Options struct {
 	// SpillWarn receives a failure to write a run (a *ddt.SpillError; the
 	// table then stays in memory, nothing is lost). Nil discards it.
 	SpillWarn func(error)
+	// Shard, when sharded (Count > 1), scans only this run's share of the
+	// files (source.Shard): every run walks the whole tree; a file is
+	// read by the shard its identity (file system, inode) falls to, and
+	// a file larger than source.ShardChunkBytes(Policy.RecordSize) (1
+	// GiB of records) is split into chunks of that many bytes, each read
+	// by the shard it falls to. The tables and counters of the Count
+	// scans, made with the same paths and options, add up to one scan's
+	// of the whole (scanfile.Merge): the records are each counted by the
+	// shard that reads them; a file (Files, LogicalBytes, HardLinks, the
+	// error of a file that cannot be opened) by the owner of its chunk 0;
+	// what the walk counts (Dirs, Symlinks, Special, OtherFS,
+	// RepeatedDirs, ImageParts, the problems of directories and paths
+	// named) by shard 0. The problems a shard meets but another counts
+	// still reach Warn, as a *source.CountedElsewhereError, and are not
+	// counted in Errors. A read error, or a change noticed at the end of
+	// the reading (Changed), is counted by each shard that meets it in
+	// the chunks it reads. Progress counts this shard's share: its files
+	// and the bytes of its chunks. A resumed shard (Resume) must be the
+	// same shard.
+	Shard source.Shard
 }
 
 // Progress holds counters a caller may read while a scan runs.
@@ -146,6 +166,13 @@ type Progress struct {
 // counts the bytes it holds, not its LSIZE). A complete scan covers
 // LogicalBytes; an interrupted one, or one with unreadable files, less.
 // Savings are figured over it.
+//
+// The counters of the shards of a sharded scan add up to those of one
+// scan of the whole (Options.Shard), but for Compressed (each shard
+// compresses the first copy of a content it meets), the tables' own
+// figures (UniqueBlocks, Stored and Embedded are recomputed from the
+// merged table; TableBytes, SpillRuns), and, for a file that fails or
+// changes while several shards read it, Errors and Changed.
 type Counters struct {
 	Files          uint64 `json:"files"`           // regular files scanned, and those that could not be opened (not those gone)
 	Dirs           uint64 `json:"dirs"`            // directories walked
@@ -208,6 +235,9 @@ type Result struct {
 // Scan itself fails only on an invalid policy or when ctx is cancelled
 // (then it returns the partial result with ctx.Err()).
 func Scan(ctx context.Context, paths []string, opts Options) (*Result, error) {
+	if err := opts.Shard.Check(); err != nil {
+		return nil, fmt.Errorf("analyzer: shard %s: %w", opts.Shard, err)
+	}
 	return scanSource(ctx, opts.walker(paths), opts)
 }
 

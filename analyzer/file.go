@@ -1,8 +1,11 @@
 package analyzer
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/ddtsim/ddtsim/ddt"
@@ -80,7 +83,9 @@ type chunk struct {
 }
 
 func (s *scan) warn(path string, err error) {
-	s.errors.Add(1)
+	if ce := (*source.CountedElsewhereError)(nil); !errors.As(err, &ce) {
+		s.errors.Add(1)
+	}
 	if s.opts.Warn != nil {
 		s.opts.Warn(path, err)
 	}
@@ -100,6 +105,9 @@ func (s *scan) changed(path string, err error) {
 func (o *Options) walker(paths []string) *source.Walker {
 	w := &source.Walker{Paths: paths, Follow: o.Follow, CountLinks: o.CountLinks, OneFileSystem: o.OneFileSystem,
 		SkipDirs: o.SkipDirs}
+	if o.Shard.Sharded() && o.Policy != nil {
+		w.Shard, w.ChunkBytes = o.Shard, source.ShardChunkBytes(o.Policy.RecordSize)
+	}
 	if o.Guest {
 		w.Guest, w.GuestParts = guest.Open, guest.Parts
 	}
@@ -111,20 +119,31 @@ func (o *Options) walker(paths []string) *source.Walker {
 // file are accounted here, without reading. It runs on the walk's
 // goroutine.
 func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
+	counted := !sf.Uncounted // this shard counts the file (not sharded: always)
 	tag := 0
-	if s.opts.OnFile != nil {
+	if s.opts.OnFile != nil && counted {
 		tag = s.opts.OnFile(FileEvent{Path: sf.Path, Arg: sf.Arg, Size: sf.Size})
 	}
-	if p := s.opts.Progress; p != nil {
-		p.Files.Add(1)
-		p.BytesPending.Add(int64(sf.Size))
-	}
 	if sf.Size == 0 {
+		if p := s.opts.Progress; p != nil && counted {
+			p.Files.Add(1)
+		}
 		sf.Close()
 		return
 	}
 	lsize, nrec := s.records(sf.Size)
 	fl := &file{src: sf, lsize: lsize, nrec: nrec, tag: tag}
+	others := fl.othersShare(sf.Ino, nrec)
+	if p := s.opts.Progress; p != nil {
+		if counted {
+			p.Files.Add(1)
+		}
+		pending := sf.Size
+		for _, o := range others {
+			pending -= fl.spanBytes(o.First, o.End)
+		}
+		p.BytesPending.Add(int64(pending))
+	}
 	fl.limit.Store(nrec)
 	fl.info = FileInfo{Path: sf.Path, Dev: sf.Dev, Ino: sf.Ino, Size: sf.Size, Mtime: sf.Mtime, Records: nrec}
 	switch s.opts.Sparse {
@@ -133,12 +152,14 @@ func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 	case model.SparseAuto:
 		fl.copyHoles = sf.LooksSparse
 	}
-	done, ok := s.resumed(fl)
+	done, ok := s.resumed(fl, others)
 	if !ok {
 		sf.Close()
 		return
 	}
-	segs := fl.segments(done)
+	// The chunks of other shards are left out as the records an earlier
+	// scan did are.
+	segs := fl.segments(unionSpans(done, others))
 	per := uint64(chunkBytes / uint64(fl.lsize))
 	if per == 0 {
 		per = 1
@@ -175,6 +196,53 @@ func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 		// file may still have changed since it was opened.
 		s.finish(fl)
 	}
+}
+
+// othersShare lists the runs of records that other shards take, in a
+// sharded scan where fl is split into chunks (source.File.Chunk: a whole
+// number of records), sorted and merged; none when fl is not split. They
+// are of fl, or, for a resumed scan, of the file fl's path had when saved
+// (inode ino, nrec records).
+func (fl *file) othersShare(ino, nrec uint64) []Span {
+	sf := fl.src
+	if sf.Chunk == 0 {
+		return nil
+	}
+	per := max(sf.Chunk/uint64(fl.lsize), 1)
+	var out []Span
+	for c := uint64(0); c*per < nrec; c++ {
+		if sf.Shard.Owns(sf.FS, ino, c) {
+			continue
+		}
+		first, end := c*per, min((c+1)*per, nrec)
+		if n := len(out); n > 0 && out[n-1].End == first {
+			out[n-1].End = end
+		} else {
+			out = append(out, Span{first, end})
+		}
+	}
+	return out
+}
+
+// unionSpans merges two sorted, disjoint lists of runs into one.
+func unionSpans(a, b []Span) []Span {
+	if len(a) == 0 {
+		return b
+	}
+	if len(b) == 0 {
+		return a
+	}
+	all := append(append(make([]Span, 0, len(a)+len(b)), a...), b...)
+	slices.SortFunc(all, func(x, y Span) int { return cmp.Compare(x.First, y.First) })
+	out := all[:1]
+	for _, r := range all[1:] {
+		if last := &out[len(out)-1]; r.First <= last.End {
+			last.End = max(last.End, r.End)
+		} else {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // recordRun is a range of records [first, end) of a file.

@@ -29,6 +29,34 @@ type FileInfo struct {
 // Span is a run of records [First, End) of a file.
 type Span struct{ First, End uint64 }
 
+// covers reports whether the sorted, merged runs cover records [0, n).
+func covers(runs []Span, n uint64) bool {
+	return n == 0 || len(runs) > 0 && runs[0].First == 0 && runs[0].End >= n
+}
+
+// subtractSpans returns the parts of the sorted, disjoint runs a that lie
+// outside the sorted, disjoint runs b.
+func subtractSpans(a, b []Span) []Span {
+	if len(b) == 0 {
+		return a
+	}
+	var out []Span
+	for _, r := range a {
+		pos := r.First
+		i := sort.Search(len(b), func(i int) bool { return b[i].End > pos })
+		for ; i < len(b) && b[i].First < r.End; i++ {
+			if b[i].First > pos {
+				out = append(out, Span{pos, b[i].First})
+			}
+			pos = max(pos, b[i].End)
+		}
+		if pos < r.End {
+			out = append(out, Span{pos, r.End})
+		}
+	}
+	return out
+}
+
 // Resume continues an earlier, interrupted scan of the same paths with the
 // same options: records the earlier scan did are not read again.
 type Resume struct {
@@ -48,6 +76,14 @@ type Resume struct {
 	// counted in Errors, and what the earlier scan took of the file stays
 	// in the result.
 	Done func(f FileInfo) ([]Span, error)
+	// Saved, when set, returns what the earlier scan did of the file at
+	// path, whatever is there now: the runs of records done, and the
+	// file's inode and records then (ok false: none). A sharded scan asks
+	// it when Done refuses a split file: when the runs cover the shard's
+	// share of the file as it was, the share was done, and the file is
+	// skipped whatever happened to it since, as a file done completely
+	// is.
+	Saved func(path string) (done []Span, ino, records uint64, ok bool)
 }
 
 // segment is a run of records of a file: data to read, or wholly in a hole
@@ -109,19 +145,24 @@ func (s *scan) done(fl *file, first, end uint64) {
 
 // resumed asks Options.Resume which records of fl are done already. It
 // returns false when the file is to be skipped (warned about).
-func (s *scan) resumed(fl *file) ([]Span, bool) {
+func (s *scan) resumed(fl *file, others []Span) ([]Span, bool) {
 	r := s.opts.Resume
 	if r == nil || r.Done == nil {
 		return nil, true
 	}
 	done, err := r.Done(fl.info)
+	if err != nil && fl.src.Chunk > 0 && r.Saved != nil {
+		if was, ino, nrec, ok := r.Saved(fl.src.Path); ok && covers(unionSpans(was, fl.othersShare(ino, nrec)), nrec) {
+			done, err = []Span{{0, max(nrec, fl.nrec)}}, nil // this shard's share was done
+		}
+	}
 	if err != nil {
 		s.warn(fl.src.Path, err)
 		return nil, false
 	}
 	if p := s.opts.Progress; p != nil {
 		var b uint64
-		for _, d := range done {
+		for _, d := range subtractSpans(done, others) {
 			b += fl.spanBytes(min(d.First, fl.nrec), min(d.End, fl.nrec))
 		}
 		p.BytesDone.Add(int64(b))

@@ -34,7 +34,8 @@ type Options struct {
 	// found, bytes done).
 	Progress *analyzer.Progress
 	// Warn, when set, receives every per-path problem as it happens (it
-	// is also in Result.Problems), from several goroutines at once.
+	// is also in Result.Problems, but for those a shard leaves to another
+	// to count: see Shard), from several goroutines at once.
 	Warn func(source.Problem)
 	// Follow, CountLinks and OneFileSystem choose which files are
 	// scanned (analyzer.Options).
@@ -71,6 +72,18 @@ type Options struct {
 	// accounted (to show progress, or in tests to stop at a chosen
 	// point).
 	Done func(f analyzer.FileInfo, first, end uint64)
+	// Shard, when sharded (Count > 1), scans only this run's share of the
+	// files: one of Count runs, each given the same paths, settings and
+	// options (Follow, CountLinks, OneFileSystem), whose saved scans
+	// (Save; the share is kept in the header) merged (scanfile.Merge)
+	// are the scan of the whole, the same table and counters (see
+	// analyzer.Options.Shard for who counts what). A problem a shard
+	// meets but another counts (a directory that cannot be listed: shard
+	// 0) goes to Warn, with "(shard i/N counts it)", and not to
+	// Result.Problems. Not with By: a breakdown is not saved, so the
+	// shards' could not be added up. A resumed scan (Resume) must have
+	// been made with the same Shard.
+	Shard source.Shard
 }
 
 // Result is a finished (or interrupted) scan: the table, its counters and
@@ -194,6 +207,16 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 	if err != nil {
 		return nil, &UsageError{err}
 	}
+	if err := opts.Shard.Check(); err != nil {
+		return nil, &UsageError{fmt.Errorf("--shard %s: %w", opts.Shard, err)}
+	}
+	if opts.Shard.Sharded() && opts.By != "" {
+		return nil, &UsageError{fmt.Errorf("--by does not work with --shard: a shard's breakdown covers only its share, and saved scans do not keep breakdowns, so merge could not add the shards' up")}
+	}
+	if r := opts.Resume; r != nil && shardOf(r.Shard) != shardOf(savedShard(opts.Shard)) {
+		return nil, &UsageError{fmt.Errorf("the saved scan is %s, this scan %s: resume it with its own shard",
+			describeShard(shardOf(r.Shard)), describeShard(opts.Shard))}
+	}
 	acc, err := accumulator(set, opts.By, paths)
 	if err != nil {
 		return nil, &UsageError{err}
@@ -235,7 +258,17 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		Mem:           opts.Mem,
 		SpillDir:      res.spillDir,
 		SpillWarn:     opts.SpillWarn,
+		Shard:         opts.Shard,
 		Warn: func(path string, err error) {
+			if ce := (*source.CountedElsewhereError)(nil); errors.As(err, &ce) {
+				// Said here, kept and counted by another shard.
+				if opts.Warn != nil {
+					pb := problemOf(path, ce.Err)
+					pb.Reason += fmt.Sprintf(" (shard %s counts it)", ce.By)
+					opts.Warn(pb)
+				}
+				return
+			}
 			pb := problemOf(path, err)
 			mu.Lock()
 			res.Problems = append(res.Problems, pb)
@@ -261,6 +294,9 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		ao.Done = tracker.Done
 		if r := opts.Resume; r != nil {
 			ao.Resume = &analyzer.Resume{Table: r.Table, Counters: r.Counters, Done: tracker.Skip}
+			if opts.Shard.Sharded() {
+				ao.Resume.Saved = savedRuns(r.Files)
+			}
 		}
 	}
 	if opts.Done != nil {
@@ -293,6 +329,26 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		}
 	}
 	return res, err
+}
+
+// savedRuns gives what a saved scan did of each of its files
+// (analyzer.Resume.Saved).
+func savedRuns(files []scanfile.File) func(path string) ([]analyzer.Span, uint64, uint64, bool) {
+	byPath := make(map[string]*scanfile.File, len(files))
+	for i := range files {
+		byPath[string(files[i].Path)] = &files[i]
+	}
+	return func(path string) ([]analyzer.Span, uint64, uint64, bool) {
+		f := byPath[path]
+		if f == nil {
+			return nil, 0, 0, false
+		}
+		runs := make([]analyzer.Span, len(f.Done))
+		for i, d := range f.Done {
+			runs[i] = analyzer.Span{First: d[0], End: d[1]}
+		}
+		return runs, f.Ino, f.Records, true
+	}
 }
 
 // accumulator prepares the breakdown: nil without one. It fails on an
@@ -371,6 +427,7 @@ func (res *Result) save(opts Options, tracker *scanfile.Tracker) error {
 		Complete: !res.Partial,
 		Problems: append([]source.Problem{}, res.Problems...),
 		Files:    tracker.Files(),
+		Shard:    savedShard(opts.Shard),
 	}
 	hdr.Host, _ = os.Hostname()
 	if wd, err := os.Getwd(); err == nil {
@@ -383,6 +440,30 @@ func (res *Result) save(opts Options, tracker *scanfile.Tracker) error {
 		return &SaveError{Path: opts.Save, Err: err}
 	}
 	return nil
+}
+
+// savedShard is the header's record of shard sh: nil when not sharded.
+func savedShard(sh source.Shard) *source.Shard {
+	if !sh.Sharded() {
+		return nil
+	}
+	return &sh
+}
+
+// describeShard names a share in messages.
+func describeShard(sh source.Shard) string {
+	if !sh.Sharded() {
+		return "not sharded"
+	}
+	return "shard " + sh.String()
+}
+
+// shardOf is the share a header records (nil: everything).
+func shardOf(sh *source.Shard) source.Shard {
+	if sh == nil || !sh.Sharded() {
+		return source.Shard{}
+	}
+	return *sh
 }
 
 // Resumable checks that this ddtsim can continue the interrupted saved

@@ -44,6 +44,7 @@
 //	files      [{path, dev, ino, size, mtime_ns, records, done}], sorted by path:
 //	           every file the scan took records from, as it was when opened,
 //	           and the runs of records [first, end) done, e.g. [[0, 80]]
+//	shard      {index, count}: a scan made with --shard index/count only
 //	counters   the scan's counters (analyzer.Counters, under their JSON names)
 //	partitions [{file, rows, bytes, blake3}]: the 16 part files, in order,
 //	           with their row count, size and BLAKE3-256 (hex)

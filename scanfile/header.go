@@ -29,6 +29,9 @@ type Header struct {
 	// Files lists every file the scan took records from, sorted by path,
 	// with the records it took.
 	Files []File `json:"files"`
+	// Shard is the share of a sharded scan (ddtsim scan --shard i/N):
+	// {"index": i, "count": N}; absent for a scan of everything.
+	Shard *source.Shard `json:"shard,omitempty"`
 }
 
 // Options are the scan's settings that decide which files are scanned

@@ -174,13 +174,19 @@ func combine(paths []string) (*Merged, []*input, error) {
 	if diffs != nil {
 		return nil, nil, &ModelError{First: paths[0], Diffs: diffs}
 	}
+	group, shardNotes, err := shardGroups(paths, hdrs)
+	if err != nil {
+		return nil, nil, err
+	}
 	m := &Merged{}
 	m.Notes = append(m.Notes, differing(hdrs, "OpenZFS releases", func(h *Header) string { return h.Model.Release },
 		"they follow the same rules; the report names "+hdrs[0].Model.Release)...)
 	m.Notes = append(m.Notes, differing(hdrs, "ddtsim versions", func(h *Header) string { return h.Ddtsim },
 		"their figures may differ where ddtsim changed")...)
-	m.Notes = append(m.Notes, overlaps(paths, hdrs)...)
+	m.Notes = append(m.Notes, overlaps(paths, hdrs, group)...)
+	m.Notes = append(m.Notes, shardNotes...)
 	m.Header = *hdrs[0]
+	m.Shard = nil
 	m.Files = nil
 	m.Complete = true
 	m.Paths, m.Problems = nil, nil
@@ -189,7 +195,9 @@ func combine(paths []string) (*Merged, []*input, error) {
 			m.Complete = false
 			m.Partial = append(m.Partial, paths[i])
 		}
-		m.Paths = append(m.Paths, in.Paths...)
+		if group[i] < 0 || group[i] == i { // a sharded scan's paths once
+			m.Paths = append(m.Paths, in.Paths...)
+		}
 		m.Problems = append(m.Problems, in.Problems...)
 		if !in.legacy {
 			AddCounters(&m.Counters, &in.Counters)
@@ -513,6 +521,73 @@ func (h *mergeHeap) advance() error {
 	return nil
 }
 
+// ShardError is Merge's refusal of shards that do not add up to one
+// scan: a shard given twice, or shards made with different options.
+type ShardError struct{ Msg string }
+
+func (e *ShardError) Error() string { return e.Msg }
+
+// shardGroups finds the shards of one sharded scan (scan --shard i/N)
+// among the saved scans: those with the same count and the same paths.
+// Each must be given once and made with the same options; missing ones
+// are noted (the merge covers the shares given). group[i] is the index
+// of the first scan of scan i's group, -1 for a scan that is not a shard.
+func shardGroups(paths []string, hdrs []*Header) (group []int, notes []string, err error) {
+	group = make([]int, len(hdrs))
+	first := map[string]int{}
+	var order []int
+	for i, h := range hdrs {
+		group[i] = -1
+		if h.Shard == nil || !h.Shard.Sharded() {
+			continue
+		}
+		key := fmt.Sprintf("%d\x00%s", h.Shard.Count, strings.Join(Strings(h.Paths), "\x00"))
+		f, ok := first[key]
+		if !ok {
+			f = i
+			first[key] = i
+			order = append(order, i)
+		}
+		group[i] = f
+	}
+	for _, f := range order {
+		h0 := hdrs[f]
+		named := escape.Path(strings.Join(Strings(h0.Paths), " "))
+		count := h0.Shard.Count
+		seen := map[uint32]int{}
+		n := 0
+		for i, h := range hdrs {
+			if group[i] != f {
+				continue
+			}
+			n++
+			if o, ok := seen[h.Shard.Index]; ok {
+				return nil, nil, &ShardError{fmt.Sprintf("%s and %s are both shard %s of the scan of %s: merging both would count its files twice",
+					escape.Path(paths[o]), escape.Path(paths[i]), h.Shard, named)}
+			}
+			seen[h.Shard.Index] = i
+			if h.Options != h0.Options {
+				return nil, nil, &ShardError{fmt.Sprintf("%s and %s are shards of the scan of %s made with different options (--follow, --count-links, -x): their shares do not add up to one scan",
+					escape.Path(paths[f]), escape.Path(paths[i]), named)}
+			}
+		}
+		var missing []string
+		for i := uint32(0); i < count; i++ {
+			if _, ok := seen[i]; !ok {
+				missing = append(missing, fmt.Sprintf("%d/%d", i, count))
+			}
+		}
+		if len(missing) > 0 {
+			if len(missing) > 10 {
+				missing = append(missing[:10], fmt.Sprintf("and %d more", len(missing)-10))
+			}
+			notes = append(notes, fmt.Sprintf("%d of the %d shards of the scan of %s are missing (%s): the result covers the shares of the %d given only",
+				int(count)-n, count, named, strings.Join(missing, ", "), n))
+		}
+	}
+	return group, notes, nil
+}
+
 // differing notes when the scans differ in what value gives.
 func differing(hdrs []*Header, what string, value func(*Header) string, consequence string) []string {
 	seen := map[string]bool{}
@@ -532,7 +607,7 @@ func differing(hdrs []*Header, what string, value func(*Header) string, conseque
 // overlaps notes the paths two scans share (the same path, or one inside
 // the other). Merge cannot tell whether they hold the same files (another
 // host, a shared mount, files changed in between): it adds them.
-func overlaps(files []string, hdrs []*Header) []string {
+func overlaps(files []string, hdrs []*Header, group []int) []string {
 	abs := func(h *Header, p Path) string {
 		s := string(p)
 		if !filepath.IsAbs(s) {
@@ -546,6 +621,9 @@ func overlaps(files []string, hdrs []*Header) []string {
 	var notes []string
 	for i := range hdrs {
 		for j := i + 1; j < len(hdrs); j++ {
+			if group[i] >= 0 && group[i] == group[j] {
+				continue // shards of one scan: the same paths, not the same files
+			}
 			for _, p := range hdrs[i].Paths {
 				for _, q := range hdrs[j].Paths {
 					a, b := abs(hdrs[i], p), abs(hdrs[j], q)

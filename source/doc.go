@@ -23,16 +23,18 @@
 //     -xdev); SkipDirs are never entered;
 //   - changed files: a File's Changed, at the end of its reading, reports a
 //     regular file whose size or mtime is no longer what it was when opened
-//     (ErrChanged).
+//     (ErrChanged);
+//   - Shard takes one share of a namespace scanned by several independent
+//     runs (shard.go): files wholly in other shards are never opened, large
+//     files are split into chunks of records assigned one by one, and each
+//     counter is counted by one shard only.
 //
 // Files are opened O_NOATIME where the kernel allows it, and, unless a
 // symlink is to be followed, O_NOFOLLOW, so that a symlink swapped in after
 // listing leads nowhere.
 //
-// Other sources (a disk image read as its guest sees it, one shard of a
-// namespace) implement Source and yield Files with their own Reader; the
-// consumers need no change. A filter (a shard) may wrap another Source and
-// pass on only some of its Files, closing the others.
+// Other sources (a disk image read as its guest sees it) implement Source
+// and yield Files with their own Reader; the consumers need no change.
 //
 // The modelled behaviour is the copy's, not ZFS's: how ZFS then cuts a file
 // into records is package zio (FileRecords, ZvolRecords).

@@ -42,6 +42,34 @@ type File struct {
 	Data []Extent
 	// Reader reads the file's bytes.
 	Reader Reader
+
+	// The file's share in a sharded walk (Walker.Shard); zero values
+	// otherwise: the whole file.
+	//
+	// FS names the file's file system alike on every machine that mounts
+	// the tree the same way (see Shard); (FS, Ino) is the file's identity.
+	FS string
+	// Shard is the walk's shard.
+	Shard Shard
+	// Chunk > 0: the file is split into chunks of Chunk bytes (chunk c is
+	// bytes [c·Chunk, (c+1)·Chunk), a whole number of records, the last
+	// one shorter), of which this shard takes those Takes says. 0: the
+	// file is one chunk, this shard's (a walk yields only files it
+	// takes some of).
+	Chunk uint64
+	// Uncounted: another shard, the owner of the file's chunk 0, counts
+	// the file (Counters.Files, LogicalBytes; a scan's progress); this
+	// one reads its chunks only.
+	Uncounted bool
+}
+
+// Takes reports whether the walk that yielded f takes chunk c of it
+// (File.Chunk): always outside a sharded walk.
+func (f *File) Takes(c uint64) bool { return f.Shard.Owns(f.FS, f.Ino, c) }
+
+// takesAny reports whether the walk takes any chunk of f.
+func (f *File) takesAny() bool {
+	return f.Shard.ownsAny(f.FS, f.Ino, 0, chunks(f.Size, f.Chunk))
 }
 
 // Extent is a range of a file holding data, [Off, End) in bytes (the
@@ -91,7 +119,11 @@ func (f *File) NextData(off uint64) uint64 {
 	return max(off, f.Data[i].Off)
 }
 
-// Counters describe what a walk saw. Sizes are bytes.
+// Counters describe what a walk saw. Sizes are bytes. A sharded walk
+// (Walker.Shard) counts a file only in the shard that owns its chunk 0, and
+// what the walk itself meets (directories, symlinks, special files, other
+// file systems, repeated directories, image parts) in shard 0 only: the
+// shards' counters add up to the whole walk's.
 type Counters struct {
 	Files         uint64 // regular files and block devices yielded, and regular files that could not be opened (not those gone)
 	Dirs          uint64 // directories walked

@@ -57,6 +57,19 @@ type Walker struct {
 	// descriptor, a qcow2's external data file), each mapped to that image's name. They are read
 	// through the image only, and counted in Counters.ImageParts.
 	GuestParts func(dir string, names []string) map[string]string
+	// Shard, when sharded (Shard.Sharded), takes only this run's share of
+	// the files (see Shard): a file wholly outside it is not opened; a
+	// split file is yielded with the chunks it takes (File.Chunk,
+	// File.Takes), and marked Uncounted when another shard counts it;
+	// what the walk itself counts, and its problems, are counted by shard
+	// 0 only (the other shards pass them to warn as a
+	// *CountedElsewhereError). Every shard must be given the same Paths
+	// and options.
+	Shard Shard
+	// ChunkBytes, with Shard: files larger than this many bytes are split
+	// into chunks of this size, which must be a whole number of the
+	// consumer's records (ShardChunkBytes); 0 splits none.
+	ChunkBytes uint64
 }
 
 type devIno struct{ dev, ino uint64 }
@@ -68,10 +81,15 @@ type walk struct {
 	warnf func(path string, err error)
 	c     Counters
 	arg   int                 // index of the path being walked
+	root  string              // the path being walked, as named
+	fs    fsIDs               // the file systems met (sharded walks only)
 	seen  map[devIno]struct{} // inodes yielded
 	dirs  map[devIno]struct{} // directories walked
 	skip  map[devIno]struct{} // Walker.SkipDirs
 	parts map[string]bool     // paths named that are parts of an image named (GuestParts)
+	// partBytes: the bytes of the parts of each image met (its path), in
+	// a sharded walk: they decide with its own size whether it is split.
+	partBytes map[string]uint64
 }
 
 // Walk walks w.Paths and yields every regular file, and every block device
@@ -80,7 +98,8 @@ type walk struct {
 // (*SkippedError).
 func (w *Walker) Walk(ctx context.Context, yield func(*File), warn func(path string, err error)) Counters {
 	s := &walk{w: w, yield: yield, warnf: warn,
-		seen: make(map[devIno]struct{}), dirs: make(map[devIno]struct{}), skip: make(map[devIno]struct{})}
+		seen: make(map[devIno]struct{}), dirs: make(map[devIno]struct{}), skip: make(map[devIno]struct{}), fs: fsIDs{},
+		partBytes: map[string]uint64{}}
 	for _, d := range w.SkipDirs {
 		if fi, err := os.Stat(d); err == nil {
 			st := statOf(fi)
@@ -96,7 +115,7 @@ func (w *Walker) Walk(ctx context.Context, yield func(*File), warn func(path str
 	for i, p := range w.Paths {
 		var err error
 		if named[i], err = os.Stat(p); err != nil {
-			s.warn(p, err)
+			s.walkWarn(p, err)
 		}
 	}
 	s.namedParts(named)
@@ -104,7 +123,7 @@ func (w *Walker) Walk(ctx context.Context, yield func(*File), warn func(path str
 		if ctx.Err() != nil {
 			break
 		}
-		s.arg = i
+		s.arg, s.root = i, p
 		fi := named[i]
 		if fi == nil {
 			continue
@@ -114,7 +133,7 @@ func (w *Walker) Walk(ctx context.Context, yield func(*File), warn func(path str
 			continue
 		}
 		if s.parts[filepath.Clean(p)] {
-			s.c.ImageParts++
+			s.walkCount(&s.c.ImageParts)
 			continue
 		}
 		s.visit(p, fi, true)
@@ -129,16 +148,22 @@ func (s *walk) namedParts(named []fs.FileInfo) {
 		return
 	}
 	byDir := map[string][]string{}
+	size := map[string]int64{}
 	for i, p := range s.w.Paths {
 		if fi := named[i]; fi != nil && fi.Mode().IsRegular() {
 			c := filepath.Clean(p)
 			byDir[filepath.Dir(c)] = append(byDir[filepath.Dir(c)], filepath.Base(c))
+			size[c] = fi.Size()
 		}
 	}
 	s.parts = map[string]bool{}
 	for dir, names := range byDir {
-		for name := range s.w.GuestParts(dir, names) {
-			s.parts[filepath.Join(dir, name)] = true
+		for name, image := range s.w.GuestParts(dir, names) {
+			p := filepath.Join(dir, name)
+			if !s.parts[p] && s.w.Shard.Sharded() {
+				s.partBytes[filepath.Join(dir, image)] += uint64(size[p])
+			}
+			s.parts[p] = true
 		}
 	}
 }
@@ -146,6 +171,33 @@ func (s *walk) namedParts(named []fs.FileInfo) {
 func (s *walk) warn(path string, err error) {
 	if s.warnf != nil {
 		s.warnf(path, err)
+	}
+}
+
+// walkWarn passes on a problem of the walk itself (a directory that cannot
+// be listed, a path named that is missing or special): every shard of a
+// sharded walk meets it, shard 0 counts it.
+func (s *walk) walkWarn(path string, err error) {
+	if !s.w.Shard.CountsWalk() {
+		err = &CountedElsewhereError{Err: err, By: Shard{Index: 0, Count: s.w.Shard.Count}}
+	}
+	s.warn(path, err)
+}
+
+// walkCount adds one to a counter of the walk itself (directories,
+// symlinks, ...): counted by shard 0 only, since every shard walks every
+// directory.
+func (s *walk) walkCount(c *uint64) {
+	if s.w.Shard.CountsWalk() {
+		*c++
+	}
+}
+
+// count adds n to a counter of files (files, bytes, hard links, ...) when
+// this shard counts the file (owns its chunk 0; not sharded: always).
+func count(c *uint64, n uint64, counted bool) {
+	if counted {
+		*c += n
 	}
 }
 
@@ -162,7 +214,7 @@ func statOf(fi fs.FileInfo) *syscall.Stat_t {
 func (s *walk) enterDir(ctx context.Context, path string, fi fs.FileInfo, rootDev uint64) {
 	st := statOf(fi)
 	if s.w.OneFileSystem && uint64(st.Dev) != rootDev {
-		s.c.OtherFS++
+		s.walkCount(&s.c.OtherFS)
 		return
 	}
 	id := devIno{uint64(st.Dev), st.Ino}
@@ -170,15 +222,20 @@ func (s *walk) enterDir(ctx context.Context, path string, fi fs.FileInfo, rootDe
 		return // ddtsim's own (SkipDirs)
 	}
 	if _, dup := s.dirs[id]; dup {
-		s.c.RepeatedDirs++
+		s.walkCount(&s.c.RepeatedDirs)
 		return
 	}
 	s.dirs[id] = struct{}{}
-	s.c.Dirs++
+	s.walkCount(&s.c.Dirs)
+	if s.w.Shard.Sharded() {
+		s.fs.of(id.dev, s.arg, s.root, path) // where the walk entered its file system
+	}
+	// ReadDir sorts the entries by name: the walk's order is the same on
+	// every run (sharded scans rely on it, fsIDs).
 	entries, err := os.ReadDir(path)
 	if err != nil {
 		// ReadDir returns what it read before the error; go on with it.
-		s.warn(path, err)
+		s.walkWarn(path, err)
 	}
 	var parts map[string]string
 	if s.w.Guest != nil && s.w.GuestParts != nil {
@@ -189,29 +246,38 @@ func (s *walk) enterDir(ctx context.Context, path string, fi fs.FileInfo, rootDe
 			}
 		}
 		parts = s.w.GuestParts(path, names)
+		if s.w.Shard.Sharded() {
+			for _, e := range entries {
+				if image, ok := parts[e.Name()]; ok {
+					if fi, err := e.Info(); err == nil {
+						s.partBytes[filepath.Join(path, image)] += uint64(fi.Size())
+					}
+				}
+			}
+		}
 	}
 	for _, e := range entries {
 		if ctx.Err() != nil {
 			return
 		}
 		if _, ok := parts[e.Name()]; ok {
-			s.c.ImageParts++
+			s.walkCount(&s.c.ImageParts)
 			continue
 		}
 		full := filepath.Join(path, e.Name())
 		var info fs.FileInfo
 		if e.Type()&fs.ModeSymlink != 0 {
 			if !s.w.Follow {
-				s.c.Symlinks++
+				s.walkCount(&s.c.Symlinks)
 				continue
 			}
 			info, err = os.Stat(full)
 			if err != nil {
-				s.warn(full, fmt.Errorf("following symlink: %w", err))
+				s.walkWarn(full, fmt.Errorf("following symlink: %w", err))
 				continue
 			}
 		} else if info, err = e.Info(); err != nil {
-			s.warn(full, err)
+			s.walkWarn(full, err)
 			continue
 		}
 		if info.IsDir() {
@@ -228,39 +294,92 @@ func (s *walk) visit(path string, fi fs.FileInfo, explicit bool) {
 	mode := fi.Mode()
 	switch {
 	case mode&fs.ModeSymlink != 0:
-		s.c.Symlinks++
+		s.walkCount(&s.c.Symlinks)
 		return
 	case mode.IsRegular():
 	case mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0 && explicit:
 		// A block device named explicitly is read like a file.
 	default:
-		s.c.Special++
+		s.walkCount(&s.c.Special)
 		if explicit {
-			s.warn(path, &SkippedError{Kind: fileKind(mode)})
+			s.walkWarn(path, &SkippedError{Kind: fileKind(mode)})
 		}
 		return
 	}
+	sh := s.shareOf(path, fi)
+	if !sh.open {
+		return // wholly another shard's
+	}
 	f, err := open(path, explicit || s.w.Follow)
 	if err != nil {
-		s.warn(path, err)
+		s.fileWarn(path, err, sh)
 		if mode.IsRegular() && !errors.Is(err, fs.ErrNotExist) {
 			// Unreadable (permissions, I/O): its bytes, as listed, are
 			// file data the result does not cover. A file gone since
 			// it was listed is not data any more.
-			s.c.Files++
-			s.c.LogicalBytes += uint64(fi.Size())
+			count(&s.c.Files, 1, sh.counted)
+			count(&s.c.LogicalBytes, uint64(fi.Size()), sh.counted)
 		}
 		return
 	}
-	file, err := s.prepare(path, f)
+	file, err := s.prepare(path, f, sh)
 	if err != nil || file == nil {
 		f.Close()
 		if err != nil {
-			s.warn(path, err)
+			s.fileWarn(path, err, sh)
 		}
 		return
 	}
+	if sh.fs != "" && file.Uncounted && !file.takesAny() {
+		file.Close() // opened to learn its size: none of it is this shard's
+		return
+	}
 	s.yield(file)
+}
+
+// share is what a sharded walk decided about a file before opening it.
+type share struct {
+	fs      string // its file system's name (fsIDs); "" when not sharded
+	parts   uint64 // bytes of the image parts read through it (GuestParts)
+	open    bool   // this shard may take some of it: open it
+	counted bool   // this shard counts it (owns its chunk 0)
+	owner   Shard  // the shard that counts it
+}
+
+// shareOf decides, from what listing it gave (fi), whether this shard
+// opens a file and counts it. Not sharded: open and count every file.
+// Sharded: the owner of chunk 0 opens and counts it; another shard opens
+// it when it owns one of its other chunks, or when the size that decides
+// the split is only known once open: a block device; with Guest, a file
+// that with the image parts read through it (VMDK extents, a qcow2's data
+// file) is larger than a chunk, since the guest disk it may be is larger
+// still.
+func (s *walk) shareOf(path string, fi fs.FileInfo) share {
+	sh := s.w.Shard
+	if !sh.Sharded() {
+		return share{open: true, counted: true}
+	}
+	st := statOf(fi)
+	d := share{fs: s.fs.of(uint64(st.Dev), s.arg, s.root, path), parts: s.partBytes[filepath.Clean(path)]}
+	size, cb := uint64(fi.Size()), s.w.ChunkBytes
+	d.owner = Shard{Index: uint32(ShardHash(d.fs, st.Ino, 0) % uint64(sh.Count)), Count: sh.Count}
+	d.counted = d.owner == sh
+	switch {
+	case d.counted, !fi.Mode().IsRegular(), s.w.Guest != nil && cb > 0 && size+d.parts > cb:
+		d.open = true
+	default:
+		d.open = sh.ownsAny(d.fs, st.Ino, 1, chunks(size, cb))
+	}
+	return d
+}
+
+// fileWarn passes on a problem with a file: in a sharded walk, counted by
+// the shard that counts the file.
+func (s *walk) fileWarn(path string, err error, sh share) {
+	if !sh.counted {
+		err = &CountedElsewhereError{Err: err, By: sh.owner}
+	}
+	s.warn(path, err)
 }
 
 // CheckNamed refuses a list of paths none of which can be scanned: each
@@ -323,7 +442,7 @@ func open(path string, follow bool) (*os.File, error) {
 // prepare stats an open file and makes it a File. It returns nil without
 // error for a file not to be yielded (special, or a name of an inode
 // already yielded).
-func (s *walk) prepare(path string, f *os.File) (*File, error) {
+func (s *walk) prepare(path string, f *os.File, sh share) (*File, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return nil, err
@@ -338,41 +457,45 @@ func (s *walk) prepare(path string, f *os.File) (*File, error) {
 			return nil, fmt.Errorf("block device size: %w", err)
 		}
 		size, looksSparse = uint64(end), false
-		s.c.Devices++
+		count(&s.c.Devices, 1, sh.counted)
 	default:
-		s.c.Special++
+		count(&s.c.Special, 1, sh.counted)
 		return nil, nil
 	}
+	// A shard that does not count the file still skips its extra names:
+	// it would read its chunks twice.
 	id := devIno{uint64(st.Dev), st.Ino}
 	if _, dup := s.seen[id]; dup {
 		switch {
 		case st.Nlink < 2:
 			// The same file reached twice (a path named twice, or
 			// inside another path named).
-			s.c.RepeatedFiles++
+			count(&s.c.RepeatedFiles, 1, sh.counted)
 			return nil, nil
 		case !s.w.CountLinks:
-			s.c.HardLinks++
+			count(&s.c.HardLinks, 1, sh.counted)
 			return nil, nil
 		}
 	}
 	s.seen[id] = struct{}{}
-	s.c.Files++
+	count(&s.c.Files, 1, sh.counted)
 	regular := st.Mode&unix.S_IFMT == unix.S_IFREG
 	if s.w.Guest != nil {
 		d, err := s.w.Guest(f, path)
 		if err != nil {
-			s.c.LogicalBytes += size
+			count(&s.c.LogicalBytes, size, sh.counted)
 			return nil, err
 		}
 		if d != nil {
-			return s.guestFile(path, d, id, st, regular), nil
+			file := s.guestFile(path, d, id, st, regular, sh.counted)
+			s.setShare(file, sh, uint64(st.Size)+sh.parts)
+			return file, nil
 		}
 		// A raw disk image is imported as the others are (qemu-img
 		// convert skips its zeros too).
 		looksSparse = regular
 	}
-	s.c.LogicalBytes += size
+	count(&s.c.LogicalBytes, size, sh.counted)
 	// The File and its reader in one allocation.
 	fr := &struct {
 		f File
@@ -384,14 +507,30 @@ func (s *walk) prepare(path string, f *os.File) (*File, error) {
 	if looksSparse && size > 0 {
 		file.Data = dataExtents(f, size)
 	}
+	s.setShare(file, sh, size)
 	return file, nil
+}
+
+// setShare sets the share of a sharded walk on file: its file system's
+// name, whether this shard counts it, and whether it is split into
+// chunks: when it is larger than a chunk, and for a guest's disk only when
+// its image file with its parts (fileSize bytes) is too, since only then
+// did every shard open it (shareOf).
+func (s *walk) setShare(file *File, sh share, fileSize uint64) {
+	if sh.fs == "" {
+		return
+	}
+	file.FS, file.Shard, file.Uncounted = sh.fs, s.w.Shard, !sh.counted
+	if cb := s.w.ChunkBytes; cb > 0 && file.Size > cb && fileSize > cb {
+		file.Chunk = cb
+	}
 }
 
 // guestFile is the File of a virtual-disk image's guest disk d, opened
 // from the file whose stat is st.
-func (s *walk) guestFile(path string, d vdisk.Disk, id devIno, st unix.Stat_t, regular bool) *File {
+func (s *walk) guestFile(path string, d vdisk.Disk, id devIno, st unix.Stat_t, regular, counted bool) *File {
 	size := d.Size()
-	s.c.LogicalBytes += size
+	count(&s.c.LogicalBytes, size, counted)
 	data := d.Allocated()
 	fr := &struct {
 		f File

@@ -44,6 +44,8 @@ func (c *compareCmd) Run(std *streams) error {
 		return fail("--by, --csv and --html belong to the scan command")
 	case s.Save != "":
 		return fail("--save belongs to the scan command")
+	case s.Shard != "":
+		return fail("--shard belongs to the scan command: compare needs the prediction for all the files, which one shard's scan is not")
 	case s.RAM != "":
 		return fail("--ram belongs to the scan command: a comparison of histograms has no DDT size (ddtsim --ram SIZE PATH prints it)")
 	case s.Sample != "" && !noSampling(s.Sample):

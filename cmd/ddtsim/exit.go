@@ -55,12 +55,13 @@ func exitCode(err error, stderr io.Writer) int {
 		ue   usageError
 		sue  *scan.UsageError
 		me   *scanfile.ModelError
+		she  *scanfile.ShardError
 		code = exitFailed
 	)
 	switch {
 	case errors.As(err, &st):
 		code = st.code
-	case errors.As(err, &ue), errors.As(err, &sue), errors.As(err, &me):
+	case errors.As(err, &ue), errors.As(err, &sue), errors.As(err, &me), errors.As(err, &she):
 		code = exitUsage
 	case errors.Is(err, scanfile.ErrSameScan), errors.Is(err, compare.ErrUnusable):
 		code = exitUsage // exitCompareUnusable too

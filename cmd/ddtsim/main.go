@@ -20,6 +20,7 @@ import (
 	"github.com/ddtsim/ddtsim/internal/rawargs"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/source"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -63,6 +64,7 @@ type scanCmd struct {
 	CountLinks    bool     `help:"Count every name of a hard-linked file as a separate copy (default: once, as cp -a stores it)."`
 	OneFileSystem bool     `name:"one-file-system" short:"x" help:"Do not descend into directories on other file systems."`
 	Save          string   `name:"save" placeholder:"DIR" help:"Save the scan in the directory DIR (the table as Parquet files, and a manifest: the properties, the paths and how far each file got), at the end or when interrupted: ddtsim merge adds saved scans up, ddtsim resume continues an interrupted one, SQL engines read the table. DIR must not lie inside the paths scanned; an existing DIR is replaced only if it is a saved scan (or empty); a symlink is written through to its target."`
+	Shard         string   `name:"shard" placeholder:"i/N" help:"Scan only share i (from 0) of N (N at most 65536): one of N runs over one tree (the pods of a Kubernetes Indexed Job, a Slurm array, on hosts sharing an NFS export), each given the same paths and flags but its own i and its own --save DIR; ddtsim merge of the N saved scans prints the scan of the whole tree, byte for byte. Every run walks the whole tree and reads only the files whose identity (file system, inode: the names of a hard-linked file stay together) falls in its share; files over 1 GiB are split into 1 GiB chunks of records, shared out one by one. Directories, symlinks and the walk's other counters are counted by shard 0. Needs --save; not with --by."`
 	Paths         []string `arg:"" optional:"" name:"path" help:"Files and directories to scan (directories recursively; symlinks inside them are not followed). A path named like a command (scan, parse, compare, merge, resume, sweep) needs ./ before it."`
 
 	preset *model.Settings // resume: the saved scan's settings, instead of the flags'
@@ -190,6 +192,24 @@ func (s *scanCmd) settings() (model.Settings, error) {
 	return set, nil
 }
 
+// shard parses --shard (no sharding without it) and refuses what it
+// cannot go with.
+func (s *scanCmd) shard() (source.Shard, error) {
+	if s.Shard == "" {
+		return source.Shard{}, nil
+	}
+	sh, err := source.ParseShard(s.Shard)
+	switch {
+	case err != nil:
+		return sh, usagef("--shard %v", err)
+	case s.By != "":
+		return sh, usagef("--shard %s with --by: a shard's breakdown covers only its share, and saved scans keep no breakdown, so merge could not add the shards' up", s.Shard)
+	case s.Save == "":
+		return sh, usagef("--shard %s needs --save FILE: a shard's scan is only its share of the files; ddtsim merge adds the saved shards up to the whole", s.Shard)
+	}
+	return sh, nil
+}
+
 // parseRAM parses --ram: bytes, 0 without it.
 func parseRAM(v string) (uint64, error) {
 	if v == "" {
@@ -238,7 +258,7 @@ func (s *scanCmd) releaseListFlags() error {
 	for _, f := range []struct {
 		set  bool
 		name string
-	}{{s.Zdb, "--zdb"}, {s.CSV, "--csv"}, {s.By != "", "--by"}, {s.HTML != "", "--html"}, {s.Save != "", "--save"}} {
+	}{{s.Zdb, "--zdb"}, {s.CSV, "--csv"}, {s.By != "", "--by"}, {s.HTML != "", "--html"}, {s.Save != "", "--save"}, {s.Shard != "", "--shard"}} {
 		if f.set {
 			bad = append(bad, f.name)
 		}
@@ -253,6 +273,9 @@ func (s *scanCmd) releaseListFlags() error {
 // interruptCode gives the exit status for a cancelled ctx.
 func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdout, stderr io.Writer) error {
 	if err := s.startHTML(); err != nil {
+		return err
+	}
+	if _, err := s.shard(); err != nil {
 		return err
 	}
 	if err := s.startSave(); err != nil {
@@ -273,6 +296,9 @@ func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdo
 	}
 	if saveErr != nil {
 		return saveErr
+	}
+	if sh, _ := s.shard(); sh.Sharded() {
+		fmt.Fprintf(stderr, "ddtsim: note: shard %s: the report above covers this shard's share of the files only (and the directories only in shard 0); ddtsim merge of the %d saved shards gives the whole\n", sh, sh.Count)
 	}
 	c := pr.res.Scan.Counters
 	return endStatus(pr.res.Partial, c.Errors, c.Changed, interruptCode)

@@ -51,6 +51,10 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 	if err != nil {
 		return nil, err
 	}
+	shard, err := s.shard()
+	if err != nil {
+		return nil, err
+	}
 	prog := &analyzer.Progress{}
 	bar := startProgress(prog, stderr)
 	opts := scan.Options{
@@ -63,6 +67,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 		Top:           s.Top,
 		Mem:           mem,
 		TmpDir:        s.TmpDir,
+		Shard:         shard,
 		SpillWarn:     func(err error) { bar.println("ddtsim: --mem: " + err.Error()) },
 		Warn:          func(p source.Problem) { bar.println(fmt.Sprintf("ddtsim: %s: %s", p.Path, p.Reason)) },
 	}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/scanfile"
+	"github.com/ddtsim/ddtsim/source"
+)
+
+// --shard values and combinations that cannot work are refused before
+// anything is scanned or saved, saying why.
+func TestShardFlagErrors(t *testing.T) {
+	dir := sampleTree(t)
+	save := filepath.Join(t.TempDir(), "s.ddts")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shard", "7/4", "--save", save, dir}, "ddtsim: --shard 7/4: index must be below the count"},
+		{[]string{"--shard", "4/4", "--save", save, dir}, "--shard 4/4: index must be below the count"},
+		{[]string{"--shard", "1/0", "--save", save, dir}, "--shard 1/0: the count must be at least 1"},
+		{[]string{"--shard", "0/65537", "--save", save, dir}, "--shard 0/65537: the count must be at most 65536"},
+		{[]string{"--shard", "two/4", "--save", save, dir}, `--shard two/4: the index "two" is not a whole number`},
+		{[]string{"--shard", "3", "--save", save, dir}, "--shard 3: not i/N"},
+		{[]string{"--shard=-1/4", "--save", save, dir}, `--shard -1/4: the index "-1" is not a whole number`},
+		{[]string{"--shard=", "--save", save, dir}, `--shard "": needs a value`},
+		{[]string{"--shard", "1/4", dir}, "--shard 1/4 needs --save FILE"},
+		{[]string{"--shard", "1/4", "--by", "dir", "--save", save, dir}, "--shard 1/4 with --by: a shard's breakdown covers only its share"},
+		{[]string{"scan", "--shard", "1/4", "--by", "ext", "--json", "--save", save, dir}, "--shard 1/4 with --by"},
+		{[]string{"compare", "--zdb-output", save, "--shard", "0/2", dir}, "--shard belongs to the scan command"},
+		{[]string{"--release", "list", "--shard", "0/2"}, "not with --shard"},
+		{[]string{"sweep", "--shard", "0/2", dir}, "unknown flag --shard"},
+	} {
+		code, out, errs := runT(c.args...)
+		if code != exitUsage || out != "" || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.args, code, out, errs, c.want)
+		}
+		if _, err := os.Stat(save); err == nil {
+			t.Fatalf("%q: %s written", c.args, save)
+		}
+	}
+}
+
+// The golden input set as 3 shards on the command line, with its larger
+// files split, shard 1 interrupted and resumed: each saved scan keeps its
+// shard; merged, the real zdb -S text and the report of one scan. merge
+// notes missing shards, refuses one given twice, and does not call the
+// shards' common paths an overlap.
+func TestShardCommandsMergeAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("golden cases scan 55 MB each")
+	}
+	testseam.ShardSplitBytes = 256 << 10
+	defer func() { testseam.ShardSplitBytes = 0 }()
+	inputs, err := golden.Inputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := golden.FindCase("lz4-128k-a12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, _ := caseArgs(c)
+	args = args[1:] // without --zdb
+	want, err := c.ZdbS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files := []string{filepath.Join(dir, "shard-0"), filepath.Join(dir, "shard-1"), filepath.Join(dir, "shard-2")}
+	for _, i := range []int{0, 2} {
+		code, _, errs := runT(append(append(append([]string{}, args...), "--shard", itoa(i)+"/3", "--save", files[i]), inputs...)...)
+		if code != 0 || !strings.Contains(errs, "note: shard "+itoa(i)+"/3: the report above covers this shard's share of the files only") {
+			t.Fatalf("shard %d: exit %d: %s", i, code, errs)
+		}
+	}
+	// Shard 1, interrupted after 10 runs of records, then resumed.
+	cl := parseCLI(t, append(append(append([]string{}, args...), "--shard", "1/3", "--save", files[1]), inputs...)...)
+	ctx, _ := interruptAfter(t, 10)
+	var o, e bytes.Buffer
+	if code := exitCode(cl.Scan.runContext(ctx, code130, &o, &e), &e); code != exitInterrupt {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	testDoneHook = nil
+	h, err := scanfile.ReadHeader(files[1])
+	if err != nil || h.Complete || h.Shard == nil || *h.Shard != (source.Shard{Index: 1, Count: 3}) {
+		t.Fatalf("interrupted shard saved: %v; %+v", err, h)
+	}
+	// Without all the shards: a note; but a result.
+	code, _, errs := runT("merge", "--zdb", files[0], files[2])
+	if code != 0 || !strings.Contains(errs, "1 of the 3 shards of the scan of "+strings.Join(inputs, " ")+" are missing (1/3): the result covers the shares of the 2 given only") {
+		t.Errorf("merge without shard 1: exit %d, stderr %q", code, errs)
+	}
+	code, _, errs = runT("resume", files[1])
+	if code != 0 || !strings.Contains(errs, "note: shard 1/3") {
+		t.Fatalf("resume: exit %d: %s", code, errs)
+	}
+	h, err = scanfile.ReadHeader(files[1])
+	if err != nil || !h.Complete || h.Shard == nil || *h.Shard != (source.Shard{Index: 1, Count: 3}) {
+		t.Fatalf("resumed shard saved: %v; %+v", err, h)
+	}
+
+	code, got, errs := runT(append([]string{"merge", "--zdb"}, files...)...)
+	if code != 0 || errs != "" {
+		t.Fatalf("merge: exit %d, stderr %q", code, errs)
+	}
+	if got != want {
+		t.Errorf("merged shards differ from real zdb -S (-real +merged):\n%s", cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n")))
+	}
+	_, full, _ := runT(append(append(append([]string{}, args...), "--json"), inputs...)...)
+	_, merged, _ := runT(append([]string{"merge", "--json"}, files...)...)
+	fd, md := jsonDoc(t, full), jsonDoc(t, merged)
+	fc, mc := fd["counters"].(map[string]any), md["counters"].(map[string]any)
+	if fc["compressed_runs"].(float64) > mc["compressed_runs"].(float64) {
+		t.Errorf("compressor runs: one scan %v, merged shards %v", fc["compressed_runs"], mc["compressed_runs"])
+	}
+	delete(fc, "compressed_runs")
+	delete(mc, "compressed_runs")
+	for _, k := range []string{"counters", "total", "histogram", "ratios", "raw_capacity", "zdb_S", "partial", "problems", "properties", "pool", "decision", "paths"} {
+		if d := cmp.Diff(fd[k], md[k]); d != "" {
+			t.Errorf("%s differs (-one scan +merged shards):\n%s", k, d)
+		}
+	}
+
+	// A shard given twice (a copy under another name) would count its
+	// files twice.
+	twice := filepath.Join(dir, "copy-of-shard-0")
+	if err := os.CopyFS(twice, os.DirFS(files[0])); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runT("merge", files[0], files[1], files[2], twice)
+	if code != exitUsage || out != "" || !strings.Contains(errs, files[0]+" and "+twice+" are both shard 0/3 of the scan of ") {
+		t.Errorf("a shard twice: exit %d, stderr %q", code, errs)
+	}
+	// A whole scan merged with the shards is another host's, or the same
+	// files twice: merge adds it, and notes the overlap as before.
+	whole := filepath.Join(dir, "whole")
+	runT(append(append(append([]string{}, args...), "--save", whole), inputs...)...)
+	code, _, errs = runT("merge", "--zdb", files[0], files[1], files[2], whole)
+	if code != 0 || strings.Count(errs, " and "+whole+" both scanned ") != 3*len(inputs) || strings.Count(errs, "both scanned") != 3*len(inputs) {
+		t.Errorf("shards and a whole scan: exit %d, stderr %q", code, errs)
+	}
+}
