@@ -211,11 +211,10 @@ func (t *Table) setIndex(s *shard, n int) {
 	}
 }
 
-func keyOf(k0, k1 uint64) *Key {
-	var k Key
+func keyOf(k0, k1 uint64) (k Key) {
 	binary.BigEndian.PutUint64(k[0:8], k0)
 	binary.BigEndian.PutUint64(k[8:16], k1)
-	return &k
+	return k
 }
 
 // insert appends a new entry (its key not in the shard) and returns its
@@ -455,7 +454,7 @@ func (t *Table) Len() int {
 // After spills it merges the runs on disk: a read error ends the range
 // early and is reported by Err.
 func (t *Table) Range(f func(Key, Entry) bool) {
-	t.each(func(r *rec) bool { return f(*keyOf(r.k0, r.k1), t.entry(r)) })
+	t.each(func(r *rec) bool { return f(keyOf(r.k0, r.k1), t.entry(r)) })
 }
 
 // Summarize builds the refcnt histogram of the table and counts its

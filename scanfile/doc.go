@@ -17,7 +17,7 @@
 // the 128-bit DDT key), refcnt, lsize, psize, dsize (INT64; sizes in bytes
 // of one reference; psize 0 is an embedded block, not in zdb's
 // histogram; dsize is the model's allocated size of psize over all
-// copies). Files are zstd-compressed, in row groups of 131,072 rows and
+// copies). Files are Snappy-compressed, in row groups of 131,072 rows and
 // pages of 64 KiB, so that a reader holds little of a file at once: Merge
 // streams partition p of every scan through a k-way merge, Partitions
 // such merges at most at once, and its memory does not depend on the

@@ -2,17 +2,20 @@ package scanfile
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
+	"github.com/parquet-go/parquet-go/compress/snappy"
 	"github.com/zeebo/blake3"
 
 	"github.com/ddtsim/ddtsim/ddt"
@@ -118,7 +121,7 @@ func newPartWriter(path string) (*partWriter, error) {
 	pw.w = parquet.NewGenericWriter[Row](&pw.cw,
 		parquet.MaxRowsPerRowGroup(rowGroupRows),
 		parquet.PageBufferSize(pageBytes),
-		parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
+		parquet.Compression(&snappy.Codec{}),
 		parquet.CreatedBy("ddtsim", "", ""),
 	)
 	return pw, nil
@@ -169,6 +172,9 @@ func writeTable(dir string, t *ddt.Table) ([]Part, error) {
 	for passes < 1<<20 && n*rowBytes/passes > writeBudget {
 		passes *= 2
 	}
+	if passes == 1 {
+		return writeParallel(dir, t, n)
+	}
 	// The rows come in key order, so partition after partition: one file
 	// is open at a time (one row group buffered).
 	parts := make([]Part, 0, Partitions)
@@ -217,7 +223,7 @@ func writeTable(dir string, t *ddt.Table) ([]Part, error) {
 		if err := t.Err(); err != nil {
 			return nil, err
 		}
-		slices.SortFunc(buf, func(a, b Row) int { return bytes.Compare(a.Key[:], b.Key[:]) })
+		slices.SortFunc(buf, cmpRows)
 		for i := 0; i < len(buf); {
 			p := Partition(&buf[i].Key)
 			j := i + 1
@@ -242,6 +248,72 @@ func writeTable(dir string, t *ddt.Table) ([]Part, error) {
 	}
 	if rows != n {
 		return nil, fmt.Errorf("the table gave %d entries of %d: it could not be read back completely", rows, n)
+	}
+	return parts, nil
+}
+
+// cmpRows orders rows by key.
+func cmpRows(a, b Row) int {
+	if c := cmp.Compare(binary.BigEndian.Uint64(a.Key[:8]), binary.BigEndian.Uint64(b.Key[:8])); c != 0 {
+		return c
+	}
+	return cmp.Compare(binary.BigEndian.Uint64(a.Key[8:]), binary.BigEndian.Uint64(b.Key[8:]))
+}
+
+// writeParallel is writeTable of a table whose rows fit writeBudget at
+// once: read once into one slice per partition, then each partition
+// sorted and written on its own, several at once (GOMAXPROCS).
+func writeParallel(dir string, t *ddt.Table, n int64) ([]Part, error) {
+	rows := make([][]Row, Partitions)
+	for p := range rows {
+		rows[p] = make([]Row, 0, n/Partitions+n/Partitions/8+64)
+	}
+	t.Range(func(k ddt.Key, e ddt.Entry) bool {
+		r := rowOf(&k, &e)
+		p := Partition(&r.Key)
+		rows[p] = append(rows[p], r)
+		return true
+	})
+	if err := t.Err(); err != nil {
+		return nil, err
+	}
+	parts := make([]Part, Partitions)
+	errs := make([]error, Partitions)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), Partitions) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range next {
+				slices.SortFunc(rows[p], cmpRows)
+				w, err := newPartWriter(filepath.Join(dir, PartName(p)))
+				if err == nil {
+					if err = w.write(rows[p]); err != nil {
+						w.abort()
+					} else {
+						parts[p], err = w.close()
+					}
+				}
+				errs[p] = err
+				rows[p] = nil
+			}
+		}()
+	}
+	for p := range Partitions {
+		next <- p
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, part := range parts {
+		total += part.Rows
+	}
+	if total != n {
+		return nil, fmt.Errorf("the table gave %d entries of %d: it could not be read back completely", total, n)
 	}
 	return parts, nil
 }
