@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -305,5 +306,34 @@ func TestReaderMemory(t *testing.T) {
 	}
 	for _, r := range rs {
 		r.close()
+	}
+}
+
+// A Write that fails leaves the old scan as it was and nothing beside it.
+func TestWriteFailureLeavesNothing(t *testing.T) {
+	m, _ := testModel(t)
+	paths, _ := randomScans(t, m, 2, 500, 5)
+	before, err := Read(paths[0], DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := Read(paths[1], DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testBeforeReplace = func() error { return errors.New("disk on fire") }
+	defer func() { testBeforeReplace = nil }()
+	if err := Write(paths[0], other); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		t.Fatalf("Write: %v", err)
+	}
+	after, err := Read(paths[0], DecodeOptions{})
+	if err != nil || !reflect.DeepEqual(entries(after), entries(before)) {
+		t.Errorf("the old scan changed: %v", err)
+	}
+	ls, _ := os.ReadDir(filepath.Dir(paths[0]))
+	for _, e := range ls {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("left behind: %s", e.Name())
+		}
 	}
 }

@@ -118,8 +118,17 @@ func Write(path string, s *Scan) (err error) {
 	if err := syncDir(tmp); err != nil {
 		return err
 	}
+	if testBeforeReplace != nil {
+		if err := testBeforeReplace(); err != nil {
+			return err
+		}
+	}
 	return replace(tmp, path, parent)
 }
+
+// testBeforeReplace, set by tests, fails Write just before the new
+// directory takes path's place.
+var testBeforeReplace func() error
 
 // syncDir makes a directory's entries durable where the file system
 // allows.
