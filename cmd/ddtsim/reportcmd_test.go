@@ -130,3 +130,25 @@ func TestSavedFormat1(t *testing.T) {
 		t.Errorf("merge after the conversion: exit %d\n%s", code, got)
 	}
 }
+
+// A sampled scan saved in two halves and merged reports what one sampled
+// scan of both reports (the estimate and its intervals as printed).
+func TestSampledScansMerged(t *testing.T) {
+	tmp := t.TempDir()
+	a, b := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
+	imgs, docs := "../../testdata/sample/images", "../../testdata/sample/docs"
+	for f, p := range map[string]string{a: imgs, b: docs} {
+		if code, _, errs := runT("--sample", "2", "--save", f, p); code != 0 {
+			t.Fatalf("%s: exit %d: %s", p, code, errs)
+		}
+	}
+	_, want, _ := runT("--sample", "2", imgs, docs)
+	code, got, errs := runT("merge", a, b)
+	if code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, errs)
+	}
+	want, got = dropLines(want, "memory", "paths", "ddtsim"), dropLines(got, "memory", "paths", "ddtsim")
+	if !strings.Contains(got, "sample") || got != want {
+		t.Errorf("merged sampled scans:\n%s\nwant (one scan):\n%s", got, want)
+	}
+}
