@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,6 +18,7 @@ import (
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/internal/escape"
+	"github.com/ddtsim/ddtsim/zio"
 )
 
 // ModelError is the refusal to merge scans made with different models.
@@ -105,7 +107,7 @@ func Merge(paths []string, opts MergeOptions) (*Merged, error) {
 			AddCounters(&m.Counters, &in.Counters)
 		}
 	}
-	if err := m.mergeTables(paths, scans, policy.DSize, opts); err != nil {
+	if err := m.mergeTables(paths, scans, policy, opts); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -136,8 +138,26 @@ func MergeHistogram(paths []string, h *ddt.Histogram) (*Merged, error) {
 	m.Histogram = h
 	t := h.Total()
 	m.Summary.Entries, m.Summary.Refs = t.Allocated.Blocks, t.Referenced.Blocks
+	// Every stored block of every scan is one reference in the
+	// histogram: a result of other scans, or one that read a scan twice
+	// (a glob that matched a copy, or the temporary directory of a save
+	// that was killed), does not add up.
+	var stored uint64
+	for _, in := range scans {
+		stored += in.Counters.Stored
+	}
+	if stored != t.Referenced.Blocks {
+		return nil, &HistogramError{fmt.Sprintf("the result counts %d referenced blocks, but the scans named stored %d: it is not the query's over exactly these scans (another set of scans, or a glob that also matched a copy of one, or the .NAME.*.tmp directory a killed save left)",
+			t.Referenced.Blocks, stored)}
+	}
 	return m, nil
 }
+
+// HistogramError is MergeHistogram's refusal of a histogram that does not
+// fit the scans named.
+type HistogramError struct{ Msg string }
+
+func (e *HistogramError) Error() string { return e.Msg }
 
 // combine reads the headers of the saved scans at paths, refuses a scan
 // named twice and scans of different models, and adds up what is not the
@@ -222,6 +242,9 @@ func openInput(path string) (*input, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !st.IsDir() && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w: not a directory or a regular file (%s)", escape.Path(path), ErrNotScan, st.Mode().Type())
+	}
 	if !st.IsDir() {
 		s, err := Read(path, DecodeOptions{HeaderOnly: true})
 		if err != nil {
@@ -290,7 +313,7 @@ type partResult struct {
 
 // mergeTables merges the tables partition by partition, several at once
 // as opts allow.
-func (m *Merged) mergeTables(paths []string, scans []*input, dsize func(uint64) uint64, opts MergeOptions) error {
+func (m *Merged) mergeTables(paths []string, scans []*input, policy *zio.Policy, opts MergeOptions) error {
 	jobs := opts.Jobs
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
@@ -321,7 +344,7 @@ func (m *Merged) mergeTables(paths []string, scans []*input, dsize func(uint64) 
 				if failed.Load() {
 					continue
 				}
-				results[p], errs[p] = mergePartition(p, scans, dsize, sample)
+				results[p], errs[p] = mergePartition(p, scans, policy, sample)
 				if errs[p] != nil {
 					failed.Store(true)
 				}
@@ -365,7 +388,7 @@ func (m *Merged) mergeTables(paths []string, scans []*input, dsize func(uint64) 
 
 // mergePartition merges partition p of every scan: a k-way merge of
 // sorted streams, adding the refcnts of equal keys.
-func mergePartition(p int, scans []*input, dsize func(uint64) uint64, sample bool) (*partResult, error) {
+func mergePartition(p int, scans []*input, policy *zio.Policy, sample bool) (*partResult, error) {
 	var h mergeHeap
 	defer func() {
 		for _, s := range h.srcs {
@@ -381,7 +404,7 @@ func mergePartition(p int, scans []*input, dsize func(uint64) uint64, sample boo
 			if err != nil {
 				return nil, err
 			}
-			src = &checkedSource{pr, dsize}
+			src = &checkedSource{pr, policy}
 		}
 		r, err := src.next()
 		if err != nil {
@@ -413,6 +436,9 @@ func mergePartition(p int, scans []*input, dsize func(uint64) uint64, sample boo
 			if o.PSize != cur.PSize {
 				res.disagree++
 			}
+			if ref+uint64(o.Refcnt) < ref || ref+uint64(o.Refcnt) > math.MaxInt64 {
+				return nil, fmt.Errorf("%w: key %x: its refcnts add up beyond 2^63 (a damaged or crafted table)", ErrCorrupt, cur.Key)
+			}
 			ref += uint64(o.Refcnt)
 			if err := h.advance(); err != nil {
 				return nil, err
@@ -439,14 +465,14 @@ func mergePartition(p int, scans []*input, dsize func(uint64) uint64, sample boo
 // checkedSource is a partition file's rows with their DSIZE checked
 // against the model.
 type checkedSource struct {
-	pr    *partReader
-	dsize func(uint64) uint64
+	pr     *partReader
+	policy *zio.Policy
 }
 
 func (c *checkedSource) next() (*Row, error) {
 	r, err := c.pr.next()
 	if err == nil && r != nil {
-		err = checkDSize(c.pr, r, c.dsize)
+		err = checkModel(c.pr, r, c.policy)
 	}
 	return r, err
 }
@@ -541,7 +567,7 @@ func shardGroups(paths []string, hdrs []*Header) (group []int, notes []string, e
 		if h.Shard == nil || !h.Shard.Sharded() {
 			continue
 		}
-		key := fmt.Sprintf("%d\x00%s", h.Shard.Count, strings.Join(Strings(h.Paths), "\x00"))
+		key := fmt.Sprintf("%d\x00%s", h.Shard.Count, strings.Join(absPaths(h), "\x00"))
 		f, ok := first[key]
 		if !ok {
 			f = i
@@ -586,6 +612,21 @@ func shardGroups(paths []string, hdrs []*Header) (group []int, notes []string, e
 		}
 	}
 	return group, notes, nil
+}
+
+// absPaths are a scan's paths made absolute (from its working directory)
+// and clean: how shards of one tree named differently (data, data/,
+// /home/a/data) are told to be the same.
+func absPaths(h *Header) []string {
+	out := make([]string, len(h.Paths))
+	for i, p := range h.Paths {
+		s := string(p)
+		if !filepath.IsAbs(s) {
+			s = filepath.Join(string(h.Dir), s)
+		}
+		out[i] = filepath.Clean(s)
+	}
+	return out
 }
 
 // differing notes when the scans differ in what value gives.
@@ -636,10 +677,10 @@ func overlaps(files []string, hdrs []*Header, group []int) []string {
 					}
 					if hdrs[i].Host == hdrs[j].Host {
 						notes = append(notes, fmt.Sprintf("%s and %s both scanned %s on host %s: merge adds them, so the files they share count twice",
-							files[i], files[j], shared, hdrs[i].Host))
+							escape.Path(files[i]), escape.Path(files[j]), escape.Path(shared), escape.Path(hdrs[i].Host)))
 					} else {
 						notes = append(notes, fmt.Sprintf("%s (host %s) and %s (host %s) both name %s: merge adds them; if that is the same storage, its files count twice",
-							files[i], hdrs[i].Host, files[j], hdrs[j].Host, shared))
+							escape.Path(files[i]), escape.Path(hdrs[i].Host), escape.Path(files[j]), escape.Path(hdrs[j].Host), escape.Path(shared)))
 					}
 				}
 			}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/internal/escape"
+	"github.com/ddtsim/ddtsim/zio"
 )
 
 // Version is the format version this package writes (the manifest's
@@ -92,7 +94,7 @@ func Write(path string, s *Scan) (err error) {
 		return err
 	}
 	defer func() {
-		if err != nil {
+		if err != nil && tmp != "" {
 			os.RemoveAll(tmp)
 		}
 	}()
@@ -122,6 +124,16 @@ func Write(path string, s *Scan) (err error) {
 		if err := testBeforeReplace(); err != nil {
 			return err
 		}
+	}
+	// Checked again: something else may have taken path's place while
+	// the scan ran. The new scan is then kept under a name of its own.
+	if err := CheckReplaceable(path); err != nil {
+		kept := fmt.Sprintf("%s.ddtsim-%d", filepath.Clean(path), os.Getpid())
+		if os.Rename(tmp, kept) == nil {
+			tmp = ""
+			return fmt.Errorf("%s: %w; the scan is saved in %s instead", escape.Path(path), err, escape.Path(kept))
+		}
+		return fmt.Errorf("%s: %w", escape.Path(path), err)
 	}
 	return replace(tmp, path, parent)
 }
@@ -169,9 +181,26 @@ func replace(tmp, path, parent string) error {
 	return syncDir(parent)
 }
 
+// umask is the process's file mode creation mask (read once: reading it
+// means setting it).
+var umask = func() os.FileMode {
+	m := unix.Umask(0)
+	unix.Umask(m)
+	return os.FileMode(m)
+}()
+
 // CheckWritable reports early whether Write(path) can create its
 // temporary directory, so that a long scan does not fail only at its end.
 func CheckWritable(path string) error {
+	if b := filepath.Base(path); b == "." || b == ".." || b == "/" || strings.HasSuffix(path, "/.") || strings.HasSuffix(path, "/..") {
+		return fmt.Errorf("name the directory itself (its parent and its name), not %q: it is replaced as a whole", filepath.Base(path))
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		var a, b unix.Stat_t
+		if unix.Stat(path, &a) == nil && unix.Stat(filepath.Dir(filepath.Clean(path)), &b) == nil && a.Dev != b.Dev {
+			return fmt.Errorf("it is a mount point, which cannot be replaced: save into a directory below it")
+		}
+	}
 	tmp, _, err := createTempDir(path)
 	if err != nil {
 		return err
@@ -187,6 +216,15 @@ func createTempDir(path string) (string, string, error) {
 		dir = "."
 	}
 	tmp, err := os.MkdirTemp(dir, "."+base+".*.tmp")
+	if err == nil {
+		// MkdirTemp makes it 0700: an existing scan keeps its mode, a
+		// new one is 0777 less the umask, as mkdir makes it.
+		mode := os.FileMode(0o777) &^ umask
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			mode = st.Mode().Perm()
+		}
+		os.Chmod(tmp, mode)
+	}
 	return tmp, dir, err
 }
 
@@ -194,6 +232,9 @@ func createTempDir(path string) (string, string, error) {
 // checks it: its format, version, partitions and files.
 func ReadManifest(dir string) (*Manifest, error) {
 	name := filepath.Join(dir, ManifestName)
+	if st, err := os.Lstat(name); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w: not a regular file (%s)", name, ErrNotScan, st.Mode().Type())
+	}
 	b, err := os.ReadFile(name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -248,6 +289,9 @@ func Read(path string, opts DecodeOptions) (*Scan, error) {
 		return nil, err
 	}
 	if !st.IsDir() {
+		if !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: %w: not a directory or a regular file (%s)", path, ErrNotScan, st.Mode().Type())
+		}
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, err
@@ -288,7 +332,7 @@ func Read(path string, opts DecodeOptions) (*Scan, error) {
 		for {
 			r, err := pr.next()
 			if err == nil && r != nil {
-				err = checkDSize(pr, r, p.DSize)
+				err = checkModel(pr, r, p)
 			}
 			if err != nil {
 				pr.close()
@@ -307,11 +351,17 @@ func Read(path string, opts DecodeOptions) (*Scan, error) {
 	return s, nil
 }
 
-// checkDSize checks a row's DSIZE against the model's.
-func checkDSize(pr *partReader, r *Row, dsize func(uint64) uint64) error {
+// checkModel checks a row against the scan's model: LSIZE at most the
+// recordsize (the volblocksize of a volume), DSIZE the model's for its
+// PSIZE.
+func checkModel(pr *partReader, r *Row, p *zio.Policy) error {
+	if r.LSize > int64(p.RecordSize) {
+		return fmt.Errorf("%s: %w: row %d: lsize %d, larger than the scan's recordsize %d (a table of another model)",
+			pr.name, ErrPart, pr.rows-1, r.LSize, p.RecordSize)
+	}
 	want := int64(0)
 	if r.PSize > 0 {
-		want = int64(dsize(uint64(r.PSize)))
+		want = int64(p.DSize(uint64(r.PSize)))
 	}
 	if r.DSize != want {
 		return fmt.Errorf("%s: %w: row %d: dsize %d, where the scan's model gives %d for psize %d (a table of another model)",
@@ -363,6 +413,19 @@ func CheckReplaceable(path string) error {
 		}
 		if _, err := ReadManifest(path); err != nil && !errors.Is(err, ErrVersion) && !errors.Is(err, ErrCorrupt) {
 			return &NotSavedScanError{"it is a directory that does not hold a ddtsim saved scan"}
+		}
+		var other []string
+		for _, n := range names {
+			if n != ManifestName && !(strings.HasPrefix(n, "part-") && strings.HasSuffix(n, ".parquet")) {
+				other = append(other, n)
+			}
+		}
+		if len(other) > 0 {
+			sort.Strings(other)
+			if len(other) > 3 {
+				other = append(other[:3], "...")
+			}
+			return &NotSavedScanError{fmt.Sprintf("it holds a saved scan and other files (%s), which replacing it would delete", escape.Path(strings.Join(other, ", ")))}
 		}
 		return nil
 	case !fi.Mode().IsRegular():

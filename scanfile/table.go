@@ -17,6 +17,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/snappy"
 	"github.com/zeebo/blake3"
+	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/ddt"
 )
@@ -383,7 +384,10 @@ func openPart(dir string, p int, part Part, verify bool) (*partReader, error) {
 	if part.File != PartName(p) {
 		return nil, fmt.Errorf("%s: %w: the manifest names %q for partition %d", filepath.Join(dir, ManifestName), ErrCorrupt, part.File, p)
 	}
-	f, err := os.Open(name)
+	if st, err := os.Lstat(name); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w: not a regular file (%s)", name, ErrPart, st.Mode().Type())
+	}
+	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPart, err)
 	}

@@ -56,12 +56,13 @@ func exitCode(err error, stderr io.Writer) int {
 		sue  *scan.UsageError
 		me   *scanfile.ModelError
 		she  *scanfile.ShardError
+		hge  *scanfile.HistogramError
 		code = exitFailed
 	)
 	switch {
 	case errors.As(err, &st):
 		code = st.code
-	case errors.As(err, &ue), errors.As(err, &sue), errors.As(err, &me), errors.As(err, &she):
+	case errors.As(err, &ue), errors.As(err, &sue), errors.As(err, &me), errors.As(err, &she), errors.As(err, &hge):
 		code = exitUsage
 	case errors.Is(err, scanfile.ErrSameScan), errors.Is(err, compare.ErrUnusable):
 		code = exitUsage // exitCompareUnusable too

@@ -205,7 +205,7 @@ func (s *scanCmd) shard() (source.Shard, error) {
 	case s.By != "":
 		return sh, usagef("--shard %s with --by: a shard's breakdown covers only its share, and saved scans keep no breakdown, so merge could not add the shards' up", s.Shard)
 	case s.Save == "":
-		return sh, usagef("--shard %s needs --save FILE: a shard's scan is only its share of the files; ddtsim merge adds the saved shards up to the whole", s.Shard)
+		return sh, usagef("--shard %s needs --save DIR: a shard's scan is only its share of the files; ddtsim merge adds the saved shards up to the whole", s.Shard)
 	}
 	return sh, nil
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/ddtsim/ddtsim/scan"
 )
 
-// What a scan writes besides standard output (--html FILE, --save FILE,
+// What a scan writes besides standard output (--html FILE, --save DIR,
 // --tmpdir DIR) is checked before the scan: it must not lie inside a path
 // scanned (the scan would read its own output, or overwrite what it
 // reads), and it must be writable now rather than after hours.

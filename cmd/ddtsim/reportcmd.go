@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/ddtsim/ddtsim/histsql"
 	"github.com/ddtsim/ddtsim/internal/escape"
@@ -69,7 +70,7 @@ func (r *reportCmd) Run(std *streams) error {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	if len(mg.Partial) > 0 {
-		fmt.Fprintf(std.stderr, "ddtsim: the result is partial: interrupted scans: %v (ddtsim resume DIR completes one)\n", mg.Partial)
+		fmt.Fprintf(std.stderr, "ddtsim: the result is partial: interrupted scans: %s (ddtsim resume DIR completes one)\n", escape.Path(strings.Join(mg.Partial, ", ")))
 	}
 	if res.Scan.Counters.Errors > 0 {
 		return statusError{exitWithErrors, ""}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/scanfile"
+	"golang.org/x/sys/unix"
 )
 
 // resultCSV writes a histogram as the query's result (CSV with a header).
@@ -150,5 +151,52 @@ func TestSampledScansMerged(t *testing.T) {
 	want, got = dropLines(want, "memory", "paths", "ddtsim"), dropLines(got, "memory", "paths", "ddtsim")
 	if !strings.Contains(got, "sample") || got != want {
 		t.Errorf("merged sampled scans:\n%s\nwant (one scan):\n%s", got, want)
+	}
+}
+
+// What the first user trying to break --save found: files of the user's
+// in a scan's directory, the directory itself named as ".", a path
+// scanned inside DIR, a FIFO for a part file, a result of other scans.
+func TestSaveAndReportRefusals(t *testing.T) {
+	tmp := t.TempDir()
+	docs := "../../testdata/sample/docs"
+	s := filepath.Join(tmp, "s")
+	if code, _, errs := runT("--save", s, docs); code != 0 {
+		t.Fatal(errs)
+	}
+	os.WriteFile(filepath.Join(s, "NOTES.txt"), []byte("keep"), 0o644)
+	if code, _, errs := runT("--save", s, docs); code != exitUsage || !strings.Contains(errs, "it holds a saved scan and other files (NOTES.txt)") {
+		t.Errorf("a scan with the user's files: exit %d, %q", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(s, "NOTES.txt")); err != nil {
+		t.Error("the user's file is gone")
+	}
+	os.Remove(filepath.Join(s, "NOTES.txt"))
+	if code, _, errs := runT("--save", s+"/.", docs); code != exitUsage || !strings.Contains(errs, "name the directory itself") {
+		t.Errorf("--save DIR/.: exit %d, %q", code, errs)
+	}
+	if code, _, errs := runT("--save", s, filepath.Join(s, "part-00.parquet")); code != exitUsage || !strings.Contains(errs, "lies inside it, and saving replaces it") {
+		t.Errorf("a path scanned inside DIR: exit %d, %q", code, errs)
+	}
+	// A FIFO in place of a part file: refused, not waited on.
+	f := filepath.Join(tmp, "f")
+	os.CopyFS(f, os.DirFS(s))
+	os.Remove(filepath.Join(f, "part-02.parquet"))
+	if err := unix.Mkfifo(filepath.Join(f, "part-02.parquet"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runT("merge", f); code != exitFailed || !strings.Contains(errs, "part-02.parquet: bad table partition: not a regular file") {
+		t.Errorf("a FIFO part: exit %d, %q", code, errs)
+	}
+	// A result that is not the query's over the scans named.
+	mg, err := scanfile.Merge([]string{s}, scanfile.MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := *mg.Histogram
+	h[0].Referenced.Blocks++
+	h[0].Allocated.Blocks++
+	if code, _, errs := runT("report", "--histogram", resultCSV(t, &h), s); code != exitUsage || !strings.Contains(errs, "it is not the query's over exactly these scans") {
+		t.Errorf("a result of other scans: exit %d, %q", code, errs)
 	}
 }

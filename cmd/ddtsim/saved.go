@@ -63,6 +63,15 @@ func (s *scanCmd) startSave() error {
 	if err := checkOutside("--save", s.Save, false, s.Paths, s.OneFileSystem); err != nil {
 		return err
 	}
+	// The other way round too: a path scanned inside DIR would be
+	// replaced with it.
+	if dir, err := outpath.Resolve(s.Save); err == nil {
+		for _, p := range s.Paths {
+			if r, err := outpath.Resolve(p); err == nil && outpath.Within(r, dir) {
+				return usagef("--save %s: the path scanned %s lies inside it, and saving replaces it: save elsewhere", name, escape.Path(p))
+			}
+		}
+	}
 	target, err := outpath.LinkTarget(s.Save)
 	if err == nil {
 		err = scanfile.CheckReplaceable(target)
@@ -123,7 +132,7 @@ func (m *mergeCmd) Run(std *streams) error {
 		err = printResult(res, m.Zdb, m.JSON, ram, stdout, stderr)
 	}
 	if st := (statusError{}); len(mg.Partial) > 0 && (err == nil || errors.As(err, &st)) {
-		fmt.Fprintf(stderr, "ddtsim: the result is partial: interrupted scans: %s (ddtsim resume FILE completes one)\n",
+		fmt.Fprintf(stderr, "ddtsim: the result is partial: interrupted scans: %s (ddtsim resume DIR completes one)\n",
 			strings.Join(mg.Partial, ", "))
 	}
 	return err

@@ -32,7 +32,7 @@ func TestShardFlagErrors(t *testing.T) {
 		{[]string{"--shard", "3", "--save", save, dir}, "--shard 3: not i/N"},
 		{[]string{"--shard=-1/4", "--save", save, dir}, `--shard -1/4: the index "-1" is not a whole number`},
 		{[]string{"--shard=", "--save", save, dir}, `--shard "": needs a value`},
-		{[]string{"--shard", "1/4", dir}, "--shard 1/4 needs --save FILE"},
+		{[]string{"--shard", "1/4", dir}, "--shard 1/4 needs --save DIR"},
 		{[]string{"--shard", "1/4", "--by", "dir", "--save", save, dir}, "--shard 1/4 with --by: a shard's breakdown covers only its share"},
 		{[]string{"scan", "--shard", "1/4", "--by", "ext", "--json", "--save", save, dir}, "--shard 1/4 with --by"},
 		{[]string{"compare", "--zdb-output", save, "--shard", "0/2", dir}, "--shard belongs to the scan command"},
