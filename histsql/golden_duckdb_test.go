@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,16 +41,7 @@ func TestGoldenShardsOnDuckDB(t *testing.T) {
 			continue // approximations in the pure Go build
 		}
 		t.Run(c.Name, func(t *testing.T) {
-			names := make([]string, 0, len(c.Props))
-			for k := range c.Props {
-				names = append(names, k)
-			}
-			sort.Strings(names)
-			text := model.Text{Release: c.Release, Vdevs: []string{c.Vdevs}, Ashift: strconv.Itoa(c.Ashift), Sparse: c.Sparse}
-			for _, k := range names {
-				text.Properties = append(text.Properties, k+"="+c.Props[k])
-			}
-			set, err := model.Parse(text)
+			set, err := model.Parse(model.Text{Release: c.Release, Vdevs: []string{c.Vdevs}, Ashift: strconv.Itoa(c.Ashift), Sparse: c.Sparse, Properties: c.Properties()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,15 +31,7 @@ func TestMain(m *testing.M) {
 // reproduces exactly.
 func caseSettings(t *testing.T, c golden.Case) (model.Settings, string) {
 	t.Helper()
-	names := make([]string, 0, len(c.Props))
-	for k := range c.Props {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	text := model.Text{Release: c.Release, Vdevs: []string{c.Vdevs}, Ashift: strconv.Itoa(c.Ashift), Sparse: c.Sparse}
-	for _, k := range names {
-		text.Properties = append(text.Properties, k+"="+c.Props[k])
-	}
+	text := model.Text{Release: c.Release, Vdevs: []string{c.Vdevs}, Ashift: strconv.Itoa(c.Ashift), Sparse: c.Sparse, Properties: c.Properties()}
 	switch v := c.Props["compression"]; {
 	case v == "gzip-1" && gzip.Exact:
 	case strings.HasPrefix(v, "gzip"), strings.HasPrefix(v, "zstd"):

@@ -479,11 +479,7 @@ func Resumable(sc *scanfile.Scan, name string) (model.Settings, error) {
 				name, escape.Path(string(p)), escape.Path(string(sc.Dir)))}
 		}
 	}
-	set, err := sc.Model.Settings()
-	var p *zio.Policy
-	if err == nil {
-		p, err = set.Policy()
-	}
+	set, p, err := rebuild(sc.Model)
 	if err != nil {
 		return set, &UsageError{fmt.Errorf("%s: its flags are not valid for this ddtsim: %v", name, err)}
 	}
@@ -493,15 +489,22 @@ func Resumable(sc *scanfile.Scan, name string) (model.Settings, error) {
 	return set, nil
 }
 
+// rebuild turns a saved model back into the settings and the policy
+// they give.
+func rebuild(m model.Model) (model.Settings, *zio.Policy, error) {
+	set, err := m.Settings()
+	if err != nil {
+		return set, nil, err
+	}
+	p, err := set.Policy()
+	return set, p, err
+}
+
 // FromSaved returns the result a saved (or merged) scan holds, as Run
 // returned it, for Report. It fails when this ddtsim cannot rebuild the
 // scan's model.
 func FromSaved(sc *scanfile.Scan) (*Result, error) {
-	set, err := sc.Model.Settings()
-	var p *zio.Policy
-	if err == nil {
-		p, err = set.Policy()
-	}
+	set, p, err := rebuild(sc.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -513,11 +516,7 @@ func FromSaved(sc *scanfile.Scan) (*Result, error) {
 // it, for Report (it has no table: Result.Scan.Table is nil). It fails
 // when this ddtsim cannot rebuild the scans' model.
 func FromMerged(m *scanfile.Merged) (*Result, error) {
-	set, err := m.Model.Settings()
-	var p *zio.Policy
-	if err == nil {
-		p, err = set.Policy()
-	}
+	set, p, err := rebuild(m.Model)
 	if err != nil {
 		return nil, err
 	}

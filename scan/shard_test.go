@@ -89,14 +89,7 @@ func runShards(t *testing.T, set model.Settings, paths []string, n uint32) *shar
 		}
 		out.files = append(out.files, f)
 	}
-	m, err := scanfile.Merge(out.files, scanfile.MergeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.merged, err = scan.FromMerged(m); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(out.merged.Close)
+	out.merged = mergeShards(t, out.files)
 	// The progress of the shards adds up to the whole's.
 	if c := out.merged.Scan.Counters; uint64(files) != c.Files || uint64(pending) != c.LogicalBytes {
 		t.Errorf("%d shards: progress %d files, %d bytes; the merged scan %d files, %d bytes", n, files, pending, c.Files, c.LogicalBytes)
@@ -336,14 +329,7 @@ func runShardsOpts(t *testing.T, set model.Settings, paths []string, n uint32, o
 		res.Close()
 		out.files = append(out.files, f)
 	}
-	m, err := scanfile.Merge(out.files, scanfile.MergeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.merged, err = scan.FromMerged(m); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(out.merged.Close)
+	out.merged = mergeShards(t, out.files)
 	return out
 }
 
@@ -427,15 +413,7 @@ func TestShardResumeKeepsShard(t *testing.T) {
 			t.Fatalf("resumed shard saved: %v, complete %v, shard %+v", err, h != nil && h.Complete, h.Shard)
 		}
 	}
-	m, err := scanfile.Merge(files, scanfile.MergeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	merged, err := scan.FromMerged(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer merged.Close()
+	merged := mergeShards(t, files)
 	checkShards(t, &shards{merged: merged, each: []analyzer.Counters{{Dirs: single.Scan.Counters.Dirs}}}, single, want)
 }
 
@@ -528,4 +506,19 @@ func TestShardResumeSkipsItsDoneShareOfAChangedFile(t *testing.T) {
 		testkit.Write(t, big, testkit.Rand(1, 4<<20))
 		syscall.Stat(big, &st)
 	}
+}
+
+// mergeShards merges the saved shard scans as ddtsim merge does.
+func mergeShards(t *testing.T, files []string) *scan.Result {
+	t.Helper()
+	m, err := scanfile.Merge(files, scanfile.MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := scan.FromMerged(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(merged.Close)
+	return merged
 }

@@ -12,8 +12,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
@@ -107,7 +105,7 @@ func Merge(paths []string, opts MergeOptions) (*Merged, error) {
 			AddCounters(&m.Counters, &in.Counters)
 		}
 	}
-	if err := m.mergeTables(paths, scans, policy, opts); err != nil {
+	if err := m.mergeTables(scans, policy, opts); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -313,7 +311,7 @@ type partResult struct {
 
 // mergeTables merges the tables partition by partition, several at once
 // as opts allow.
-func (m *Merged) mergeTables(paths []string, scans []*input, policy *zio.Policy, opts MergeOptions) error {
+func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptions) error {
 	jobs := opts.Jobs
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
@@ -332,31 +330,10 @@ func (m *Merged) mergeTables(paths []string, scans []*input, policy *zio.Policy,
 	m.Memory = int64(jobs) * per
 	sample := m.Model.Sample > 1
 	results := make([]*partResult, Partitions)
-	errs := make([]error, Partitions)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	var failed atomic.Bool
-	for range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for p := range next {
-				if failed.Load() {
-					continue
-				}
-				results[p], errs[p] = mergePartition(p, scans, policy, sample)
-				if errs[p] != nil {
-					failed.Store(true)
-				}
-			}
-		}()
-	}
-	for p := range Partitions {
-		next <- p
-	}
-	close(next)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := eachPartition(jobs, func(p int) (err error) {
+		results[p], err = mergePartition(p, scans, policy, sample)
+		return err
+	}); err != nil {
 		return err
 	}
 	m.Histogram = &ddt.Histogram{}

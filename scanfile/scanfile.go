@@ -454,19 +454,3 @@ func readNames(dir string) ([]string, error) {
 	defer d.Close()
 	return d.Readdirnames(-1)
 }
-
-// IsSaved reports whether path looks like a saved scan (a directory with
-// a manifest, or a file starting like one of version 1), for messages.
-func IsSaved(path string) bool {
-	if _, err := os.Stat(filepath.Join(path, ManifestName)); err == nil {
-		return true
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, len(magicV1))
-	n, _ := io.ReadFull(f, head)
-	return strings.HasPrefix(string(head[:n]), magicV1)
-}

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/snappy"
@@ -173,9 +174,29 @@ func writeTable(dir string, t *ddt.Table) ([]Part, error) {
 	for passes < 1<<20 && n*rowBytes/passes > writeBudget {
 		passes *= 2
 	}
+	var parts []Part
+	var err error
 	if passes == 1 {
-		return writeParallel(dir, t, n)
+		parts, err = writeParallel(dir, t, n)
+	} else {
+		parts, err = writeSorted(dir, t, n, passes)
 	}
+	if err != nil {
+		return nil, err
+	}
+	var rows int64
+	for _, part := range parts {
+		rows += part.Rows
+	}
+	if rows != n {
+		return nil, fmt.Errorf("the table gave %d entries of %d: it could not be read back completely", rows, n)
+	}
+	return parts, nil
+}
+
+// writeSorted is writeTable in passes over ranges of the key space, each
+// read from the table, sorted and appended to the partition it lies in.
+func writeSorted(dir string, t *ddt.Table, n, passes int64) ([]Part, error) {
 	// The rows come in key order, so partition after partition: one file
 	// is open at a time (one row group buffered).
 	parts := make([]Part, 0, Partitions)
@@ -243,13 +264,6 @@ func writeTable(dir string, t *ddt.Table) ([]Part, error) {
 	if err := upTo(Partitions); err != nil {
 		return nil, err
 	}
-	var rows int64
-	for _, part := range parts {
-		rows += part.Rows
-	}
-	if rows != n {
-		return nil, fmt.Errorf("the table gave %d entries of %d: it could not be read back completely", rows, n)
-	}
 	return parts, nil
 }
 
@@ -279,25 +293,40 @@ func writeParallel(dir string, t *ddt.Table, n int64) ([]Part, error) {
 		return nil, err
 	}
 	parts := make([]Part, Partitions)
+	err := eachPartition(runtime.GOMAXPROCS(0), func(p int) error {
+		slices.SortFunc(rows[p], cmpRows)
+		w, err := newPartWriter(filepath.Join(dir, PartName(p)))
+		if err != nil {
+			return err
+		}
+		if err := w.write(rows[p]); err != nil {
+			w.abort()
+			return err
+		}
+		rows[p] = nil
+		parts[p], err = w.close()
+		return err
+	})
+	return parts, err
+}
+
+// eachPartition runs f for every partition, on jobs goroutines at most;
+// after a failure it starts no other partition, and returns every error.
+func eachPartition(jobs int, f func(p int) error) error {
 	errs := make([]error, Partitions)
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), Partitions) {
+	var failed atomic.Bool
+	for range max(1, min(jobs, Partitions)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for p := range next {
-				slices.SortFunc(rows[p], cmpRows)
-				w, err := newPartWriter(filepath.Join(dir, PartName(p)))
-				if err == nil {
-					if err = w.write(rows[p]); err != nil {
-						w.abort()
-					} else {
-						parts[p], err = w.close()
+				if !failed.Load() {
+					if errs[p] = f(p); errs[p] != nil {
+						failed.Store(true)
 					}
 				}
-				errs[p] = err
-				rows[p] = nil
 			}
 		}()
 	}
@@ -306,17 +335,7 @@ func writeParallel(dir string, t *ddt.Table, n int64) ([]Part, error) {
 	}
 	close(next)
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	var total int64
-	for _, part := range parts {
-		total += part.Rows
-	}
-	if total != n {
-		return nil, fmt.Errorf("the table gave %d entries of %d: it could not be read back completely", total, n)
-	}
-	return parts, nil
+	return errors.Join(errs...)
 }
 
 // syncFiles makes the files durable, all at once (a journaling file

@@ -3,11 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/ddtsim/ddtsim/histsql"
 	"github.com/ddtsim/ddtsim/internal/escape"
-	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/scanfile"
 )
 
@@ -55,25 +53,5 @@ func (r *reportCmd) Run(std *streams) error {
 	if err != nil {
 		return err
 	}
-	for _, n := range mg.Notes {
-		fmt.Fprintln(std.stderr, "ddtsim: note:", n)
-	}
-	res, err := scan.FromMerged(mg)
-	if err != nil {
-		return err
-	}
-	rep, err := res.Report(ram)
-	if err != nil {
-		return err
-	}
-	if err := writeReport(rep, format{zdb: r.Zdb, json: r.JSON, csv: r.CSV}, std.stdout, std.stderr); err != nil {
-		return fmt.Errorf("writing the report: %w", err)
-	}
-	if len(mg.Partial) > 0 {
-		fmt.Fprintf(std.stderr, "ddtsim: the result is partial: interrupted scans: %s (ddtsim resume DIR completes one)\n", escape.Path(strings.Join(mg.Partial, ", ")))
-	}
-	if res.Scan.Counters.Errors > 0 {
-		return statusError{exitWithErrors, ""}
-	}
-	return nil
+	return printMerged(mg, format{zdb: r.Zdb, json: r.JSON, csv: r.CSV}, ram, std.stdout, std.stderr)
 }

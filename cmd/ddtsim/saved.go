@@ -124,16 +124,22 @@ func (m *mergeCmd) Run(std *streams) error {
 	if err != nil {
 		return err // a *scanfile.ModelError or ErrSameScan is a usage error
 	}
+	return printMerged(mg, format{zdb: m.Zdb, json: m.JSON}, ram, stdout, stderr)
+}
+
+// printMerged prints merged scans' notes and report (merge, report
+// --histogram), and says which scans were interrupted.
+func printMerged(mg *scanfile.Merged, f format, ram uint64, stdout, stderr io.Writer) error {
 	for _, n := range mg.Notes {
 		fmt.Fprintln(stderr, "ddtsim: note:", n)
 	}
 	res, err := scan.FromMerged(mg)
 	if err == nil {
-		err = printResult(res, m.Zdb, m.JSON, ram, stdout, stderr)
+		err = printResult(res, f, ram, stdout, stderr)
 	}
 	if st := (statusError{}); len(mg.Partial) > 0 && (err == nil || errors.As(err, &st)) {
 		fmt.Fprintf(stderr, "ddtsim: the result is partial: interrupted scans: %s (ddtsim resume DIR completes one)\n",
-			strings.Join(mg.Partial, ", "))
+			escape.Path(strings.Join(mg.Partial, ", ")))
 	}
 	return err
 }
@@ -146,17 +152,17 @@ func printSaved(sc *scanfile.Scan, zdb, json bool, ram uint64, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	return printResult(res, zdb, json, ram, stdout, stderr)
+	return printResult(res, format{zdb: zdb, json: json}, ram, stdout, stderr)
 }
 
 // printResult prints the report of res, as printSaved.
-func printResult(res *scan.Result, zdb, json bool, ram uint64, stdout, stderr io.Writer) error {
+func printResult(res *scan.Result, f format, ram uint64, stdout, stderr io.Writer) error {
 	rep, err := res.Report(ram)
 	if err != nil {
 		return err
 	}
 	rep.Counters.PeakRSS = analyzer.PeakRSS()
-	if err := writeReport(rep, format{zdb: zdb, json: json}, stdout, stderr); err != nil {
+	if err := writeReport(rep, f, stdout, stderr); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	if res.Scan.Counters.Errors > 0 {

@@ -391,3 +391,14 @@ func forTest(t testing.TB, input string, paths func() ([]string, error)) ([]Case
 	}
 	return cases, inputs
 }
+
+// Properties are the dataset properties the case set, as "name=value",
+// sorted by name: what ddtsim takes as -o (model.Text.Properties).
+func (c Case) Properties() []string {
+	out := make([]string, 0, len(c.Props))
+	for k, v := range c.Props {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
