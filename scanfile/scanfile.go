@@ -308,21 +308,12 @@ func Read(path string, opts DecodeOptions) (*Scan, error) {
 		return nil, err
 	}
 	s := &Scan{Header: m.Header, Counters: m.Counters}
-	if opts.Check != nil {
-		if err := opts.Check(&s.Header); err != nil {
-			return nil, err
-		}
-	}
-	if opts.HeaderOnly {
-		return s, nil
-	}
-	p, err := s.Model.Policy()
+	p, err := s.begin(opts)
 	if err != nil {
-		return nil, fmt.Errorf("%s: the saved model: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	s.Table = opts.Table
-	if s.Table == nil {
-		s.Table = ddt.NewTable(p.DSize)
+	if p == nil {
+		return s, nil
 	}
 	for i, part := range m.Parts {
 		pr, err := openPart(path, i, part, true)
@@ -368,6 +359,29 @@ func checkModel(pr *partReader, r *Row, p *zio.Policy) error {
 			pr.name, ErrPart, pr.rows-1, r.DSize, want, r.PSize)
 	}
 	return nil
+}
+
+// begin does what reading a saved scan does between its header and its
+// table (DecodeOptions): Check, HeaderOnly (nil policy), and the table to
+// fill, made for the model's policy, which it returns.
+func (s *Scan) begin(opts DecodeOptions) (*zio.Policy, error) {
+	if opts.Check != nil {
+		if err := opts.Check(&s.Header); err != nil {
+			return nil, err
+		}
+	}
+	if opts.HeaderOnly {
+		return nil, nil
+	}
+	p, err := s.Model.Policy()
+	if err != nil {
+		return nil, fmt.Errorf("the saved model: %w", err)
+	}
+	s.Table = opts.Table
+	if s.Table == nil {
+		s.Table = ddt.NewTable(p.DSize)
+	}
+	return p, nil
 }
 
 // ReadHeader reads only the header of the saved scan at path.

@@ -115,21 +115,12 @@ func decodeV1(r io.Reader, opts DecodeOptions) (*Scan, error) {
 			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
 	}
-	if opts.Check != nil {
-		if err := opts.Check(&s.Header); err != nil {
-			return nil, err
-		}
-	}
-	if opts.HeaderOnly {
-		return s, nil
-	}
-	p, err := s.Model.Policy()
+	p, err := s.begin(opts)
 	if err != nil {
-		return nil, fmt.Errorf("the saved model: %w", err)
+		return nil, err
 	}
-	s.Table = opts.Table
-	if s.Table == nil {
-		s.Table = ddt.NewTable(p.DSize)
+	if p == nil {
+		return s, nil
 	}
 	count, err := hr.uvarint("entries")
 	if err != nil {
