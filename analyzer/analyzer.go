@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -116,6 +117,25 @@ type Options struct {
 	// cancelled, the records reported are exactly those the result holds
 	// (a chunk once started is finished), which is what Resume needs.
 	Done func(f FileInfo, first, end uint64)
+	// Started, when set, is called for each file whose records the scan
+	// takes, once Resume has said which records of it are done already
+	// (done: sorted, disjoint, possibly past f.Records; nil without
+	// Resume), on the walk's goroutine, in the walk's order
+	// (source.Position), before any Done of the file.
+	Started func(f FileInfo, done []Span)
+	// Finished, when set with Started, is called once the scan is through
+	// with a file Started reported: every record accounted, or given up
+	// (a read error, a file that shrank), after its last Done. It is not
+	// called for a file left unfinished because the scan was cancelled.
+	// It is called from several goroutines at once.
+	Finished func(f FileInfo)
+	// CheckpointEvery > 0, with Checkpoint: at this interval the scan
+	// stops its workers between chunks (a chunk once started is
+	// finished) and calls Checkpoint with its state, consistent with what
+	// Done and Finished reported so far; the workers go on when it
+	// returns, so it should only copy what it keeps (see State).
+	CheckpointEvery time.Duration
+	Checkpoint      func(State)
 	// Resume, when set, continues an earlier scan (see Resume).
 	Resume *Resume
 	// Mem > 0 bounds the table's memory, bytes: beyond it the table is
@@ -283,6 +303,7 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, 
 			s.work(ctx, chunks, c)
 		}(&workerCounters[i])
 	}
+	stopCheckpoints := s.checkpoints(workerCounters)
 	walked := src.Walk(ctx, func(f *source.File) { s.visit(ctx, f, chunks) }, s.warn)
 	walkDone := ctx.Err() == nil // Walk returns early only when ctx is cancelled
 	if p := opts.Progress; p != nil && walkDone {
@@ -290,6 +311,7 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, 
 	}
 	close(chunks)
 	wg.Wait()
+	stopCheckpoints()
 
 	res := &Result{Table: s.table, Counters: Counters{Files: walked.Files, Dirs: walked.Dirs, Symlinks: walked.Symlinks,
 		Special: walked.Special, HardLinks: walked.HardLinks, Devices: walked.Devices, OtherFS: walked.OtherFS,

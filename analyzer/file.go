@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/ddtsim/ddtsim/ddt"
@@ -28,6 +29,14 @@ type scan struct {
 	walkLane *Lane  // the hole runs' accounting, on the walk's goroutine
 
 	changedFiles atomic.Int64
+
+	// gate stops the workers and the walk's accounting for a checkpoint
+	// (checkpoint.go): each holds it shared while it accounts records
+	// and reports them (Done, Finished); a checkpoint holds it alone.
+	gate sync.RWMutex
+	// files and bytes counted by the walk so far (the files visited
+	// that this shard counts), for a checkpoint's counters.
+	walkFiles, walkBytes atomic.Uint64
 }
 
 // file is one file being scanned (a regular file or a block device); its
@@ -44,6 +53,11 @@ type file struct {
 	// incomplete: some chunks were left undone (the scan was cancelled,
 	// or a read failed), so the file is not checked for changes.
 	incomplete atomic.Bool
+	// abandoned: chunks were left undone because the scan was cancelled:
+	// the file is not Finished.
+	abandoned atomic.Bool
+	// started: Options.Started was told of the file.
+	started bool
 	// limit is how many records the file has now: nrec, less once a
 	// read found it shorter (shrank). Records from limit on are not
 	// accounted from then on.
@@ -124,6 +138,10 @@ func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 	if s.opts.OnFile != nil && counted {
 		tag = s.opts.OnFile(FileEvent{Path: sf.Path, Arg: sf.Arg, Size: sf.Size})
 	}
+	if counted {
+		s.walkFiles.Add(1)
+		s.walkBytes.Add(sf.Size)
+	}
 	if sf.Size == 0 {
 		if p := s.opts.Progress; p != nil && counted {
 			p.Files.Add(1)
@@ -145,7 +163,7 @@ func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 		p.BytesPending.Add(int64(pending))
 	}
 	fl.limit.Store(nrec)
-	fl.info = FileInfo{Path: sf.Path, Dev: sf.Dev, Ino: sf.Ino, Size: sf.Size, Mtime: sf.Mtime, Records: nrec}
+	fl.info = FileInfo{Path: sf.Path, Arg: sf.Arg, Dev: sf.Dev, Ino: sf.Ino, Size: sf.Size, Mtime: sf.Mtime, Records: nrec}
 	switch s.opts.Sparse {
 	case model.SparseAlways:
 		fl.copyHoles = true
@@ -170,11 +188,20 @@ func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 			nchunks += int64((sg.end - sg.first + per - 1) / per)
 		}
 	}
-	fl.refs.Store(nchunks)
+	// One reference more than the chunks: the walk's own, released once
+	// it has accounted the file's hole runs too, so that the file is
+	// finished (checked, closed, Finished) after all of its records.
+	fl.refs.Store(nchunks + 1)
+	if s.opts.Started != nil {
+		fl.started = true
+		s.opts.Started(fl.info, done)
+	}
 	sent := int64(0)
 	for _, sg := range segs {
 		if !sg.data {
+			s.gate.RLock()
 			s.holeRun(fl, sg.first, sg.end)
+			s.gate.RUnlock()
 			continue
 		}
 		for first := sg.first; first < sg.end; first += per {
@@ -182,20 +209,25 @@ func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 			case out <- chunk{f: fl, first: first, end: min(first+per, sg.end)}:
 				sent++
 			case <-ctx.Done():
-				// Release the chunks that will never be sent.
+				// Release the chunks that will never be sent, and the
+				// walk's own reference.
 				fl.incomplete.Store(true)
-				for ; sent < nchunks; sent++ {
+				fl.abandoned.Store(true)
+				s.gate.RLock()
+				for ; sent <= nchunks; sent++ {
 					s.release(fl)
 				}
+				s.gate.RUnlock()
 				return
 			}
 		}
 	}
-	if nchunks == 0 {
-		// Nothing to read (all holes, or all done before a resume): the
-		// file may still have changed since it was opened.
-		s.finish(fl)
-	}
+	// Nothing left to read (all holes, or all done before a resume), or
+	// the last chunk finishes it: the file may still have changed since
+	// it was opened.
+	s.gate.RLock()
+	s.release(fl)
+	s.gate.RUnlock()
 }
 
 // othersShare lists the runs of records that other shards take, in a
@@ -333,6 +365,9 @@ func (s *scan) finish(fl *file) {
 		}
 	}
 	fl.src.Close()
+	if fl.started && !fl.abandoned.Load() {
+		s.opts.Finished(fl.info)
+	}
 }
 
 // errShrank says that a file shrank while it was read: the result holds

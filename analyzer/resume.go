@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/source"
 )
 
 // Stopping and resuming.
@@ -19,12 +20,16 @@ import (
 // records an earlier scan did in a file only while it is unchanged.
 type FileInfo struct {
 	Path    string // as the walk reached it (under the path named)
+	Arg     int    // index of the path named under which it was found (source.File.Arg)
 	Dev     uint64 // st_dev
 	Ino     uint64 // st_ino
 	Size    uint64 // bytes, when opened
 	Mtime   int64  // modification time when opened, nanoseconds since the epoch
 	Records uint64 // level-0 records of the file, holes included
 }
+
+// Position is f's place in the walk's order.
+func (f *FileInfo) Position() source.Position { return source.Position{Arg: f.Arg, Path: f.Path} }
 
 // Span is a run of records [First, End) of a file.
 type Span struct{ First, End uint64 }

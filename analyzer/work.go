@@ -16,35 +16,43 @@ import (
 // still queued are left undone, but a chunk already started is finished,
 // so that Options.Done reports exactly what the result holds.
 func (s *scan) work(ctx context.Context, in <-chan chunk, c *Counters) {
-	p := s.opts.Policy
 	var buf []byte // a record, made at the first chunk read
-	zeros := s.zeros
-	lane := &Lane{Policy: p, Table: s.table, Zero: s.zero, Sample: s.opts.Sample}
+	lane := &Lane{Policy: s.opts.Policy, Table: s.table, Zero: s.zero, Sample: s.opts.Sample}
 	for ch := range in {
-		fl := ch.f
-		if ctx.Err() != nil {
-			fl.incomplete.Store(true)
-			s.release(fl)
-			continue
-		}
-		if buf == nil {
-			buf = make([]byte, p.RecordSize)
-		}
-		i := ch.first
-		for ; i < ch.end && !fl.failed.Load() && i < fl.limit.Load(); i++ {
-			if !s.record(fl, i, buf[:fl.lsize], zeros, lane, c) {
-				break
-			}
-		}
-		if i > ch.first {
-			fl.accounted(i)
-		}
-		s.done(fl, ch.first, i)
-		if i < ch.end {
-			fl.incomplete.Store(true)
-		}
-		s.release(fl)
+		s.gate.RLock()
+		buf = s.chunk(ctx, ch, buf, lane, c)
+		s.gate.RUnlock()
 	}
+}
+
+// chunk reads and accounts one chunk, under the gate (shared), with buf
+// for a record (made when nil); it returns buf.
+func (s *scan) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, c *Counters) []byte {
+	fl := ch.f
+	if ctx.Err() != nil {
+		fl.incomplete.Store(true)
+		fl.abandoned.Store(true)
+		s.release(fl)
+		return buf
+	}
+	if buf == nil {
+		buf = make([]byte, s.opts.Policy.RecordSize)
+	}
+	i := ch.first
+	for ; i < ch.end && !fl.failed.Load() && i < fl.limit.Load(); i++ {
+		if !s.record(fl, i, buf[:fl.lsize], s.zeros, lane, c) {
+			break
+		}
+	}
+	if i > ch.first {
+		fl.accounted(i)
+	}
+	s.done(fl, ch.first, i)
+	if i < ch.end {
+		fl.incomplete.Store(true)
+	}
+	s.release(fl)
+	return buf
 }
 
 // record handles record i of fl; data is an LSIZE-byte buffer. It returns

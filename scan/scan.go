@@ -84,7 +84,21 @@ type Options struct {
 	// shards' could not be added up. A resumed scan (Resume) must have
 	// been made with the same Shard.
 	Shard source.Shard
+	// Checkpoint, with Save, is how often the scan is saved while it
+	// runs, so that a scan killed (kill -9, an OOM kill, a power cut)
+	// loses at most that much work: `ddtsim resume` continues from the
+	// last checkpoint. 0 means DefaultCheckpoint; a negative value saves
+	// only at the end (and when interrupted).
+	Checkpoint time.Duration
+	// Checkpointed, when set, receives each checkpoint's report (its
+	// pause, its writing time, its error), from another goroutine. A
+	// checkpoint that fails (a full disk) does not stop the scan: the
+	// previous one stays.
+	Checkpointed func(CheckpointReport)
 }
+
+// DefaultCheckpoint is the interval of Options.Checkpoint when 0.
+const DefaultCheckpoint = 5 * time.Minute
 
 // Result is a finished (or interrupted) scan: the table, its counters and
 // what is needed to report it.
@@ -107,7 +121,8 @@ type Result struct {
 	// them stays in the result.
 	Missed []source.Problem
 
-	spillDir string // Options.Mem's runs, removed by Close
+	mu       sync.Mutex // Problems, while the scan runs
+	spillDir string     // Options.Mem's runs, removed by Close
 	// walkKnown: Scan.WalkDone says how far the walk got (a scan run
 	// here, not one read from a file).
 	walkKnown bool
@@ -238,12 +253,30 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		return nil, &UsageError{errors.New("--top needs --by: it keeps the largest groups of the breakdown")}
 	}
 	res := &Result{Settings: set, Policy: p, Paths: paths, top: opts.Top}
+	if r := opts.Resume; r != nil {
+		// The files that changed while the saved part read them stay
+		// counted; the other problems the walk meets again.
+		for _, p := range r.Problems {
+			if p.Kind == "changed" {
+				res.Problems = append(res.Problems, p)
+			}
+		}
+	}
 	if opts.Mem > 0 {
 		if res.spillDir, err = makeSpillDir(opts.TmpDir); err != nil {
 			return nil, err
 		}
 	}
-	var mu sync.Mutex
+	var tracker *scanfile.Tracker
+	if opts.Save != "" {
+		var files []scanfile.File
+		var pos *scanfile.Position
+		version := scanfile.Version
+		if r := opts.Resume; r != nil {
+			files, pos, version = r.Files, r.Position, r.Version
+		}
+		tracker = scanfile.NewTracker(files, pos, version)
+	}
 	ao := analyzer.Options{
 		Policy:        p,
 		Sparse:        set.Sparse,
@@ -270,9 +303,12 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 				return
 			}
 			pb := problemOf(path, err)
-			mu.Lock()
+			if tracker != nil && !errors.Is(err, source.ErrChanged) {
+				tracker.Unread(path)
+			}
+			res.mu.Lock()
 			res.Problems = append(res.Problems, pb)
-			mu.Unlock()
+			res.mu.Unlock()
 			if opts.Warn != nil {
 				opts.Warn(pb)
 			}
@@ -284,14 +320,16 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 	if acc != nil {
 		ao.OnFile, ao.OnBlock, ao.BlockRuns = acc.File, acc.Block, true
 	}
-	var tracker *scanfile.Tracker
-	if opts.Save != "" {
-		var files []scanfile.File
-		if opts.Resume != nil {
-			files = opts.Resume.Files
+	var ck *checkpointer
+	if tracker != nil {
+		ao.Done, ao.Started, ao.Finished = tracker.Done, tracker.Started, tracker.Finished
+		if every := opts.Checkpoint; every >= 0 {
+			if every == 0 {
+				every = DefaultCheckpoint
+			}
+			ck = &checkpointer{res: res, opts: &opts, tracker: tracker}
+			ao.CheckpointEvery, ao.Checkpoint = every, ck.take
 		}
-		tracker = scanfile.NewTracker(files)
-		ao.Done = tracker.Done
 		if r := opts.Resume; r != nil {
 			ao.Resume = &analyzer.Resume{Table: r.Table, Counters: r.Counters, Done: tracker.Skip}
 			if opts.Shard.Sharded() {
@@ -309,6 +347,7 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		}
 	}
 	res.Scan, err = analyzer.Scan(ctx, paths, ao)
+	ck.wait()
 	res.walkKnown = true
 	if err != nil {
 		if ctx.Err() == nil || !errors.Is(err, ctx.Err()) || res.Scan == nil {
@@ -321,7 +360,7 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		res.Breakdown = acc.Result(res.Scan.Table)
 	}
 	if r := opts.Resume; r != nil {
-		res.resumed(r, tracker)
+		res.resumed(tracker)
 	}
 	if opts.Save != "" {
 		if serr := res.save(opts, tracker); serr != nil {
@@ -391,18 +430,9 @@ func Reason(path string, err error) string {
 }
 
 // resumed completes a resumed scan's problems with what the saved part
-// knew: the files that changed while it read them stay counted, and a
-// file it had partly done that the walk did not find again is an error.
-func (res *Result) resumed(r *scanfile.Scan, tracker *scanfile.Tracker) {
-	var kept []source.Problem
-	for _, p := range r.Problems {
-		if p.Kind == "changed" {
-			kept = append(kept, p)
-		}
-	}
-	if kept != nil {
-		res.Problems = append(kept, res.Problems...)
-	}
+// knew: a file it had partly done that the walk did not find again is an
+// error.
+func (res *Result) resumed(tracker *scanfile.Tracker) {
 	if res.Partial || tracker == nil {
 		return
 	}
@@ -418,15 +448,30 @@ func (res *Result) resumed(r *scanfile.Scan, tracker *scanfile.Tracker) {
 
 // save writes the scan to opts.Save.
 func (res *Result) save(opts Options, tracker *scanfile.Tracker) error {
+	hdr := res.header(&opts, tracker, !res.Partial)
+	if err := scanfile.Write(opts.Save, &scanfile.Scan{Header: hdr, Table: res.Scan.Table, Counters: res.Scan.Counters}); err != nil {
+		return &SaveError{Path: opts.Save, Err: err}
+	}
+	return nil
+}
+
+// header is the saved scan's header: its settings, paths, problems so far
+// and the tracker's progress.
+func (res *Result) header(opts *Options, tracker *scanfile.Tracker, complete bool) scanfile.Header {
+	pos, files := tracker.Progress()
+	res.mu.Lock()
+	problems := append([]source.Problem{}, res.Problems...)
+	res.mu.Unlock()
 	hdr := scanfile.Header{
 		Ddtsim:   Version(),
 		Created:  time.Now().UTC().Truncate(time.Second),
 		Model:    res.Settings.Model(res.Policy),
 		Options:  scanfile.Options{Follow: opts.Follow, CountLinks: opts.CountLinks, OneFileSystem: opts.OneFileSystem},
 		Paths:    scanfile.Paths(res.Paths),
-		Complete: !res.Partial,
-		Problems: append([]source.Problem{}, res.Problems...),
-		Files:    tracker.Files(),
+		Complete: complete,
+		Problems: problems,
+		Position: pos,
+		Files:    files,
 		Shard:    savedShard(opts.Shard),
 	}
 	hdr.Host, _ = os.Hostname()
@@ -436,10 +481,7 @@ func (res *Result) save(opts Options, tracker *scanfile.Tracker) error {
 	if r := opts.Resume; r != nil {
 		hdr.Host, hdr.Dir = r.Host, r.Dir
 	}
-	if err := scanfile.Write(opts.Save, &scanfile.Scan{Header: hdr, Table: res.Scan.Table, Counters: res.Scan.Counters}); err != nil {
-		return &SaveError{Path: opts.Save, Err: err}
-	}
-	return nil
+	return hdr
 }
 
 // savedShard is the header's record of shard sh: nil when not sharded.

@@ -22,12 +22,19 @@ type Header struct {
 	Model   model.Model `json:"model"`
 	Options Options     `json:"options"`
 	Paths   []Path      `json:"paths"` // the paths named, as given
-	// Complete is false for a scan that was interrupted: Files says
-	// where it stopped and `ddtsim resume` continues it.
+	// Complete is false for a scan that was interrupted: Position and
+	// Files say where it stopped and `ddtsim resume` continues it.
 	Complete bool             `json:"complete"`
 	Problems []source.Problem `json:"problems"` // paths that could not be read, or changed while read
-	// Files lists every file the scan took records from, sorted by path,
-	// with the records it took.
+	// Position (format version 3) is the place in the walk's order
+	// (source.Position) up to which every file is done; nil when none is.
+	Position *Position `json:"position,omitempty"`
+	// Files lists, sorted by path, the files Position does not cover
+	// that the scan took records from, with the records it took (in
+	// flight when it stopped, done out of order, or given up after a
+	// read error), and the paths it could not read (Unread). In format
+	// version 2 (no Position) it lists every file the scan took records
+	// from.
 	Files []File `json:"files"`
 	// Shard is the share of a sharded scan (ddtsim scan --shard i/N):
 	// {"index": i, "count": N}; absent for a scan of everything.
@@ -45,7 +52,11 @@ type Options struct {
 // File is one file a scan took records from, as it was when the scan
 // opened it, and the records done.
 type File struct {
-	Path    Path   `json:"path"`
+	Path Path `json:"path"`
+	Arg  int  `json:"arg,omitempty"` // index of the path named it was found under (format 3)
+	// Unread: a path the scan could not read, or list (a directory); a
+	// resume reads it, and what lies below it. Nothing else is set.
+	Unread  bool   `json:"unread,omitempty"`
 	Dev     uint64 `json:"dev"`
 	Ino     uint64 `json:"ino"`
 	Size    uint64 `json:"size"`     // bytes
@@ -56,6 +67,20 @@ type File struct {
 	// done completely.
 	Done [][2]uint64 `json:"done"`
 }
+
+// Position is a place in the walk's order (source.Position), in a saved
+// scan's header.
+type Position struct {
+	Arg  int  `json:"arg"`
+	Path Path `json:"path"`
+}
+
+func (p *Position) position() source.Position {
+	return source.Position{Arg: p.Arg, Path: string(p.Path)}
+}
+
+// position is f's place in the walk's order.
+func (f *File) position() source.Position { return source.Position{Arg: f.Arg, Path: string(f.Path)} }
 
 // Complete reports whether every record of f is done.
 func (f *File) Complete() bool {
@@ -73,6 +98,9 @@ func (f *File) DoneRecords() uint64 {
 
 // check validates f's runs.
 func (f *File) check() error {
+	if f.Unread && (len(f.Done) > 0 || f.Records > 0) {
+		return fmt.Errorf("file %q: unread, with records", string(f.Path))
+	}
 	prev := uint64(0)
 	for i, d := range f.Done {
 		if d[0] >= d[1] || d[1] > f.Records || (i > 0 && d[0] <= prev) {

@@ -199,9 +199,9 @@ func TestMergeRefusesDamagedTables(t *testing.T) {
 			m.Model.Copies = 1 // the rows' DSIZE are of copies=2
 			m.Paths = nil      // (only this one is merged: see corrupt)
 		}, []string{"part-", "a table of another model"}},
-		{"version 3", func(dir string, m *Manifest) {
-			m.Version = 3
-		}, []string{"_manifest.json", "format version 3"}},
+		{"version 4", func(dir string, m *Manifest) {
+			m.Version = 4
+		}, []string{"_manifest.json", "format version 4"}},
 		{"partitions missing from the manifest", func(dir string, m *Manifest) {
 			m.Parts = m.Parts[:8]
 		}, []string{"_manifest.json", "8 partitions listed, want 16"}},

@@ -1,6 +1,7 @@
 package scanfile
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -20,8 +22,11 @@ import (
 )
 
 // Version is the format version this package writes (the manifest's
-// "version"); it reads it and version 1.
-const Version = 2
+// "version"); it reads it and versions 1 and 2. Version 3 keeps a scan's
+// progress as a position in the walk's order (Header.Position) where 2
+// listed every file: a ddtsim reading only version 2 would scan again the
+// files behind the position, so the version changed.
+const Version = 3
 
 // Format is the manifest's "format": what the directory is.
 const Format = "ddtsim saved scan"
@@ -48,10 +53,12 @@ type Scan struct {
 	// Counters as the scan counted them (the figures derived from the
 	// table, UniqueBlocks, Stored, Embedded, are as saved; see Result).
 	Counters analyzer.Counters
+	// Version is the format version read (Version for a scan to write).
+	Version int
 }
 
 // Manifest is _manifest.json: the header, the counters and the partition
-// files of a saved scan (format version 2).
+// files of a saved scan (format versions 2 and 3).
 type Manifest struct {
 	Format  string `json:"format"`  // Format
 	Version int    `json:"version"` // Version
@@ -81,14 +88,37 @@ func setTableCounters(c *analyzer.Counters, st ddt.Summary) {
 	c.Embedded = st.EmbeddedRefs
 }
 
-// Write saves s in the directory path (format version 2: a manifest and
+// Write saves s in the directory path (format version 3: a manifest and
 // Partitions Parquet files) so that path holds either what it held before
 // or all of the new scan: everything is written to a new directory beside
 // path and synced, which then takes path's place (an exchange of the two
 // where the system has renameat2, else two renames); the old content is
 // removed last. path may hold a saved scan of either version, an empty
 // directory or an empty file (CheckReplaceable). New files get mode 0644.
-func Write(path string, s *Scan) (err error) {
+func Write(path string, s *Scan) error {
+	return write(path, s, func(dir string) ([]Part, error) { return writeTable(dir, s.Table) })
+}
+
+// WriteSnapshot is Write of s with the entries of snap in place of
+// s.Table's (a checkpoint: the table went on changing after the copy). It
+// consumes snap.
+func WriteSnapshot(path string, s *Scan, snap *Snapshot) error {
+	return write(path, s, func(dir string) ([]Part, error) {
+		rows := snap.rows
+		snap.rows = nil
+		if rows == nil {
+			return nil, errors.New("scanfile: a snapshot written twice")
+		}
+		parts, err := writeRows(dir, rows)
+		if err != nil {
+			return nil, err
+		}
+		return parts, checkRows(parts, snap.n)
+	})
+}
+
+// write is Write with the table files written into a directory by table.
+func write(path string, s *Scan, table func(dir string) ([]Part, error)) (err error) {
 	tmp, parent, err := createTempDir(path)
 	if err != nil {
 		return err
@@ -98,7 +128,7 @@ func Write(path string, s *Scan) (err error) {
 			os.RemoveAll(tmp)
 		}
 	}()
-	parts, err := writeTable(tmp, s.Table)
+	parts, err := table(tmp)
 	if err != nil {
 		return err
 	}
@@ -215,7 +245,8 @@ func createTempDir(path string) (string, string, error) {
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.MkdirTemp(dir, "."+base+".*.tmp")
+	removeStale(dir, base)
+	tmp, err := os.MkdirTemp(dir, fmt.Sprintf(".%s.%d-*.tmp", base, os.Getpid()))
 	if err == nil {
 		// MkdirTemp makes it 0700: an existing scan keeps its mode, a
 		// new one is 0777 less the umask, as mkdir makes it.
@@ -226,6 +257,42 @@ func createTempDir(path string) (string, string, error) {
 		os.Chmod(tmp, mode)
 	}
 	return tmp, dir, err
+}
+
+// RemoveStale removes what killed writes of the saved scan at path left
+// beside it (see removeStale); Write does it too.
+func RemoveStale(path string) {
+	dir, base := filepath.Split(filepath.Clean(path))
+	if dir == "" {
+		dir = "."
+	}
+	removeStale(dir, base)
+}
+
+// removeStale removes what a Write of dir/base killed before its end left
+// beside it: the directories .base.PID-N.tmp (and .tmp.old) of processes
+// that no longer run. Those of a live process (another ddtsim saving
+// there) are left alone.
+func removeStale(dir, base string) {
+	names, err := readNames(dir)
+	if err != nil {
+		return
+	}
+	prefix := "." + base + "."
+	for _, n := range names {
+		rest, ok := strings.CutPrefix(n, prefix)
+		if !ok || !(strings.HasSuffix(rest, ".tmp") || strings.HasSuffix(rest, ".tmp.old")) {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if unix.Kill(pid, 0) == unix.ESRCH {
+			os.RemoveAll(filepath.Join(dir, n))
+		}
+	}
 }
 
 // ReadManifest reads the manifest of the saved scan in directory dir and
@@ -246,11 +313,15 @@ func ReadManifest(dir string) (*Manifest, error) {
 		Format  string `json:"format"`
 		Version int    `json:"version"`
 	}
-	if json.Unmarshal(b, &probe) != nil || probe.Format != Format {
+	if err := json.Unmarshal(b, &probe); err != nil || probe.Format != Format {
+		if err != nil && bytes.Contains(b, []byte(`"format": "`+Format+`"`)) {
+			// A manifest cut short, or damaged, not another file.
+			return nil, fmt.Errorf("%s: %w: the manifest is cut short or damaged (%v)", name, ErrCorrupt, err)
+		}
 		return nil, fmt.Errorf("%s: %w", name, ErrNotScan)
 	}
-	if probe.Version != Version {
-		return nil, fmt.Errorf("%s: %w: format version %d; this ddtsim reads versions 1 and %d (it was written by another ddtsim: use that one, or a newer one)", name, ErrVersion, probe.Version, Version)
+	if probe.Version != Version && probe.Version != 2 {
+		return nil, fmt.Errorf("%s: %w: format version %d; this ddtsim reads versions 1 to %d (it was written by another ddtsim: use that one, or a newer one)", name, ErrVersion, probe.Version, Version)
 	}
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
@@ -280,7 +351,7 @@ type DecodeOptions struct {
 	HeaderOnly bool
 }
 
-// Read reads the saved scan at path: a directory (format version 2) or a
+// Read reads the saved scan at path: a directory (format version 2 or 3) or a
 // file of format version 1. The table is read into memory (Merge does
 // not need to). Errors name the file at fault.
 func Read(path string, opts DecodeOptions) (*Scan, error) {
@@ -307,7 +378,7 @@ func Read(path string, opts DecodeOptions) (*Scan, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Scan{Header: m.Header, Counters: m.Counters}
+	s := &Scan{Header: m.Header, Counters: m.Counters, Version: m.Version}
 	p, err := s.begin(opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -286,7 +286,7 @@ func TestTracker(t *testing.T) {
 		{Path: "changed", Ino: 3, Size: 1 << 20, Mtime: 5, Records: 8, Done: [][2]uint64{{2, 3}}},
 		{Path: "gone", Ino: 4, Size: 1 << 20, Mtime: 5, Records: 8, Done: [][2]uint64{{0, 1}}},
 	}
-	tr := NewTracker(saved)
+	tr := NewTracker(saved, nil, 2)
 	// A file done completely is skipped, even if it changed since.
 	if s, err := tr.Skip(analyzer.FileInfo{Path: "done", Ino: 9, Size: 300, Mtime: 7, Records: 1}); err != nil || !reflect.DeepEqual(s, []analyzer.Span{{First: 0, End: 1}}) {
 		t.Errorf("done: %v, %v", s, err)
@@ -302,9 +302,10 @@ func TestTracker(t *testing.T) {
 	if s, err := tr.Skip(analyzer.FileInfo{Path: "new", Records: 3}); s != nil || err != nil {
 		t.Errorf("new: %v, %v", s, err)
 	}
+	tr.Started(half, []analyzer.Span{{First: 0, End: 4}})
 	tr.Done(half, 4, 8)
 	tr.Done(analyzer.FileInfo{Path: "new", Ino: 5, Records: 3}, 1, 3)
-	files := tr.Files()
+	_, files := tr.Progress()
 	var names []string
 	for _, f := range files {
 		names = append(names, string(f.Path))
@@ -355,5 +356,74 @@ func TestMergeRefusesOtherModels(t *testing.T) {
 	}
 	if len(m.Notes) != 2 || !strings.Contains(m.Notes[0], "both scanned /home/a/vmstore on host hostA") {
 		t.Errorf("notes %q", m.Notes)
+	}
+}
+
+// The tracker keeps a position in the walk's order and the files after
+// it: files done are forgotten once the position passes them, whatever
+// order they finish in; a resumed scan skips what lies behind the
+// position, but for paths the saved scan could not read (and what lies
+// below them); a saved file taken on again is not listed from the saved
+// scan again (it would be read twice).
+func TestTrackerPosition(t *testing.T) {
+	fi := func(path string, records uint64) analyzer.FileInfo {
+		return analyzer.FileInfo{Path: path, Ino: uint64(len(path)), Size: records << 17, Records: records}
+	}
+	a, b, c := fi("d/a/x", 2), fi("d/a.txt", 3), fi("d/b", 4)
+	tr := NewTracker(nil, nil, Version)
+	for _, f := range []analyzer.FileInfo{a, b, c} {
+		tr.Started(f, nil)
+	}
+	tr.Done(b, 0, 3)
+	tr.Finished(b) // out of order: a is still in flight
+	if pos, files := tr.Progress(); pos != nil || len(files) != 1 || files[0].Path != "d/a.txt" {
+		t.Fatalf("b done before a: position %v, files %+v; want none, and b listed", pos, files)
+	}
+	tr.Done(a, 0, 2)
+	tr.Finished(a)
+	tr.Done(c, 0, 1)
+	tr.Unread("d/a/unlisted")
+	tr.Unread("d/a/gone")
+	pos, files := tr.Progress()
+	if pos == nil || pos.Path != "d/a.txt" {
+		t.Fatalf("position %v; want d/a.txt: a and b are done", pos)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, string(f.Path))
+	}
+	if strings.Join(names, " ") != "d/a/gone d/a/unlisted d/b" || !reflect.DeepEqual(files[2].Done, [][2]uint64{{0, 1}}) || !files[0].Unread {
+		t.Fatalf("files %+v", files)
+	}
+
+	// Resumed.
+	tr = NewTracker(files, pos, Version)
+	if s, err := tr.Skip(a); err != nil || !reflect.DeepEqual(s, []analyzer.Span{{First: 0, End: 2}}) {
+		t.Errorf("a, behind the position: %v, %v; want all done", s, err)
+	}
+	if s, err := tr.Skip(fi("d/a/unlisted/y", 1)); s != nil || err != nil {
+		t.Errorf("a file below a directory that could not be listed: %v, %v; want it read", s, err)
+	}
+	if s, err := tr.Skip(fi("d/a/new", 1)); err != nil || len(s) != 1 {
+		t.Errorf("a new file behind the position: %v, %v; want it skipped as done", s, err)
+	}
+	sc, err := tr.Skip(c)
+	if err != nil || !reflect.DeepEqual(sc, []analyzer.Span{{First: 0, End: 1}}) {
+		t.Errorf("c, in flight: %v, %v; want its first record done", sc, err)
+	}
+	if s, err := tr.Skip(fi("d/c", 1)); s != nil || err != nil {
+		t.Errorf("a file after the position: %v, %v; want it read", s, err)
+	}
+	tr.Started(c, sc)
+	tr.Done(c, 1, 4)
+	tr.Finished(c)
+	pos, files = tr.Progress()
+	names = nil
+	for _, f := range files {
+		names = append(names, string(f.Path))
+	}
+	// d/a/unlisted was reached; d/a/gone was not: still listed.
+	if pos == nil || pos.Path != "d/b" || strings.Join(names, " ") != "d/a/gone" {
+		t.Errorf("after c: position %v, files %v; want d/b and only d/a/gone", pos, names)
 	}
 }

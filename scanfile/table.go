@@ -184,14 +184,19 @@ func writeTable(dir string, t *ddt.Table) ([]Part, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parts, checkRows(parts, n)
+}
+
+// checkRows checks that the partitions hold the table's n entries.
+func checkRows(parts []Part, n int64) error {
 	var rows int64
 	for _, part := range parts {
 		rows += part.Rows
 	}
 	if rows != n {
-		return nil, fmt.Errorf("the table gave %d entries of %d: it could not be read back completely", rows, n)
+		return fmt.Errorf("the table gave %d entries of %d: it could not be read back completely", rows, n)
 	}
-	return parts, nil
+	return nil
 }
 
 // writeSorted is writeTable in passes over ranges of the key space, each
@@ -279,6 +284,16 @@ func cmpRows(a, b Row) int {
 // once: read once into one slice per partition, then each partition
 // sorted and written on its own, several at once (GOMAXPROCS).
 func writeParallel(dir string, t *ddt.Table, n int64) ([]Part, error) {
+	rows, err := captureRows(t, n)
+	if err != nil {
+		return nil, err
+	}
+	return writeRows(dir, rows)
+}
+
+// captureRows reads the n entries of t into one slice of rows per
+// partition, unsorted.
+func captureRows(t *ddt.Table, n int64) ([][]Row, error) {
 	rows := make([][]Row, Partitions)
 	for p := range rows {
 		rows[p] = make([]Row, 0, n/Partitions+n/Partitions/8+64)
@@ -289,9 +304,12 @@ func writeParallel(dir string, t *ddt.Table, n int64) ([]Part, error) {
 		rows[p] = append(rows[p], r)
 		return true
 	})
-	if err := t.Err(); err != nil {
-		return nil, err
-	}
+	return rows, t.Err()
+}
+
+// writeRows sorts and writes the rows of each partition (captureRows),
+// several partitions at once (GOMAXPROCS); it consumes rows.
+func writeRows(dir string, rows [][]Row) ([]Part, error) {
 	parts := make([]Part, Partitions)
 	err := eachPartition(runtime.GOMAXPROCS(0), func(p int) error {
 		slices.SortFunc(rows[p], cmpRows)
@@ -308,6 +326,36 @@ func writeParallel(dir string, t *ddt.Table, n int64) ([]Part, error) {
 		return err
 	})
 	return parts, err
+}
+
+// Snapshot is a copy of a table's entries (TakeSnapshot), to be written
+// later (WriteSnapshot) while the table goes on changing.
+type Snapshot struct {
+	rows [][]Row
+	n    int64
+}
+
+// Len is the number of entries in s.
+func (s *Snapshot) Len() int { return int(s.n) }
+
+// TakeSnapshot copies the entries of t, which must not change meanwhile,
+// into memory (48 bytes per entry): what a scan's checkpoint does while
+// its workers wait. ok is false, with no copy, when the copy would take
+// more than the memory a saved scan's writing may use (writeBudget, 256
+// MiB: about 5 million entries); the caller then writes t itself (Write).
+func TakeSnapshot(t *ddt.Table) (snap *Snapshot, ok bool, err error) {
+	n := int64(t.Len())
+	if err := t.Err(); err != nil {
+		return nil, false, err
+	}
+	if n*rowBytes > writeBudget {
+		return nil, false, nil
+	}
+	rows, err := captureRows(t, n)
+	if err != nil {
+		return nil, false, err
+	}
+	return &Snapshot{rows: rows, n: n}, true, nil
 }
 
 // eachPartition runs f for every partition, on jobs goroutines at most;

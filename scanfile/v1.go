@@ -100,13 +100,13 @@ func decodeV1(r io.Reader, opts DecodeOptions) (*Scan, error) {
 		return nil, ErrNotScan
 	}
 	if v := binary.BigEndian.Uint32(start[len(magicV1):]); v != 1 {
-		return nil, fmt.Errorf("%w: the file is of format version %d, this ddtsim reads versions 1 and %d (it was written by another ddtsim: use that one, or a newer one)", ErrVersion, v, Version)
+		return nil, fmt.Errorf("%w: the file is of format version %d, this ddtsim reads versions 1 to %d (it was written by another ddtsim: use that one, or a newer one)", ErrVersion, v, Version)
 	}
 	hdr, err := hr.section("header")
 	if err != nil {
 		return nil, err
 	}
-	s := &Scan{}
+	s := &Scan{Version: 1}
 	if err := json.Unmarshal(hdr, &s.Header); err != nil {
 		return nil, fmt.Errorf("%w: the header is not valid: %v", ErrCorrupt, err)
 	}

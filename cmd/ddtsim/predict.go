@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"time"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/internal/escape"
@@ -73,6 +75,19 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 	}
 	if sv := s.save; sv != nil {
 		opts.Save, opts.Resume = sv.target, sv.resume
+		opts.Checkpoint = s.Checkpoint
+		if s.Checkpoint == 0 {
+			opts.Checkpoint = -1 // only at the end
+		}
+		verbose := os.Getenv("DDTSIM_DEBUG_CHECKPOINTS") != ""
+		opts.Checkpointed = func(r scan.CheckpointReport) {
+			switch {
+			case r.Err != nil:
+				bar.println(fmt.Sprintf("ddtsim: checkpoint: %v; the scan goes on (the previous checkpoint stays)", r.Err))
+			case verbose:
+				bar.println(fmt.Sprintf("ddtsim: checkpoint: %d entries, workers paused %v, written in %v", r.Entries, r.Pause.Round(time.Microsecond), r.Write.Round(time.Millisecond)))
+			}
+		}
 	}
 	if testDoneHook != nil {
 		opts.Done = func(analyzer.FileInfo, uint64, uint64) { testDoneHook() }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/internal/escape"
@@ -37,12 +38,13 @@ type mergeCmd struct {
 }
 
 type resumeCmd struct {
-	Zdb    bool   `help:"Print only the zdb -S text, byte for byte." xor:"format"`
-	JSON   bool   `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
-	Jobs   int    `short:"j" default:"0" help:"Worker goroutines (0: one per CPU); fewer run at large recordsizes, so that the records in flight (two per worker) stay within 256 MiB: 8 at recordsize=16M."`
-	Mem    string `name:"mem" placeholder:"SIZE" help:"Bound the dedup table's memory, as for scan (the saved table is read into memory first)."`
-	TmpDir string `name:"tmpdir" placeholder:"DIR" help:"Where --mem writes its runs, as for scan."`
-	File   string `arg:"" name:"scan" help:"A scan saved with ddtsim --save DIR (or a file saved by ddtsim before version 2 of the format: it is saved again as a directory). It is rescanned with its own flags and paths, skipping what it did, and updated."`
+	Zdb        bool          `help:"Print only the zdb -S text, byte for byte." xor:"format"`
+	JSON       bool          `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
+	Jobs       int           `short:"j" default:"0" help:"Worker goroutines (0: one per CPU); fewer run at large recordsizes, so that the records in flight (two per worker) stay within 256 MiB: 8 at recordsize=16M."`
+	Mem        string        `name:"mem" placeholder:"SIZE" help:"Bound the dedup table's memory, as for scan (the saved table is read into memory first)."`
+	TmpDir     string        `name:"tmpdir" placeholder:"DIR" help:"Where --mem writes its runs, as for scan."`
+	Checkpoint time.Duration `name:"checkpoint" default:"5m" placeholder:"DURATION" help:"Save the scan every DURATION while it runs, as for scan --save (0: only at the end)."`
+	File       string        `arg:"" name:"scan" help:"A scan saved with ddtsim --save DIR (or a file saved by ddtsim before version 2 of the format: it is saved again as a directory). It is rescanned with its own flags and paths, skipping what it did, and updated."`
 }
 
 // testDoneHook, when set by a test, runs after each Done a saving scan
@@ -190,6 +192,11 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 		return err
 	}
 	name := escape.Path(r.File)
+	// What a run killed while saving left beside it (a checkpoint being
+	// written) goes, now that no run of it is writing.
+	if target, err := outpath.LinkTarget(r.File); err == nil {
+		scanfile.RemoveStale(target)
+	}
 	if saved.Complete {
 		fmt.Fprintf(stderr, "ddtsim: %s: the scan is complete; nothing to resume\n", name)
 		if st, err := os.Stat(r.File); err == nil && !st.IsDir() {
@@ -218,7 +225,7 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 	}
 	h := &saved.Header
 	s := &scanCmd{
-		Zdb: r.Zdb, JSON: r.JSON, Jobs: r.Jobs, Mem: r.Mem, TmpDir: r.TmpDir, Save: r.File,
+		Zdb: r.Zdb, JSON: r.JSON, Jobs: r.Jobs, Mem: r.Mem, TmpDir: r.TmpDir, Save: r.File, Checkpoint: r.Checkpoint,
 		Follow: h.Options.Follow, CountLinks: h.Options.CountLinks, OneFileSystem: h.Options.OneFileSystem,
 		Paths:  scanfile.Strings(h.Paths),
 		preset: &set,

@@ -201,14 +201,10 @@ func TestResumeAfterInterruptEqualsUninterrupted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var doneFiles int
-			for _, f := range h.Files {
-				if f.Complete() {
-					doneFiles++
-				}
-			}
-			if h.Complete || doneFiles == 0 || len(h.Files) > 200 {
-				t.Errorf("saved: complete %v, %d files of which %d done", h.Complete, len(h.Files), doneFiles)
+			// The progress: a position in the walk, and only the files
+			// in flight after it listed (a few per worker).
+			if h.Complete || h.Position == nil || len(h.Files) > 12 {
+				t.Errorf("saved: complete %v, position %v, %d files listed", h.Complete, h.Position, len(h.Files))
 			}
 
 			// Resumed, interrupted again.

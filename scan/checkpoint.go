@@ -1,0 +1,89 @@
+package scan
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/scanfile"
+)
+
+// CheckpointReport is what one checkpoint of a scan did
+// (Options.Checkpointed).
+type CheckpointReport struct {
+	// Pause is how long the workers waited: for the chunks in progress
+	// to end, then while the table and the progress were copied (or, for
+	// a table too large to copy, written).
+	Pause time.Duration
+	// Write is how long writing the checkpoint took, the workers running
+	// (but for a table too large to copy: then it is part of Pause).
+	Write time.Duration
+	// Entries is the number of table entries saved.
+	Entries int
+	// Err is the failure to save (a *SaveError), nil on success: the
+	// previous checkpoint is then still in place.
+	Err error
+}
+
+// checkpointer saves a running scan at the analyzer's checkpoints: under
+// the pause it copies the table and the progress, then writes them while
+// the scan goes on. One checkpoint is written at a time: a checkpoint
+// due while the previous one is still being written is skipped.
+type checkpointer struct {
+	res     *Result
+	opts    *Options
+	tracker *scanfile.Tracker
+	writing sync.WaitGroup
+	busy    atomic.Bool // a checkpoint is being written
+}
+
+// take is analyzer.Options.Checkpoint: it runs while the workers wait.
+func (c *checkpointer) take(st analyzer.State) {
+	start := time.Now()
+	if c.busy.Load() {
+		return
+	}
+	hdr := c.res.header(c.opts, c.tracker, false)
+	sc := &scanfile.Scan{Header: hdr, Counters: st.Counters}
+	snap, ok, err := scanfile.TakeSnapshot(st.Table)
+	if err == nil && !ok {
+		// Too large to copy: written now, the workers waiting.
+		sc.Table = st.Table
+		err = scanfile.Write(c.opts.Save, sc)
+		c.report(CheckpointReport{Pause: st.Waited + time.Since(start), Entries: st.Table.Len(), Err: err})
+		return
+	}
+	pause := st.Waited + time.Since(start)
+	if err != nil {
+		c.report(CheckpointReport{Pause: pause, Err: err})
+		return
+	}
+	c.busy.Store(true)
+	c.writing.Add(1)
+	go func() {
+		defer c.writing.Done()
+		w := time.Now()
+		n := snap.Len()
+		err := scanfile.WriteSnapshot(c.opts.Save, sc, snap)
+		c.report(CheckpointReport{Pause: pause, Write: time.Since(w), Entries: n, Err: err})
+		c.busy.Store(false)
+	}()
+}
+
+// report passes a checkpoint's report on, its error as a *SaveError.
+func (c *checkpointer) report(r CheckpointReport) {
+	if r.Err != nil {
+		r.Err = &SaveError{Path: c.opts.Save, Err: r.Err}
+	}
+	if c.opts.Checkpointed != nil {
+		c.opts.Checkpointed(r)
+	}
+}
+
+// wait waits for the checkpoint being written, if any (nil: none taken).
+func (c *checkpointer) wait() {
+	if c != nil {
+		c.writing.Wait()
+	}
+}
