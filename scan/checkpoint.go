@@ -16,6 +16,8 @@ type CheckpointReport struct {
 	// to end, then while the table and the progress were copied (or, for
 	// a table too large to copy, written).
 	Pause time.Duration
+	// Wait is the part of Pause spent waiting for the chunks in progress.
+	Wait time.Duration
 	// Write is how long writing the checkpoint took, the workers running
 	// (but for a table too large to copy: then it is part of Pause).
 	Write time.Duration
@@ -29,21 +31,37 @@ type CheckpointReport struct {
 // checkpointer saves a running scan at the analyzer's checkpoints: under
 // the pause it copies the table and the progress, then writes them while
 // the scan goes on. One checkpoint is written at a time: a checkpoint
-// due while the previous one is still being written is skipped.
+// due while the previous one is still being written is skipped, and so is
+// one due less than pauseShare times the last pause after it, so that the
+// workers spend at most about 1/pauseShare of the time paused (a table too
+// large to copy is written during the pause: checkpoints then come less
+// often than asked).
 type checkpointer struct {
 	res     *Result
 	opts    *Options
 	tracker *scanfile.Tracker
 	writing sync.WaitGroup
 	busy    atomic.Bool // a checkpoint is being written
+	// last is when the last checkpoint's pause ended, and how long it was
+	// (take runs on one goroutine at a time).
+	lastEnd   time.Time
+	lastPause time.Duration
 }
+
+// pauseShare: a checkpoint comes no sooner than pauseShare times the last
+// one's pause after it.
+const pauseShare = 20
 
 // take is analyzer.Options.Checkpoint: it runs while the workers wait.
 func (c *checkpointer) take(st analyzer.State) {
 	start := time.Now()
-	if c.busy.Load() {
+	if c.busy.Load() || start.Sub(c.lastEnd) < pauseShare*c.lastPause {
 		return
 	}
+	defer func() {
+		c.lastEnd = time.Now()
+		c.lastPause = st.Waited + c.lastEnd.Sub(start)
+	}()
 	hdr := c.res.header(c.opts, c.tracker, false)
 	sc := &scanfile.Scan{Header: hdr, Counters: st.Counters}
 	snap, ok, err := scanfile.TakeSnapshot(st.Table)
@@ -51,12 +69,12 @@ func (c *checkpointer) take(st analyzer.State) {
 		// Too large to copy: written now, the workers waiting.
 		sc.Table = st.Table
 		err = scanfile.Write(c.opts.Save, sc)
-		c.report(CheckpointReport{Pause: st.Waited + time.Since(start), Entries: st.Table.Len(), Err: err})
+		c.report(CheckpointReport{Pause: st.Waited + time.Since(start), Wait: st.Waited, Entries: st.Table.Len(), Err: err})
 		return
 	}
 	pause := st.Waited + time.Since(start)
 	if err != nil {
-		c.report(CheckpointReport{Pause: pause, Err: err})
+		c.report(CheckpointReport{Pause: pause, Wait: st.Waited, Err: err})
 		return
 	}
 	c.busy.Store(true)
@@ -66,7 +84,7 @@ func (c *checkpointer) take(st analyzer.State) {
 		w := time.Now()
 		n := snap.Len()
 		err := scanfile.WriteSnapshot(c.opts.Save, sc, snap)
-		c.report(CheckpointReport{Pause: pause, Write: time.Since(w), Entries: n, Err: err})
+		c.report(CheckpointReport{Pause: pause, Wait: st.Waited, Write: time.Since(w), Entries: n, Err: err})
 		c.busy.Store(false)
 	}()
 }

@@ -2,7 +2,7 @@
 // with everything needed to add it to other scans (ddtsim merge) or to
 // continue it (ddtsim resume), and merges them in bounded memory.
 //
-// # Format, version 2
+// # Format, version 3
 //
 // A saved scan is a directory holding a manifest and the table as Apache
 // Parquet files, so that any engine that reads Parquet (DuckDB, Spark,
@@ -29,7 +29,7 @@
 // with a dot. It is one JSON object:
 //
 //	format     "ddtsim saved scan"
-//	version    2
+//	version    3
 //	ddtsim     version of the ddtsim that wrote it
 //	created    time written (RFC 3339)
 //	host       host name of the machine scanned
@@ -41,9 +41,18 @@
 //	paths      the paths named, as given
 //	complete   false when the scan was interrupted
 //	problems   [{path, kind, reason}]: paths that could not be read or changed
-//	files      [{path, dev, ino, size, mtime_ns, records, done}], sorted by path:
-//	           every file the scan took records from, as it was when opened,
-//	           and the runs of records [first, end) done, e.g. [[0, 80]]
+//	position   {arg, path}: the place in the walk's order (source.Position:
+//	           paths named in order, below each directory its entries sorted
+//	           by name, depth first) up to which every file is done; absent
+//	           when none is
+//	files      [{path, arg, dev, ino, size, mtime_ns, records, done}], sorted by
+//	           path: the files position does not cover that the scan took
+//	           records from (in flight when it stopped, done out of order, or
+//	           given up after a read error), as they were when opened, and
+//	           the runs of records [first, end) done, e.g. [[0, 80]]; and
+//	           [{path, unread: true}]: paths the scan could not read, or list,
+//	           which a resume reads (what lies below them too) whatever the
+//	           position
 //	shard      {index, count}: a scan made with --shard index/count only
 //	counters   the scan's counters (analyzer.Counters, under their JSON names)
 //	partitions [{file, rows, bytes, blake3}]: the 16 part files, in order,
@@ -58,12 +67,19 @@
 // other columns, with keys out of order or of another partition, or with
 // a DSIZE the model does not give, is refused with an error naming the
 // file. A scan is written atomically: into a new directory beside the
-// target, every file synced, which then takes the target's place.
+// target (.NAME.PID-N.tmp), every file synced, which then takes the
+// target's place; what a write killed half way leaves beside the target
+// is removed by the next write (or resume) once its process is gone.
+//
+// Version 2 is read too: the same but for position, its files listing
+// every file the scan took records from. Version 3 changed the number
+// because a reader of version 2 would read the files behind the position
+// again.
 //
 // # Format, version 1
 //
 // What ddtsim wrote before: one binary file, still read (Read, Merge);
-// saving it again (ddtsim resume) writes version 2 in its place. Integers
+// saving it again (ddtsim resume) writes version 3 in its place. Integers
 // written "uvarint" are unsigned LEB128 varints.
 //
 //	magic     8 bytes   0x89 'D' 'D' 'T' 'S' 'I' 'M' '\n'

@@ -18,6 +18,7 @@ import (
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/internal/escape"
+	"github.com/ddtsim/ddtsim/internal/testseam"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -136,6 +137,11 @@ func write(path string, s *Scan, table func(dir string) ([]Part, error)) (err er
 	b, err := json.MarshalIndent(&m, "", "  ")
 	if err != nil {
 		return err
+	}
+	if testseam.SaveFault != nil {
+		if err := testseam.SaveFault(filepath.Join(tmp, ManifestName)); err != nil {
+			return err
+		}
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ManifestName), append(b, '\n'), 0o644); err != nil {
 		return err

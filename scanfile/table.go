@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/internal/testseam"
 )
 
 // Partitions is the number of key-range partitions of a saved scan's
@@ -114,6 +115,11 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 func newPartWriter(path string) (*partWriter, error) {
+	if testseam.SaveFault != nil {
+		if err := testseam.SaveFault(path); err != nil {
+			return nil, err
+		}
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err

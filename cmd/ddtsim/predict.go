@@ -85,7 +85,8 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 			case r.Err != nil:
 				bar.println(fmt.Sprintf("ddtsim: checkpoint: %v; the scan goes on (the previous checkpoint stays)", r.Err))
 			case verbose:
-				bar.println(fmt.Sprintf("ddtsim: checkpoint: %d entries, workers paused %v, written in %v", r.Entries, r.Pause.Round(time.Microsecond), r.Write.Round(time.Millisecond)))
+				bar.println(fmt.Sprintf("ddtsim: checkpoint: %d entries, workers paused %v (%v of it waiting for them to stop), written in %v",
+					r.Entries, r.Pause.Round(time.Microsecond), r.Wait.Round(time.Microsecond), r.Write.Round(time.Millisecond)))
 			}
 		}
 	}
