@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -86,6 +88,47 @@ func sameResult(t *testing.T, what string, got, want *Result) {
 	}
 }
 
+// blocks collects the records each file's OnBlock reported, to tell a
+// record counted twice.
+type blocks struct {
+	mu   sync.Mutex
+	seen map[string][]uint64
+}
+
+func (b *blocks) on(e BlockEvent) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.seen == nil {
+		b.seen = map[string][]uint64{}
+	}
+	for i := e.BlkID; i < e.BlkID+e.Count; i++ {
+		b.seen[e.Path] = append(b.seen[e.Path], i)
+	}
+}
+
+// of returns the records reported for path, sorted, with those reported
+// more than once.
+func (b *blocks) of(path string) (ids, twice []uint64) {
+	ids = slices.Clone(b.seen[path])
+	slices.Sort(ids)
+	for i := 1; i < len(ids); i++ {
+		if ids[i] == ids[i-1] {
+			twice = append(twice, ids[i])
+		}
+	}
+	return slices.Compact(ids), twice
+}
+
+func spanIDs(spans ...Span) []uint64 {
+	var ids []uint64
+	for _, s := range spans {
+		for i := s.First; i < s.End; i++ {
+			ids = append(ids, i)
+		}
+	}
+	return ids
+}
+
 // Reads that return fewer bytes than asked with no error (every read
 // half of what it asked, or a single byte), as a network file system may:
 // the scan reads the rest and ends exactly as a clean scan, without a
@@ -130,4 +173,62 @@ func TestShortReads(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A file truncated while it is read back past records already read (cut
+// to 40 records and 5 bytes once all of its first 72 records are read;
+// the read of record 72 finds nothing): the records read stay counted,
+// once, those not read yet are left out, and the warning says that
+// records past the new end were counted.
+func TestFileTruncatedBehindTheReads(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "big")
+	data := testkit.Rand(61, 320*rec)
+	testkit.Write(t, f, data)
+	want := filepath.Join(t.TempDir(), "big")
+	testkit.Write(t, want, data[:72*rec])
+	p := testkit.Policy(t, zio.LZ4)
+	wantRes, _ := scanWarn(t, Options{Policy: p, Jobs: 4}, want)
+
+	var first sync.WaitGroup // records 0-71 accounted
+	first.Add(72)
+	truncated := make(chan struct{})
+	var cut sync.Once // once: the reads that find the file shorter probe records before them
+	testseam.Read = func(path string, off uint64, n int) testseam.Fault {
+		switch r := off / rec; {
+		case r == 72:
+			cut.Do(func() {
+				first.Wait()
+				if err := os.Truncate(path, 40*rec+5); err != nil {
+					t.Error(err)
+				}
+				close(truncated)
+			})
+		case r > 72:
+			<-truncated
+		}
+		return testseam.Fault{}
+	}
+	defer func() { testseam.Read = nil }()
+	prog := newProgress()
+	var bl blocks
+	res, warns := scanWarn(t, Options{Policy: p, Jobs: 4, Done: prog.done, OnBlock: func(e BlockEvent) {
+		bl.on(e)
+		if e.BlkID < 72 {
+			first.Done()
+		}
+	}}, f)
+	wantWarn := f + ": shrank while it was read: records past its new end read before it shrank are counted"
+	if len(warns) != 1 || !strings.HasPrefix(warns[0], wantWarn) {
+		t.Errorf("warnings %q, want one saying %q", warns, wantWarn)
+	}
+	if ids, twice := bl.of(f); !slices.Equal(ids, spanIDs(Span{0, 72})) || len(twice) != 0 {
+		t.Errorf("records accounted %v (twice: %v), want 0-71", ids, twice)
+	}
+	if spans, _ := prog.skip(t)(prog.files[f].info); !slices.Equal(spans, []Span{{0, 72}}) {
+		t.Errorf("done %v", spans)
+	}
+	w := *wantRes
+	w.Counters.LogicalBytes, w.Counters.Changed = 320*rec, 1
+	sameResult(t, "truncated", res, &w)
 }
