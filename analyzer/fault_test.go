@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/internal/testseam"
@@ -129,6 +131,84 @@ func spanIDs(spans ...Span) []uint64 {
 	return ids
 }
 
+// An EIO in the middle of a file of five chunks read by four workers at
+// once: the warning names the file and the offset; each chunk keeps the
+// records read before the error (those whose read had begun when it came
+// are finished), once each, and none after; the chunk not started is left.
+// The result is exactly a clean scan's of the same tree with that file
+// made of just those records, but for the file's size and the error.
+func TestReadErrorInSplitFile(t *testing.T) {
+	const bad = 100 // the record whose read fails, in chunk 1 (64-127)
+	// The records the workers on chunks 0, 2 and 3 are reading when the
+	// error comes: they wait for it.
+	held := []uint64{10, 140, 200}
+	kept := []Span{{0, 11}, {64, bad}, {128, 141}, {192, 201}}
+
+	dir := t.TempDir()
+	faultTree(t, filepath.Join(dir, "tree"))
+	f := filepath.Join(dir, "tree", "a-bad") // first in the walk: its chunks go to the four workers
+	data := testkit.Rand(41, 320*rec)
+	testkit.Write(t, f, data)
+	// The tree the faulty scan should amount to: a-bad holds the records
+	// kept only.
+	want := filepath.Join(dir, "want")
+	faultTree(t, want)
+	var part []byte
+	for _, s := range kept {
+		part = append(part, data[s.First*rec:s.End*rec]...)
+	}
+	testkit.Write(t, filepath.Join(want, "a-bad"), part)
+	p := testkit.Policy(t, zio.LZ4)
+	wantRes, warns := scanWarn(t, Options{Policy: p, Jobs: 4}, want)
+	if len(warns) != 0 {
+		t.Fatal(warns)
+	}
+	clean, _ := scanWarn(t, Options{Policy: p, Jobs: 4}, filepath.Join(dir, "tree"))
+
+	var arrived sync.WaitGroup
+	arrived.Add(len(held))
+	released := make(chan struct{})
+	testseam.Read = func(path string, off uint64, n int) testseam.Fault {
+		if path != f {
+			return testseam.Fault{}
+		}
+		switch r := off / rec; {
+		case slices.Contains(held, r):
+			arrived.Done()
+			<-released
+		case r == bad:
+			arrived.Wait()
+			return testseam.Fault{Err: &os.PathError{Op: "read", Path: path, Err: syscall.EIO}}
+		}
+		return testseam.Fault{}
+	}
+	defer func() { testseam.Read = nil }()
+	prog := newProgress()
+	var bl blocks
+	var once sync.Once
+	res, warns := scanWarn(t, Options{Policy: p, Jobs: 4, Done: prog.done, OnBlock: bl.on,
+		Warn: func(path string, err error) {
+			if path == f {
+				once.Do(func() { close(released) }) // the error is known: the held reads go on
+			}
+		}}, filepath.Join(dir, "tree"))
+
+	wantWarn := fmt.Sprintf("%s: read at offset %d: read %s: input/output error", f, bad*rec, f)
+	if len(warns) != 1 || warns[0] != wantWarn {
+		t.Errorf("warnings %q, want [%q]", warns, wantWarn)
+	}
+	ids, twice := bl.of(f)
+	if !slices.Equal(ids, spanIDs(kept...)) || len(twice) != 0 {
+		t.Errorf("records of %s accounted %v (twice: %v), want %v", f, ids, twice, kept)
+	}
+	if spans, _ := prog.skip(t)(prog.files[f].info); !slices.Equal(spans, kept) {
+		t.Errorf("done %v, want %v", spans, kept)
+	}
+	w := *wantRes
+	w.Counters.LogicalBytes, w.Counters.Errors = clean.Counters.LogicalBytes, 1
+	sameResult(t, "with the error", res, &w)
+}
+
 // Reads that return fewer bytes than asked with no error (every read
 // half of what it asked, or a single byte), as a network file system may:
 // the scan reads the rest and ends exactly as a clean scan, without a
@@ -173,6 +253,87 @@ func TestShortReads(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A file replaced (another file renamed over its path) while it is read,
+// by several workers on its chunks: the open descriptor keeps reading the
+// file opened, whose content is read in full; that file did not change, so
+// no warning: the result is exactly a clean scan's of the tree as it was
+// before the rename. The file renamed in is not read.
+func TestFileReplacedWhileRead(t *testing.T) {
+	dir := t.TempDir()
+	tree := filepath.Join(dir, "tree")
+	faultTree(t, tree)
+	f := filepath.Join(tree, "a-log")
+	testkit.Write(t, f, testkit.Rand(51, 200*rec+11)) // 201 records, 4 chunks
+	before := filepath.Join(dir, "before")
+	faultTree(t, before)
+	testkit.Write(t, filepath.Join(before, "a-log"), testkit.Rand(51, 200*rec+11))
+	p := testkit.Policy(t, zio.LZ4)
+	want, _ := scanWarn(t, Options{Policy: p, Jobs: 4}, before)
+	repl := filepath.Join(dir, "new")
+	testkit.Write(t, repl, testkit.Rand(52, 30*rec)) // other bytes, another size
+	var once sync.Once
+	testseam.Read = func(path string, off uint64, n int) testseam.Fault {
+		if path == f && off == 70*rec {
+			once.Do(func() {
+				if err := os.Rename(repl, f); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		return testseam.Fault{}
+	}
+	defer func() { testseam.Read = nil }()
+	var bl blocks
+	got, warns := scanWarn(t, Options{Policy: p, Jobs: 4, OnBlock: bl.on}, tree)
+	if _, err := os.Stat(repl); !os.IsNotExist(err) {
+		t.Fatalf("the rename did not happen: %v", err)
+	}
+	if len(warns) != 0 {
+		t.Errorf("warnings %q", warns)
+	}
+	if ids, twice := bl.of(f); len(ids) != 201 || len(twice) != 0 {
+		t.Errorf("%d records of %s accounted (twice: %v), want 201 once", len(ids), f, twice)
+	}
+	sameResult(t, "replaced while read", got, want)
+}
+
+// Reads of one file slowed down (50 ms each) while four workers share its
+// chunks and the other files: the scan waits for them and ends exactly as
+// a clean scan. Nothing here measures time.
+func TestSlowReads(t *testing.T) {
+	dir := t.TempDir()
+	faultTree(t, dir)
+	p := testkit.Policy(t, zio.LZ4)
+	p.RecordSize = 1 << 20 // big: 11 records of 1 MiB, two chunks, 11 slow reads
+	slow := filepath.Join(dir, "big")
+	want, _ := scanWarn(t, Options{Policy: p, Jobs: 4}, dir)
+	var mu sync.Mutex
+	slowed := 0
+	testseam.Read = func(path string, off uint64, n int) testseam.Fault {
+		if path != slow {
+			return testseam.Fault{}
+		}
+		mu.Lock()
+		slowed++
+		mu.Unlock()
+		return testseam.Fault{Delay: 50 * time.Millisecond}
+	}
+	defer func() { testseam.Read = nil }()
+	prog := newProgress()
+	var bl blocks
+	got, warns := scanWarn(t, Options{Policy: p, Jobs: 4, Done: prog.done, OnBlock: bl.on}, dir)
+	if len(warns) != 0 {
+		t.Errorf("warnings %q", warns)
+	}
+	if ids, twice := bl.of(slow); slowed != len(ids) || len(twice) != 0 {
+		t.Errorf("%d slow reads, %d records of %s accounted (twice: %v)", slowed, len(ids), slow, twice)
+	}
+	if spans, _ := prog.skip(t)(prog.files[slow].info); len(spans) != 1 || spans[0].First != 0 || spans[0].End != prog.files[slow].info.Records {
+		t.Errorf("done %v of %d records", spans, prog.files[slow].info.Records)
+	}
+	sameResult(t, "slow reads", got, want)
 }
 
 // A file truncated while it is read back past records already read (cut
