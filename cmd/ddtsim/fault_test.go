@@ -154,7 +154,8 @@ func sameFigures(t *testing.T, what string, got, want map[string]any) {
 // be created while the file is read: one warning naming the spill
 // directory and the reason, the table stays in memory, the figures are
 // those of a scan without --mem, and the spill directory is removed at the
-// end (its runs are closed before: Result.Close).
+// end (its runs are closed before: Result.Close). With none, the spill
+// directory is still made and removed.
 func TestOutOfFileDescriptors(t *testing.T) {
 	if _, err := os.Stat("/proc/self/fd"); err != nil {
 		t.Skip("no /proc/self/fd to measure the descriptors open")
@@ -244,6 +245,25 @@ func TestOutOfFileDescriptors(t *testing.T) {
 		// content spilled and met again is compressed again: none here,
 		// no run was written).
 		sameFigures(t, "figures", figures(t, out, "table_bytes"), figures(t, want, "table_bytes"))
+		if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
+			t.Errorf("%d entries left in --tmpdir (%v)", len(left), err)
+		}
+	})
+
+	// Not one descriptor free: the directory named cannot be listed (a
+	// problem, exit 3, an empty result); the spill directory is made
+	// (mkdir needs no descriptor) and removed all the same.
+	t.Run("none", func(t *testing.T) {
+		dir, tmp := t.TempDir(), t.TempDir()
+		testkit.Write(t, filepath.Join(dir, "a"), testkit.Rand(9, 300<<10))
+		code, out, errs := runChild(t, []string{"DDTSIM_TEST_NOFILE_SPARE=0"}, "--json", "--mem", "1M", "--tmpdir", tmp, dir)
+		want := "ddtsim: " + dir + ": open: too many open files\n" +
+			"ddtsim: completed with 1 error (see above); the result leaves out what could not be read\n"
+		if code != exitWithErrors || errs != want {
+			t.Errorf("exit %d, stderr %q; want exit %d, stderr %q", code, errs, exitWithErrors, want)
+		}
+		_, empty, _ := runT("--json", t.TempDir())
+		sameFigures(t, "figures", figures(t, out, "dirs", "errors"), figures(t, empty, "dirs", "errors"))
 		if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
 			t.Errorf("%d entries left in --tmpdir (%v)", len(left), err)
 		}
