@@ -174,14 +174,17 @@ func TestUnopenableFileCounted(t *testing.T) {
 // were on, and none past the new end, as the warning says; Done reports
 // exactly those (found by a new user: 104 records stored of a file of 80).
 // Records past the new end that were read before the truncation stay
-// counted, and reported done, and the warning says so.
+// counted, and reported done, and the warning says so. Cut at a record's
+// boundary (10 MiB, 80 records: the read of record 80 finds nothing), the
+// same.
 func TestFileTruncatedWhileRead(t *testing.T) {
-	const rec = 128 << 10
 	for _, c := range []struct {
 		name  string
 		early uint64 // records of the third chunk read before the truncation
 		comp  zio.Compression
-	}{{"lz4", 0, zio.LZ4}, {"off", 0, zio.Off}, {"read-before", 6, zio.LZ4}} {
+		tail  uint64 // bytes left past record 80
+	}{{"lz4", 0, zio.LZ4, 5}, {"off", 0, zio.Off, 5}, {"read-before", 6, zio.LZ4, 5},
+		{"boundary", 0, zio.LZ4, 0}, {"boundary-read-before", 6, zio.LZ4, 0}} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			f := filepath.Join(dir, "big")
@@ -190,17 +193,22 @@ func TestFileTruncatedWhileRead(t *testing.T) {
 			if c.early == 0 {
 				close(early)
 			}
+			// Once each: a read that finds the file shorter probes
+			// records before it for its new end.
+			var cut, readEarly sync.Once
 			testseam.ReadFault = func(path string, off uint64) error {
 				switch r := off / rec; {
 				case r == 72:
-					<-early
-					if err := os.Truncate(path, 80*rec+5); err != nil {
-						t.Error(err)
-					}
-					close(truncated)
+					cut.Do(func() {
+						<-early
+						if err := os.Truncate(path, int64(80*rec+c.tail)); err != nil {
+							t.Error(err)
+						}
+						close(truncated)
+					})
 				case r >= 128 && r < 128+c.early:
 				case r == 128+c.early && c.early > 0:
-					close(early)
+					readEarly.Do(func() { close(early) })
 					<-truncated
 				case r >= 80:
 					<-truncated
@@ -217,7 +225,11 @@ func TestFileTruncatedWhileRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := 81 + c.early
+			kept := uint64(80) // records left after the cut
+			if c.tail > 0 {
+				kept++
+			}
+			n := kept + c.early
 			want := "the records past its new end are left out"
 			if c.early > 0 {
 				want = "records past its new end read before it shrank are counted"
@@ -227,11 +239,11 @@ func TestFileTruncatedWhileRead(t *testing.T) {
 				t.Errorf("warnings %q, changed %d, errors %d; want one saying %q", warns, k.Changed, k.Errors, want)
 			}
 			if k.Stored != n || k.Records != n || k.Holes != 0 || k.ZeroBlocks != 0 || k.UniqueBlocks != n ||
-				k.ScannedBytes != (n-1)*rec+5 || k.ReadBytes != k.ScannedBytes || k.LogicalBytes != 320*rec {
-				t.Errorf("counters %+v; want %d records stored, %d bytes covered", k, n, (n-1)*rec+5)
+				k.ScannedBytes != (80+c.early)*rec+c.tail || k.ReadBytes != k.ScannedBytes || k.LogicalBytes != 320*rec {
+				t.Errorf("counters %+v; want %d records stored, %d bytes covered", k, n, (80+c.early)*rec+c.tail)
 			}
 			spans, _ := prog.skip(t)(prog.files[f].info)
-			wantSpans := []Span{{0, 81}}
+			wantSpans := []Span{{0, kept}}
 			if c.early > 0 {
 				wantSpans = append(wantSpans, Span{128, 128 + c.early})
 			}

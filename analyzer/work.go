@@ -82,7 +82,7 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, lane *Lane, c *Cou
 			// are what the record covers), else up to the one
 			// before. The records past that end are left out.
 			if got == 0 {
-				fl.shrink(i)
+				fl.shrink(fl.recordsNow(i))
 				return false
 			}
 			fl.shrink(i + 1)
@@ -120,4 +120,33 @@ func (s *scan) record(fl *file, i uint64, data, zeros []byte, lane *Lane, c *Cou
 		s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Key: k, Zero: zero, Tag: fl.tag, Count: 1})
 	}
 	return true
+}
+
+// recordsNow returns how many records fl holds now, at most i, when a read
+// of record i found nothing there: the file ends at or before the record's
+// start, maybe well before. Found by TestFileTruncatedBehindTheReads: a
+// file cut back to 40 records while its record 72 was read was taken to
+// end at 72, and the warning said that the records past its new end were
+// left out, when 32 of them read before the cut were counted. The end is
+// found by reading a byte at the start of records, in a binary search; a
+// record whose byte cannot be read for another reason than the end (an
+// I/O error) counts as there.
+func (fl *file) recordsNow(i uint64) uint64 {
+	var b [1]byte
+	lsize := uint64(fl.lsize)
+	// has(r): record r-1 holds a byte, so the file has r records.
+	has := func(r uint64) bool {
+		got, err := fl.src.ReadAt(b[:], int64((r-1)*lsize))
+		return got == 1 || err != nil && !errors.Is(err, io.EOF)
+	}
+	lo, hi := uint64(0), i // has(lo) (0 records: always); answer in [lo, hi]
+	for lo < hi {
+		m := lo + (hi-lo+1)/2
+		if has(m) {
+			lo = m
+		} else {
+			hi = m - 1
+		}
+	}
+	return lo
 }

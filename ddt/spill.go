@@ -628,8 +628,15 @@ func (sp *spiller) openAll(runs []*run) error {
 
 // reduce merges runs in groups of maxFanIn into bigger runs until at most
 // maxFanIn are left. If writing fails, the runs are left as they are (and
-// merged all at once). Call with rmu held.
+// merged all at once), and no more is written: every later merge (Range
+// after Summarize, Len) merges them all at once too. Found by
+// TestSpillMergeDiskFull: each merge tried again on the full disk and
+// warned again, three warnings for one scan saved (--save). After a
+// failure to spill, likewise. Call with rmu held.
 func (sp *spiller) reduce() {
+	if sp.failed.Load() {
+		return
+	}
 	for len(sp.runs) > maxFanIn {
 		group := sp.runs[:maxFanIn]
 		if err := sp.openAll(group); err != nil {
@@ -646,6 +653,7 @@ func (sp *spiller) reduce() {
 			return
 		}
 		if werr != nil {
+			sp.failed.Store(true)
 			if sp.Warn != nil {
 				sp.Warn(&SpillError{Dir: sp.Dir, Err: cause(werr),
 					Then: fmt.Sprintf("merging the %d runs at once instead", len(sp.runs))})

@@ -2,6 +2,7 @@ package ddt
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -285,5 +286,50 @@ func TestSpillOptions(t *testing.T) {
 	}
 	if err := tb.Spill(SpillOptions{Limit: 0, Dir: t.TempDir()}); err == nil {
 		t.Error("limit 0 accepted")
+	}
+}
+
+// The disk full when the final merge first merges groups of runs into
+// bigger ones (more than maxFanIn runs): one warning naming the directory
+// and the reason, saying that the runs are merged all at once instead; the
+// merged run begun is removed, the runs stay, and the result is the
+// same as in memory. The later merges (Summarize, Range, Len each merge)
+// do not try again: one warning in all.
+func TestSpillMergeDiskFull(t *testing.T) {
+	keys, ops, ns := workload(1, 20000, 80000)
+	mem := NewTable(testDSize)
+	apply(mem, keys, ops, ns, 1)
+	want := resultOf(t, mem)
+	var mu sync.Mutex
+	var warns []error
+	tb, dir := spillTable(t, 72<<10, func(err error) { mu.Lock(); warns = append(warns, err); mu.Unlock() })
+	apply(tb, keys, ops, ns, 1)
+	runs := tb.SpillRuns()
+	if runs <= maxFanIn || len(warns) != 0 {
+		t.Fatalf("%d runs, warnings %v; want more than %d runs, no warning", runs, warns, maxFanIn)
+	}
+	budget := 100 << 10 // some of a merged run, then a full disk
+	created := 0
+	tb.spill.create = func(path string) (runFile, error) {
+		created++
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		return &failAfter{f, &budget}, err
+	}
+	got := resultOf(t, tb)
+	if len(warns) != 1 || created != 1 {
+		t.Fatalf("%d warnings, %d merged runs begun; want 1 each: %v", len(warns), created, warns)
+	}
+	for _, w := range warns {
+		var se *SpillError
+		wantMsg := fmt.Sprintf("writing spill run to %s: no space left on device; merging the %d runs at once instead", dir, runs)
+		if !errors.As(w, &se) || w.Error() != wantMsg {
+			t.Errorf("warning %q, want %q", w, wantMsg)
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) != runs {
+		t.Errorf("%d files in the spill directory, want the %d runs", len(left), runs)
+	}
+	if !reflect.DeepEqual(got.h, want.h) || got.s != want.s || got.n != want.n || !reflect.DeepEqual(got.all, want.all) {
+		t.Errorf("result differs: %+v, want %+v", got.s, want.s)
 	}
 }

@@ -87,8 +87,34 @@ type Reader interface {
 	io.Closer
 }
 
-// ReadAt reads len(p) bytes at byte offset off, as io.ReaderAt.
-func (f *File) ReadAt(p []byte, off int64) (int, error) { return f.Reader.ReadAt(p, off) }
+// ReadAt reads len(p) bytes at byte offset off, as io.ReaderAt: fewer
+// only with an error saying why (io.EOF at the file's end).
+//
+// A Reader's read that returns fewer bytes with no error (a network file
+// system's read(2) may; io.ReaderAt forbids it, but not every reader
+// keeps to that) is followed by reads of the rest. The consumers take a
+// short read for the file's end: found by TestShortReads, a file read in
+// halves was counted as shrinking at its first record, its figures lost
+// (the analyzer's and the sweep's alike). A reader that keeps returning
+// nothing and no error fails with io.ErrNoProgress.
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.Reader.ReadAt(p, off)
+	for empty := 0; n < len(p) && err == nil; {
+		var m int
+		m, err = f.Reader.ReadAt(p[n:], off+int64(n))
+		n += m
+		if m > 0 {
+			empty = 0
+		} else if empty++; empty == maxEmptyReads && err == nil {
+			err = io.ErrNoProgress
+		}
+	}
+	return n, err
+}
+
+// maxEmptyReads is how many reads in a row may return nothing and no
+// error before File.ReadAt gives up (as bufio does).
+const maxEmptyReads = 100
 
 // Changed is f.Reader.Changed: an error wrapping ErrChanged when the file
 // changed since it was opened. Call it once all its reading is done.

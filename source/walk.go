@@ -578,8 +578,8 @@ type part struct {
 }
 
 func (r *guestReader) ReadAt(p []byte, off int64) (int, error) {
-	if err := r.fault(off); err != nil {
-		return 0, err
+	if faults() {
+		return r.faultyRead(r.d, p, off)
 	}
 	return r.d.ReadAt(p, off)
 }
@@ -633,14 +633,6 @@ type stamp struct {
 	regular bool          // a regular file (a block device is not checked for changes)
 }
 
-// fault is the test seam's error for a read at off, if any.
-func (s *stamp) fault(off int64) error {
-	if testseam.ReadFault != nil {
-		return testseam.ReadFault(s.path, uint64(off))
-	}
-	return nil
-}
-
 // changedTo says how the file whose stat is now st differs from the
 // stamp (its size, called what), or nil when it does not.
 func (s *stamp) changedTo(st *unix.Stat_t, what string) error {
@@ -652,8 +644,8 @@ func (s *stamp) changedTo(st *unix.Stat_t, what string) error {
 }
 
 func (r *osReader) ReadAt(p []byte, off int64) (int, error) {
-	if err := r.fault(off); err != nil {
-		return 0, err
+	if faults() {
+		return r.faultyRead(r.f, p, off)
 	}
 	return r.f.ReadAt(p, off)
 }

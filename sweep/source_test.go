@@ -73,3 +73,52 @@ func TestSweepWalksAsTheScan(t *testing.T) {
 		t.Errorf("%d FIFO warnings, %d changed-file warnings; want 1 each", skipped, changed)
 	}
 }
+
+// Reads that return half of what they asked, with no error (as a network
+// file system may): the sweep reads the rest and ends exactly as without
+// them, without a warning (source.File.ReadAt; before, each file was cut
+// at its first read as if it had shrunk).
+func TestSweepShortReads(t *testing.T) {
+	dir := t.TempDir()
+	data := make([]byte, 3<<20+777)
+	rand.New(rand.NewSource(2)).Read(data)
+	copy(data[1<<20:], data[:1<<20]) // some dedup
+	if err := os.WriteFile(filepath.Join(dir, "f"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "text"), []byte(strings.Repeat("pack my box with five dozen liquor jugs\n", 9000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sweep := func() *Result {
+		t.Helper()
+		res, err := Run(context.Background(), []string{dir}, Options{Lanes: lanes(t, []uint32{4 << 10, 128 << 10, 1 << 20}, []zio.Compression{zio.Off, zio.LZ4}),
+			Jobs: 2, Warn: func(p string, err error) { t.Errorf("%s: %v", p, err) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	want := sweep()
+	short := 0
+	var mu sync.Mutex
+	testseam.Read = func(path string, off uint64, n int) testseam.Fault {
+		mu.Lock()
+		short++
+		mu.Unlock()
+		return testseam.Fault{Short: max(n/2, 1)}
+	}
+	defer func() { testseam.Read = nil }()
+	got := sweep()
+	if short == 0 {
+		t.Fatal("no read went through the seam")
+	}
+	if got.Counters != want.Counters {
+		t.Errorf("counters %+v, want %+v", got.Counters, want.Counters)
+	}
+	for i := range want.Lanes {
+		g, w := got.Lanes[i], want.Lanes[i]
+		if *g.Histogram != *w.Histogram || g.Summary != w.Summary || g.Records != w.Records || g.Holes != w.Holes {
+			t.Errorf("lane %d (recordsize %d, %v): %+v, want %+v", i, w.Policy.RecordSize, w.Policy.Compression, g.Summary, w.Summary)
+		}
+	}
+}

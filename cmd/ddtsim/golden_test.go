@@ -16,6 +16,10 @@ import (
 
 func TestMain(m *testing.M) {
 	if os.Getenv("DDTSIM_TEST_RUN_MAIN") == "1" {
+		if err := faultChild(); err != nil { // fault_test.go
+			os.Stderr.WriteString("faultChild: " + err.Error() + "\n")
+			os.Exit(99)
+		}
 		if os.Getenv("DDTSIM_TEST_READY_FD") == "3" {
 			// signals_test.go: say when the scan has done its first
 			// chunk (the signal handlers are in place by then).

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ddtsim/ddtsim/internal/testkit"
+	"github.com/ddtsim/ddtsim/internal/testseam"
+)
+
+// faultChild prepares the test binary run as ddtsim (TestMain) as the
+// parent test asks through the environment:
+//
+//   - DDTSIM_TEST_NOFILE_SPARE=K: RLIMIT_NOFILE (soft and hard) such that
+//     K file descriptors are free beyond those open now, measured here;
+//     the limit of the test process itself is left alone.
+//   - DDTSIM_TEST_HOLD=PATH, DDTSIM_TEST_HOLD_UNTIL=PATH2: the reads of
+//     PATH wait until the walk is about to open PATH2 (testseam), so that
+//     PATH stays open meanwhile.
+func faultChild() error {
+	if hold := os.Getenv("DDTSIM_TEST_HOLD"); hold != "" {
+		until := os.Getenv("DDTSIM_TEST_HOLD_UNTIL")
+		reached := make(chan struct{})
+		var once sync.Once
+		testseam.BeforeOpen = func(path string) {
+			if path == until {
+				once.Do(func() { close(reached) })
+			}
+		}
+		testseam.Read = func(path string, off uint64, n int) testseam.Fault {
+			if path == hold {
+				<-reached
+			}
+			return testseam.Fault{}
+		}
+	}
+	spare := os.Getenv("DDTSIM_TEST_NOFILE_SPARE")
+	if spare == "" {
+		return nil
+	}
+	k, err := strconv.Atoi(spare)
+	if err != nil {
+		return err
+	}
+	// The descriptors open: those listed that are still open once the
+	// listing's own is closed. Listing also starts the runtime's poller,
+	// whose descriptors stay.
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	var open []int
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+			open = append(open, fd)
+		}
+	}
+	// The lowest limit under which k descriptors are free.
+	lim := 0
+	for ; ; lim++ {
+		below := 0
+		for _, fd := range open {
+			if fd < lim {
+				below++
+			}
+		}
+		if lim-below == k {
+			break
+		}
+	}
+	return unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: uint64(lim), Max: uint64(lim)})
+}
+
+// runChild runs this test binary as ddtsim with args and the environment
+// env added, and returns its exit status, stdout and stderr. It ends the
+// test if the child does not end within two minutes.
+func runChild(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), "DDTSIM_TEST_RUN_MAIN=1"), env...)
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		t.Fatalf("ddtsim %q did not end: stderr %q", args, errs.String())
+	case errors.As(err, &ee):
+		return ee.ExitCode(), out.String(), errs.String()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return 0, out.String(), errs.String()
+}
+
+// figures is what a --json report says of the data scanned: the
+// histogram, its total, and the counters, less those named.
+func figures(t *testing.T, jsonOut string, without ...string) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(jsonOut), &doc); err != nil {
+		t.Fatalf("%v: %.300q", err, jsonOut)
+	}
+	c, _ := doc["counters"].(map[string]any)
+	for _, k := range append(without, "peak_rss") {
+		if _, ok := c[k]; !ok {
+			t.Fatalf("no counter %s in %v", k, c)
+		}
+		delete(c, k)
+	}
+	return map[string]any{"histogram": doc["histogram"], "total": doc["total"], "counters": c}
+}
+
+func sameFigures(t *testing.T, what string, got, want map[string]any) {
+	t.Helper()
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	if !bytes.Equal(g, w) {
+		t.Errorf("%s:\n got %s\nwant %s", what, g, w)
+	}
+}
+
+// Out of file descriptors (EMFILE), for real: ddtsim run with a limit of
+// open files that leaves 3 free at its start. The first file's reads wait
+// until the walk reaches the last file, so the first three files stay open
+// (one read, two queued) and the walker cannot open the next ones: each
+// is a problem naming the file and "too many open files", on stderr and in
+// the JSON, counted in errors (files and logical bytes count them, as any
+// file that cannot be opened); the scan goes on, exit 3. The figures are
+// exactly those of a clean scan of the files that could be opened,
+// whichever they are (the last may be, once the first is read).
+//
+// With one free descriptor and --mem, the run the table spills to cannot
+// be created while the file is read: one warning naming the spill
+// directory and the reason, the table stays in memory, the figures are
+// those of a scan without --mem, and the spill directory is removed at the
+// end (its runs are closed before: Result.Close). With none, the spill
+// directory is still made and removed.
+func TestOutOfFileDescriptors(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd to measure the descriptors open")
+	}
+	t.Run("files", func(t *testing.T) {
+		dir := t.TempDir()
+		var names []string
+		for i := range 20 {
+			name := filepath.Join(dir, fmt.Sprintf("f%02d", i))
+			testkit.Write(t, name, testkit.Rand(int64(i%7), 200<<10+i)) // some alike, up to their last bytes
+			names = append(names, name)
+		}
+		const spare = 3
+		code, out, errs := runChild(t, []string{"DDTSIM_TEST_NOFILE_SPARE=" + strconv.Itoa(spare),
+			"DDTSIM_TEST_HOLD=" + names[0], "DDTSIM_TEST_HOLD_UNTIL=" + names[len(names)-1]},
+			"--json", "-j", "1", dir)
+		var doc struct {
+			Problems []struct{ Path, Kind, Reason string }
+			Counters struct {
+				Files        int    `json:"files"`
+				Errors       int    `json:"errors"`
+				LogicalBytes uint64 `json:"logical_bytes"`
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("exit %d, stderr %q: %v", code, errs, err)
+		}
+		var failed, ok []string
+		var lines []string
+		for _, p := range doc.Problems {
+			if p.Kind != "error" || p.Reason != "open: too many open files" {
+				t.Errorf("problem %+v; want open: too many open files", p)
+			}
+			failed = append(failed, p.Path)
+			lines = append(lines, "ddtsim: "+p.Path+": open: too many open files")
+		}
+		for _, n := range names {
+			if !slices.Contains(failed, n) {
+				ok = append(ok, n)
+			}
+		}
+		t.Logf("%d files could not be opened: %q", len(failed), failed)
+		// The spare descriptors hold the first files; the others up to
+		// the last but one cannot be opened.
+		last := names[len(names)-1]
+		if !slices.Equal(ok, names[:spare]) && !slices.Equal(ok, append(names[:spare:spare], last)) {
+			t.Errorf("files opened %q; want the first %d (and maybe the last)", ok, spare)
+		}
+		lines = append(lines, fmt.Sprintf("ddtsim: completed with %d errors (see above); the result leaves out what could not be read", len(failed)))
+		if code != exitWithErrors || errs != strings.Join(lines, "\n")+"\n" {
+			t.Errorf("exit %d, stderr\n%s\nwant exit %d, stderr\n%s", code, errs, exitWithErrors, strings.Join(lines, "\n"))
+		}
+		var size uint64
+		for _, n := range names {
+			fi, _ := os.Stat(n)
+			size += uint64(fi.Size())
+		}
+		if c := doc.Counters; c.Files != len(names) || c.Errors != len(failed) || c.LogicalBytes != size {
+			t.Errorf("counters %+v; want %d files of %d bytes, %d errors", c, len(names), size, len(failed))
+		}
+		wcode, want, werrs := runT(append([]string{"--json", "-j", "1"}, ok...)...)
+		if wcode != 0 {
+			t.Fatalf("the files opened, alone: exit %d, %s", wcode, werrs)
+		}
+		sameFigures(t, "figures", figures(t, out, "files", "dirs", "errors", "logical_bytes"),
+			figures(t, want, "files", "dirs", "errors", "logical_bytes"))
+	})
+
+	t.Run("spill", func(t *testing.T) {
+		dir, tmp := t.TempDir(), t.TempDir()
+		testkit.Write(t, filepath.Join(dir, "big"), testkit.Rand(8, 24<<20))
+		args := []string{"--json", "-j", "1", "-o", "recordsize=512"}
+		code, out, errs := runChild(t, []string{"DDTSIM_TEST_NOFILE_SPARE=1"},
+			append(args, "--mem", "1M", "--tmpdir", tmp, dir)...)
+		prefix := "ddtsim: --mem: writing spill run to " + tmp + "/ddtsim-spill-"
+		rest, found := strings.CutPrefix(errs, prefix)
+		_, reason, _ := strings.Cut(rest, ": ")
+		if code != 0 || !found || strings.Count(errs, "\n") != 1 ||
+			reason != "too many open files; the table stays in memory from now on (it may grow past the limit); nothing scanned is lost\n" {
+			t.Errorf("exit %d, stderr %q; want exit 0 and one warning %q…: too many open files; the table stays in memory…", code, errs, prefix)
+		}
+		wcode, want, werrs := runT(append(args, dir)...)
+		if wcode != 0 {
+			t.Fatalf("without --mem: exit %d, %s", wcode, werrs)
+		}
+		// The table's memory differs, and the compressor runs may (a
+		// content spilled and met again is compressed again: none here,
+		// no run was written).
+		sameFigures(t, "figures", figures(t, out, "table_bytes"), figures(t, want, "table_bytes"))
+		if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
+			t.Errorf("%d entries left in --tmpdir (%v)", len(left), err)
+		}
+	})
+
+	// Not one descriptor free: the directory named cannot be listed (a
+	// problem, exit 3, an empty result); the spill directory is made
+	// (mkdir needs no descriptor) and removed all the same.
+	t.Run("none", func(t *testing.T) {
+		dir, tmp := t.TempDir(), t.TempDir()
+		testkit.Write(t, filepath.Join(dir, "a"), testkit.Rand(9, 300<<10))
+		code, out, errs := runChild(t, []string{"DDTSIM_TEST_NOFILE_SPARE=0"}, "--json", "--mem", "1M", "--tmpdir", tmp, dir)
+		want := "ddtsim: " + dir + ": open: too many open files\n" +
+			"ddtsim: completed with 1 error (see above); the result leaves out what could not be read\n"
+		if code != exitWithErrors || errs != want {
+			t.Errorf("exit %d, stderr %q; want exit %d, stderr %q", code, errs, exitWithErrors, want)
+		}
+		_, empty, _ := runT("--json", t.TempDir())
+		sameFigures(t, "figures", figures(t, out, "dirs", "errors"), figures(t, empty, "dirs", "errors"))
+		if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
+			t.Errorf("%d entries left in --tmpdir (%v)", len(left), err)
+		}
+	})
+}

@@ -1,0 +1,49 @@
+package scan_test
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/ddtsim/ddtsim/internal/testkit"
+	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/vdisk/vdisktest"
+)
+
+// Disk images read as their guests see them (--guest) through reads that
+// come back half short with no error: the guest reader goes through the
+// same seam, and the scan reads the rest; the result is exactly a clean
+// scan's, without a problem.
+func TestGuestShortReads(t *testing.T) {
+	vdisktest.QemuImg(t)
+	dir := t.TempDir()
+	raw := filepath.Join(t.TempDir(), "raw")
+	base := append(testkit.Rand(1, 3<<20), make([]byte, 1<<20)...)
+	testkit.Write(t, raw, base)
+	vdisktest.Run(t, "convert", "-q", "-f", "raw", "-O", "qcow2", raw, filepath.Join(dir, "base.qcow2"))
+	copy(base[1<<20:], testkit.Rand(2, 1<<20))
+	testkit.Write(t, raw, base)
+	vdisktest.Run(t, "convert", "-q", "-f", "raw", "-O", "qcow2", "-B", "base.qcow2", "-F", "qcow2", raw, filepath.Join(dir, "vm.qcow2"))
+	vdisktest.Run(t, "convert", "-q", "-f", "raw", "-O", "vmdk", raw, filepath.Join(dir, "vm.vmdk"))
+	want := runGuest(t, guestSettings(t), scan.Options{Jobs: 2}, dir)
+	var mu sync.Mutex
+	reads := 0
+	testseam.Read = func(path string, off uint64, n int) testseam.Fault {
+		mu.Lock()
+		reads++
+		mu.Unlock()
+		return testseam.Fault{Short: max(n/2, 1)}
+	}
+	defer func() { testseam.Read = nil }()
+	got := runGuest(t, guestSettings(t), scan.Options{Jobs: 2}, dir)
+	if reads == 0 {
+		t.Fatal("no read went through the seam")
+	}
+	if len(got.Problems) != 0 || len(want.Problems) != 0 {
+		t.Errorf("problems %+v (clean: %+v)", got.Problems, want.Problems)
+	}
+	if *got.Scan.Histogram != *want.Scan.Histogram || got.Scan.Counters != want.Scan.Counters {
+		t.Errorf("short reads:\n got %+v\nwant %+v", got.Scan.Counters, want.Scan.Counters)
+	}
+}
