@@ -295,15 +295,17 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, 
 	}
 	chunks := make(chan chunk, 4*jobs)
 	var wg sync.WaitGroup
-	workerCounters := make([]Counters, jobs)
-	for i := 0; i < jobs; i++ {
+	s.walkAcct = &accountant{}
+	s.acct = make([]*accountant, jobs)
+	for i := range s.acct {
+		s.acct[i] = &accountant{}
 		wg.Add(1)
-		go func(c *Counters) {
+		go func(a *accountant) {
 			defer wg.Done()
-			s.work(ctx, chunks, c)
-		}(&workerCounters[i])
+			s.work(ctx, chunks, a)
+		}(s.acct[i])
 	}
-	stopCheckpoints := s.checkpoints(workerCounters)
+	stopCheckpoints := s.checkpoints()
 	walked := src.Walk(ctx, func(f *source.File) { s.visit(ctx, f, chunks) }, s.warn)
 	walkDone := ctx.Err() == nil // Walk returns early only when ctx is cancelled
 	if p := opts.Progress; p != nil && walkDone {
@@ -316,9 +318,9 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, 
 	res := &Result{Table: s.table, Counters: Counters{Files: walked.Files, Dirs: walked.Dirs, Symlinks: walked.Symlinks,
 		Special: walked.Special, HardLinks: walked.HardLinks, Devices: walked.Devices, OtherFS: walked.OtherFS,
 		RepeatedDirs: walked.RepeatedDirs, RepeatedFiles: walked.RepeatedFiles, ImageParts: walked.ImageParts, LogicalBytes: walked.LogicalBytes}, WalkDone: walkDone}
-	res.Counters.add(&s.counters)
-	for i := range workerCounters {
-		res.Counters.add(&workerCounters[i])
+	res.Counters.add(&s.walkAcct.c)
+	for _, a := range s.acct {
+		res.Counters.add(&a.c)
 	}
 	res.Counters.Errors = uint64(s.errors.Load())
 	res.Counters.Changed = uint64(s.changedFiles.Load())

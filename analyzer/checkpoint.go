@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"sync"
 	"time"
 
 	"github.com/ddtsim/ddtsim/ddt"
@@ -8,19 +9,38 @@ import (
 
 // Checkpoints.
 //
-// Every Options.CheckpointEvery the scan takes its gate alone: the workers
-// finish the chunk they hold and wait before the next one, the walk waits
-// before accounting a run of holes; the table, the counters and what Done
-// and Finished reported are then the same records. The pause lasts the
-// longest chunk in progress (at most 8 MiB of records, one record at
-// larger recordsizes) plus what Checkpoint does.
+// Each worker, and the walk, accounts records under its own accountant's
+// lock (a record is read outside it). Every Options.CheckpointEvery the
+// scan takes every accountant's lock: each goroutine is then between two
+// records, and the table, the counters, what Done and Finished reported and
+// the records of the chunks in progress (State.InFlight) are the same
+// records. A worker waiting for a slow read does not hold its lock: a
+// checkpoint waits at most for the accounting of one record per worker (its
+// compression, or a spill of the table).
+
+// accountant is the lock under which one goroutine (a worker, or the walk
+// for its hole runs) accounts records, with what it accounted.
+type accountant struct {
+	mu sync.Mutex
+	c  Counters // the goroutine's record counters
+	// The chunk in progress: records [first, next) of fl are accounted,
+	// not yet reported to Done; nil when none.
+	fl          *file
+	first, next uint64
+}
+
+// Accounted is a run of records [First, End) of a file, accounted in the
+// table and the counters.
+type Accounted struct {
+	File       FileInfo
+	First, End uint64
+}
 
 // State is a scan's state at a checkpoint (Options.Checkpoint), valid
 // only while Checkpoint runs.
 type State struct {
-	// Table is the scan's table: it may be read (Range, Len, not Summarize
-	// of a spilled table's runs... any read), not changed, and not kept
-	// after Checkpoint returns.
+	// Table is the scan's table: it may be read (Len, Range), not
+	// changed, and not kept after Checkpoint returns.
 	Table *ddt.Table
 	// Counters are the scan's so far, as its Result would give them: the
 	// counts of records (with Resume's added), Errors and Changed, and of
@@ -28,13 +48,17 @@ type State struct {
 	// other walk counters are 0: the walk gives them at its end). The
 	// table's own figures (UniqueBlocks, Stored, ...) are not set.
 	Counters Counters
+	// InFlight are the records of the chunks in progress that are in
+	// Table and Counters but not yet reported to Done: a checkpoint's
+	// progress is what Done reported and these.
+	InFlight []Accounted
 	// Waited is how long the workers took to stop.
 	Waited time.Duration
 }
 
 // checkpoints starts the checkpoints of Options.CheckpointEvery; the
 // function it returns stops them, waiting for one in progress.
-func (s *scan) checkpoints(workers []Counters) (stop func()) {
+func (s *scan) checkpoints() (stop func()) {
 	if s.opts.CheckpointEvery <= 0 || s.opts.Checkpoint == nil {
 		return func() {}
 	}
@@ -46,7 +70,7 @@ func (s *scan) checkpoints(workers []Counters) (stop func()) {
 		for {
 			select {
 			case <-t.C:
-				s.checkpoint(workers)
+				s.checkpoint()
 			case <-quit:
 				return
 			}
@@ -60,13 +84,24 @@ func (s *scan) checkpoints(workers []Counters) (stop func()) {
 
 // checkpoint stops the workers and the walk's accounting, and hands the
 // state to Options.Checkpoint.
-func (s *scan) checkpoint(workers []Counters) {
+func (s *scan) checkpoint() {
 	asked := time.Now()
-	s.gate.Lock()
-	defer s.gate.Unlock()
-	c := s.counters
-	for i := range workers {
-		c.add(&workers[i])
+	all := append([]*accountant{s.walkAcct}, s.acct...)
+	for _, a := range all {
+		a.mu.Lock()
+	}
+	defer func() {
+		for _, a := range all {
+			a.mu.Unlock()
+		}
+	}()
+	st := State{Table: s.table, Waited: time.Since(asked)}
+	c := &st.Counters
+	for _, a := range all {
+		c.add(&a.c)
+		if a.fl != nil && a.next > a.first {
+			st.InFlight = append(st.InFlight, Accounted{File: a.fl.info, First: a.first, End: a.next})
+		}
 	}
 	c.Files, c.LogicalBytes = s.walkFiles.Load(), s.walkBytes.Load()
 	c.Errors = uint64(s.errors.Load())
@@ -75,5 +110,5 @@ func (s *scan) checkpoint(workers []Counters) {
 		c.add(&r.Counters)
 		c.Changed += r.Counters.Changed
 	}
-	s.opts.Checkpoint(State{Table: s.table, Counters: c, Waited: time.Since(asked)})
+	s.opts.Checkpoint(st)
 }

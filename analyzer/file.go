@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/ddtsim/ddtsim/ddt"
@@ -20,20 +19,19 @@ import (
 const chunkBytes = 8 << 20
 
 type scan struct {
-	opts     Options
-	table    *ddt.Table
-	zero     *ddt.ZeroKeys
-	counters Counters // the walk goroutine's record counters (hole runs)
+	opts  Options
+	table *ddt.Table
+	zero  *ddt.ZeroKeys
+	// walkAcct is the walk goroutine's accountant (its hole runs), acct
+	// the workers' (checkpoint.go).
+	walkAcct *accountant
+	acct     []*accountant
 	errors   atomic.Int64
 	zeros    []byte // recordsize zero bytes, read-only
 	walkLane *Lane  // the hole runs' accounting, on the walk's goroutine
 
 	changedFiles atomic.Int64
 
-	// gate stops the workers and the walk's accounting for a checkpoint
-	// (checkpoint.go): each holds it shared while it accounts records
-	// and reports them (Done, Finished); a checkpoint holds it alone.
-	gate sync.RWMutex
 	// files and bytes counted by the walk so far (the files visited
 	// that this shard counts), for a checkpoint's counters.
 	walkFiles, walkBytes atomic.Uint64
@@ -199,9 +197,9 @@ func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 	sent := int64(0)
 	for _, sg := range segs {
 		if !sg.data {
-			s.gate.RLock()
+			s.walkAcct.mu.Lock()
 			s.holeRun(fl, sg.first, sg.end)
-			s.gate.RUnlock()
+			s.walkAcct.mu.Unlock()
 			continue
 		}
 		for first := sg.first; first < sg.end; first += per {
@@ -213,11 +211,11 @@ func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 				// walk's own reference.
 				fl.incomplete.Store(true)
 				fl.abandoned.Store(true)
-				s.gate.RLock()
+				s.walkAcct.mu.Lock()
 				for ; sent <= nchunks; sent++ {
 					s.release(fl)
 				}
-				s.gate.RUnlock()
+				s.walkAcct.mu.Unlock()
 				return
 			}
 		}
@@ -225,9 +223,9 @@ func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 	// Nothing left to read (all holes, or all done before a resume), or
 	// the last chunk finishes it: the file may still have changed since
 	// it was opened.
-	s.gate.RLock()
+	s.walkAcct.mu.Lock()
 	s.release(fl)
-	s.gate.RUnlock()
+	s.walkAcct.mu.Unlock()
 }
 
 // othersShare lists the runs of records that other shards take, in a
@@ -309,7 +307,7 @@ func (s *scan) holeRun(fl *file, a, b uint64) {
 		return
 	}
 	n := b - a
-	c := &s.counters
+	c := &s.walkAcct.c
 	c.Records += n
 	c.SourceHoles += n
 	bytes := fl.spanBytes(a, b)

@@ -14,36 +14,51 @@ import (
 // hole or block, and account the block in the table. Only the first
 // reference of a content is compressed. After ctx is cancelled the chunks
 // still queued are left undone, but a chunk already started is finished,
-// so that Options.Done reports exactly what the result holds.
-func (s *scan) work(ctx context.Context, in <-chan chunk, c *Counters) {
+// so that Options.Done reports exactly what the result holds. Records are
+// read outside the worker's accountant's lock and accounted under it
+// (checkpoint.go).
+func (s *scan) work(ctx context.Context, in <-chan chunk, a *accountant) {
 	var buf []byte // a record, made at the first chunk read
 	lane := &Lane{Policy: s.opts.Policy, Table: s.table, Zero: s.zero, Sample: s.opts.Sample}
 	for ch := range in {
-		s.gate.RLock()
-		buf = s.chunk(ctx, ch, buf, lane, c)
-		s.gate.RUnlock()
+		buf = s.chunk(ctx, ch, buf, lane, a)
 	}
 }
 
-// chunk reads and accounts one chunk, under the gate (shared), with buf
-// for a record (made when nil); it returns buf.
-func (s *scan) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, c *Counters) []byte {
+// chunk reads and accounts one chunk with buf for a record (made when
+// nil); it returns buf.
+func (s *scan) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, a *accountant) []byte {
 	fl := ch.f
 	if ctx.Err() != nil {
+		a.mu.Lock()
 		fl.incomplete.Store(true)
 		fl.abandoned.Store(true)
 		s.release(fl)
+		a.mu.Unlock()
 		return buf
 	}
 	if buf == nil {
 		buf = make([]byte, s.opts.Policy.RecordSize)
 	}
+	a.mu.Lock()
+	a.fl, a.first, a.next = fl, ch.first, ch.first
+	a.mu.Unlock()
 	i := ch.first
 	for ; i < ch.end && !fl.failed.Load() && i < fl.limit.Load(); i++ {
-		if !s.record(fl, i, buf[:fl.lsize], s.zeros, lane, c) {
+		data := buf[:fl.lsize]
+		r := s.read(fl, i, data)
+		a.mu.Lock()
+		a.c.ReadBytes += r.read
+		if r.ok {
+			s.account(fl, i, data, r, lane, &a.c)
+			a.next = i + 1
+		}
+		a.mu.Unlock()
+		if !r.ok {
 			break
 		}
 	}
+	a.mu.Lock()
 	if i > ch.first {
 		fl.accounted(i)
 	}
@@ -52,74 +67,91 @@ func (s *scan) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, c *C
 		fl.incomplete.Store(true)
 	}
 	s.release(fl)
+	a.fl = nil
+	a.mu.Unlock()
 	return buf
 }
 
-// record handles record i of fl; data is an LSIZE-byte buffer. It returns
-// false when the record could not be read, or lies past the end of a file
-// that shrank (and is not accounted).
-func (s *scan) record(fl *file, i uint64, data, zeros []byte, lane *Lane, c *Counters) bool {
-	p := s.opts.Policy
+// readRecord is what reading one record gave.
+type readRecord struct {
+	n          uint64 // bytes the record holds (its LSIZE but for the file's last)
+	zero       bool   // all zeros
+	sourceHole bool   // wholly in a hole of the source file: not read
+	read       uint64 // bytes read from the file
+	ok         bool   // false: not read (an error, or past the end of a file that shrank): not to be accounted
+}
+
+// read reads record i of fl into data, an LSIZE-byte buffer, zero-padded.
+func (s *scan) read(fl *file, i uint64, data []byte) readRecord {
 	lsize := uint64(fl.lsize)
 	off := i * lsize
-	n := min(lsize, fl.src.Size-off)
-	var zero bool
-	if !fl.src.HasData(off, off+n) {
-		zero = true
+	r := readRecord{n: min(lsize, fl.src.Size-off), ok: true}
+	if !fl.src.HasData(off, off+r.n) {
+		r.zero, r.sourceHole = true, true
+		return r
+	}
+	got, err := fl.src.ReadAt(data[:r.n], int64(off))
+	r.read = uint64(got)
+	if err != nil && !(errors.Is(err, io.EOF) && got < int(r.n)) {
+		if fl.failed.CompareAndSwap(false, true) {
+			s.warn(fl.src.Path, fmt.Errorf("read at offset %d: %w", off, err))
+		}
+		r.ok = false
+		return r
+	}
+	if uint64(got) < r.n {
+		// The file ends at off+got now: it has records up to this one
+		// if it still holds some of its bytes (they are what the
+		// record covers), else up to the one before. The records past
+		// that end are left out.
+		if got == 0 {
+			fl.shrink(fl.recordsNow(i))
+			r.ok = false
+			return r
+		}
+		fl.shrink(i + 1)
+		r.n = uint64(got)
+	}
+	clear(data[got:])
+	r.zero = bytes.Equal(data, s.zeros[:lsize])
+	return r
+}
+
+// account accounts record i of fl, read (r) into data, in the table and
+// in c.
+func (s *scan) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane, c *Counters) {
+	p := s.opts.Policy
+	if r.sourceHole {
 		c.SourceHoles++
-	} else {
-		got, err := fl.src.ReadAt(data[:n], int64(off))
-		c.ReadBytes += uint64(got)
-		if err != nil && !(errors.Is(err, io.EOF) && got < int(n)) {
-			if fl.failed.CompareAndSwap(false, true) {
-				s.warn(fl.src.Path, fmt.Errorf("read at offset %d: %w", off, err))
-			}
-			return false
-		}
-		if uint64(got) < n {
-			// The file ends at off+got now: it has records up to
-			// this one if it still holds some of its bytes (they
-			// are what the record covers), else up to the one
-			// before. The records past that end are left out.
-			if got == 0 {
-				fl.shrink(fl.recordsNow(i))
-				return false
-			}
-			fl.shrink(i + 1)
-			n = uint64(got)
-		}
-		clear(data[got:])
-		zero = bytes.Equal(data, zeros[:lsize])
 	}
 	c.Records++
-	c.ScannedBytes += n
+	c.ScannedBytes += r.n
 	if prog := s.opts.Progress; prog != nil {
-		prog.BytesDone.Add(int64(n))
+		prog.BytesDone.Add(int64(r.n))
 	}
-	k, o := lane.Record(data, zero, fl.copyHoles)
+	k, o := lane.Record(data, r.zero, fl.copyHoles)
 	if o == Hole {
 		c.Holes++
 		if s.opts.OnBlock != nil {
 			s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Hole: true, Zero: true, Tag: fl.tag, Count: 1})
 		}
-		return true
+		return
 	}
-	if zero {
+	if r.zero {
 		c.ZeroBlocks++
 	}
 	switch o {
 	case Unsampled:
 		c.Unsampled++
-		return true
+		return
 	case New:
-		if !zero && p.Compression != zio.Off {
+		if !r.zero && p.Compression != zio.Off {
 			c.Compressed++
 		}
 	}
 	if s.opts.OnBlock != nil {
-		s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Key: k, Zero: zero, Tag: fl.tag, Count: 1})
+		s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Key: k, Zero: r.zero, Tag: fl.tag, Count: 1})
 	}
-	return true
 }
 
 // recordsNow returns how many records fl holds now, at most i, when a read

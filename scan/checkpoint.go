@@ -62,7 +62,7 @@ func (c *checkpointer) take(st analyzer.State) {
 		c.lastEnd = time.Now()
 		c.lastPause = st.Waited + c.lastEnd.Sub(start)
 	}()
-	hdr := c.res.header(c.opts, c.tracker, false)
+	hdr := c.res.header(c.opts, c.tracker, st.InFlight, false)
 	sc := &scanfile.Scan{Header: hdr, Counters: st.Counters}
 	snap, ok, err := scanfile.TakeSnapshot(st.Table)
 	if err == nil && !ok {

@@ -448,7 +448,7 @@ func (res *Result) resumed(tracker *scanfile.Tracker) {
 
 // save writes the scan to opts.Save.
 func (res *Result) save(opts Options, tracker *scanfile.Tracker) error {
-	hdr := res.header(&opts, tracker, !res.Partial)
+	hdr := res.header(&opts, tracker, nil, !res.Partial)
 	if err := scanfile.Write(opts.Save, &scanfile.Scan{Header: hdr, Table: res.Scan.Table, Counters: res.Scan.Counters}); err != nil {
 		return &SaveError{Path: opts.Save, Err: err}
 	}
@@ -456,9 +456,9 @@ func (res *Result) save(opts Options, tracker *scanfile.Tracker) error {
 }
 
 // header is the saved scan's header: its settings, paths, problems so far
-// and the tracker's progress.
-func (res *Result) header(opts *Options, tracker *scanfile.Tracker, complete bool) scanfile.Header {
-	pos, files := tracker.Progress()
+// and the tracker's progress, with the records inFlight (a checkpoint's).
+func (res *Result) header(opts *Options, tracker *scanfile.Tracker, inFlight []analyzer.Accounted, complete bool) scanfile.Header {
+	pos, files := tracker.Progress(inFlight)
 	res.mu.Lock()
 	problems := append([]source.Problem{}, res.Problems...)
 	res.mu.Unlock()

@@ -194,22 +194,42 @@ func (t *Tracker) Unread(path string) {
 // Progress returns what a saved scan keeps of the scan's progress: the
 // position up to which every file is done (nil: none yet) and the files
 // that position does not cover, sorted by path: in flight, done out of
-// order, given up incomplete, or not readable (File.Unread).
-func (t *Tracker) Progress() (*Position, []File) {
+// order, given up incomplete, or not readable (File.Unread). inFlight are
+// records accounted but not yet reported to Done (a checkpoint's chunks in
+// progress: analyzer.State.InFlight), counted as done.
+func (t *Tracker) Progress(inFlight []analyzer.Accounted) (*Position, []File) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	pos := t.pos
 	if pos == nil || t.savedPos != nil && pos.Compare(*t.savedPos) < 0 {
 		pos = t.savedPos
 	}
+	extra := map[string][][2]uint64{}
+	for _, a := range inFlight {
+		extra[a.File.Path] = append(extra[a.File.Path], [2]uint64{a.First, a.End})
+	}
 	var out []File
-	for _, e := range t.live {
-		if len(e.Done) == 0 {
-			continue // started, nothing done yet: nothing to keep
-		}
+	for path, e := range t.live {
 		f := e.File
 		f.Done = append([][2]uint64(nil), f.Done...)
+		for _, r := range extra[path] {
+			f.Done = addRun(f.Done, r)
+		}
+		delete(extra, path)
+		if len(f.Done) == 0 {
+			continue // started, nothing done yet: nothing to keep
+		}
 		out = append(out, f)
+	}
+	for _, a := range inFlight {
+		if runs, ok := extra[a.File.Path]; ok { // not Started (not expected)
+			f := fileOf(&a.File)
+			for _, r := range runs {
+				f.Done = addRun(f.Done, r)
+			}
+			out = append(out, f)
+			delete(extra, a.File.Path)
+		}
 	}
 	for _, e := range t.saved {
 		if e.taken {
