@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -116,6 +117,62 @@ func TestHugeSparseFile(t *testing.T) {
 			if b := res.Histogram[25]; b.Allocated.Blocks != 1 || b.Referenced.Blocks != size/(128<<10)-1 {
 				t.Errorf("zero blocks bucket: %+v", b)
 			}
+		}
+	}
+}
+
+// A sparse file of 8 EiB − 1 bytes, the largest Linux allows (tmpfs, at
+// /dev/shm, takes it; ext4 stops at 16 TiB), with 128 KiB of data at 1 TiB
+// and 100 bytes in its last page: its 2^46 records are counted, the holes
+// in one step each, only the two records holding data are read (the last
+// one is 128 KiB − 1 bytes), and the scan allocates no memory by the
+// record. The data in the last page is found though lseek(SEEK_DATA) does
+// not see it there (source's dataExtents).
+func TestHugeSparseFile8EiB(t *testing.T) {
+	var fs syscall.Statfs_t
+	if syscall.Statfs("/dev/shm", &fs) != nil || fs.Type != 0x01021994 { // TMPFS_MAGIC
+		t.Skip("no tmpfs at /dev/shm: no file system here holds a file of 8 EiB")
+	}
+	dir, err := os.MkdirTemp("/dev/shm", "ddtsim-8eib-")
+	if err != nil {
+		t.Skipf("/dev/shm: %v", err)
+	}
+	defer os.RemoveAll(dir)
+	f := filepath.Join(dir, "huge")
+	h, err := os.Create(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 1<<63 - 1
+	const records = 1 << 46 // the last one 128 KiB − 1 bytes
+	tail := []byte("the last bytes of the largest file there can be, 100 bytes long........................ the end.")
+	if err := h.Truncate(size); err != nil {
+		h.Close()
+		t.Skipf("tmpfs here does not take a file of 8 EiB − 1 bytes: %v", err)
+	}
+	if _, err := h.WriteAt(testkit.Rand(4, 128<<10), 1<<40); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.WriteAt(tail, size-200); err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	for _, c := range []struct {
+		comp         zio.Compression
+		holes, zeros uint64
+	}{{zio.LZ4, records - 2, 0}, {zio.Off, 0, records - 2}} {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		alloc := ms.TotalAlloc
+		res, warns := scanT(t, testkit.Policy(t, c.comp), model.SparseNever, f)
+		runtime.ReadMemStats(&ms)
+		k := res.Counters
+		if len(warns) != 0 || k.Files != 1 || k.LogicalBytes != size || k.Records != records || k.Holes != c.holes ||
+			k.ZeroBlocks != c.zeros || k.Stored != records-c.holes || k.ReadBytes != 128<<10+128<<10-1 {
+			t.Errorf("compression %v: counters %+v, warnings %q", c.comp, k, warns)
+		}
+		if grew := ms.TotalAlloc - alloc; grew > 64<<20 {
+			t.Errorf("compression %v: %d MiB allocated for a file of 2 records of data", c.comp, grew>>20)
 		}
 	}
 }

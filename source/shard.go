@@ -191,6 +191,8 @@ type CountedElsewhereError struct {
 	By  Shard // the shard that counts it
 }
 
+// Error is the problem and the shard that counts it: "… (shard 0/4
+// counts it)".
 func (e *CountedElsewhereError) Error() string {
 	return fmt.Sprintf("%v (shard %s counts it)", e.Err, e.By)
 }

@@ -175,6 +175,8 @@ type SkippedError struct {
 	Kind string // what it is, with an article: "a FIFO"
 }
 
+// Error says what was skipped and why: "skipped: a FIFO is not a regular
+// file or a block device".
 func (e *SkippedError) Error() string {
 	return "skipped: " + e.Kind + " is not a regular file or a block device"
 }

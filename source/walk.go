@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -27,7 +26,10 @@ type Walker struct {
 	Paths []string
 	// Follow follows symlinks found inside directories (loops and
 	// directories already walked are skipped). Symlinks named as paths are
-	// always followed.
+	// always followed. Since a symlink may lead to any file or directory
+	// walked before, a walk with Follow remembers the identity of each
+	// (about 10 to 20 bytes a file): its memory grows with the number of
+	// files, which it does not otherwise (repeats.go).
 	Follow bool
 	// CountLinks yields every name of a hard-linked file, as if each were
 	// a separate copy. By default an inode is yielded once, as `cp -a`
@@ -80,29 +82,54 @@ type walk struct {
 	yield func(*File)
 	warnf func(path string, err error)
 	c     Counters
-	arg   int                 // index of the path being walked
-	root  string              // the path being walked, as named
-	fs    fsIDs               // the file systems met (sharded walks only)
-	seen  map[devIno]struct{} // inodes yielded
-	dirs  map[devIno]struct{} // directories walked
-	skip  map[devIno]struct{} // Walker.SkipDirs
-	parts map[string]bool     // paths named that are parts of an image named (GuestParts)
+	arg   int    // index of the path being walked
+	root  string // the path being walked, as named
+	// rootDev is the device of the path being walked (OneFileSystem).
+	rootDev uint64
+	fs      fsIDs               // the file systems met (sharded walks only)
+	rep     *repeats            // what tells a directory or file met again (repeats.go)
+	skip    map[devIno]struct{} // Walker.SkipDirs
+	parts   map[string]bool     // paths named that are parts of an image named (GuestParts)
 	// partBytes: the bytes of the parts of each image met (its path), in
 	// a sharded walk: they decide with its own size whether it is split.
 	partBytes map[string]uint64
+	named     []*unix.Stat_t // stat of each path named, nil when it failed
+
+	// The directories of the current path, from the one named down
+	// (dirfd.go): levels[:depth]; the deeper ones are kept for their
+	// listings' memory. Those in [low, depth) and the first are open.
+	levels     []*level
+	depth, low int
+	// path: the current directory's path as entries' paths start
+	// (filepath.Join's: "" below ".", "/x/" below "/x"), grown and cut as
+	// the walk goes down and up: no path is kept per directory.
+	path []byte
+	dent []byte // getdents(2) buffer
 }
 
 // Walk walks w.Paths and yields every regular file, and every block device
 // named, once (see Source). The problems it passes to warn are paths that
 // cannot be listed or opened and special files named explicitly
-// (*SkippedError).
+// (*SkippedError). Its memory does not grow with the number of files
+// (repeats.go: but for Follow, and for hard-linked files whose other
+// names lie outside the paths walked), nor its file descriptors with the
+// depth of the tree (dirfd.go); a directory's listing costs its names'
+// bytes and 8 bytes an entry (listing.go).
 func (w *Walker) Walk(ctx context.Context, yield func(*File), warn func(path string, err error)) Counters {
-	s := &walk{w: w, yield: yield, warnf: warn,
-		seen: make(map[devIno]struct{}), dirs: make(map[devIno]struct{}), skip: make(map[devIno]struct{}), fs: fsIDs{},
-		partBytes: map[string]uint64{}}
+	s := newWalk(w, yield, warn)
+	defer s.closeAll()
+	s.run(ctx)
+	return s.c
+}
+
+// newWalk prepares a walk of w's paths: looks at every path named (said
+// when missing) and what repeats.go needs.
+func newWalk(w *Walker, yield func(*File), warn func(path string, err error)) *walk {
+	s := &walk{w: w, yield: yield, warnf: warn, skip: make(map[devIno]struct{}), fs: fsIDs{},
+		partBytes: map[string]uint64{}, named: make([]*unix.Stat_t, len(w.Paths))}
 	for _, d := range w.SkipDirs {
-		if fi, err := os.Stat(d); err == nil {
-			st := statOf(fi)
+		var st unix.Stat_t
+		if unix.Stat(d, &st) == nil {
 			s.skip[devIno{uint64(st.Dev), st.Ino}] = struct{}{}
 		}
 	}
@@ -111,49 +138,66 @@ func (w *Walker) Walk(ctx context.Context, yield func(*File), warn func(path str
 	// later. A path named is followed if it is a symlink (as find -H
 	// does); links found inside directories are followed only with
 	// Follow.
-	named := make([]fs.FileInfo, len(w.Paths))
 	for i, p := range w.Paths {
-		var err error
-		if named[i], err = os.Stat(p); err != nil {
-			s.walkWarn(p, err)
+		st := new(unix.Stat_t)
+		if err := statPath(p, st); err != nil {
+			s.walkWarn(p, &os.PathError{Op: "stat", Path: p, Err: err})
+			continue
+		}
+		s.named[i] = st
+	}
+	s.rep = newRepeats(w, s.named)
+	s.namedParts(s.named)
+	return s
+}
+
+// statPath is stat(2) of a path named, retried when interrupted.
+func statPath(p string, st *unix.Stat_t) error {
+	for {
+		err := unix.Stat(p, st)
+		if err != unix.EINTR {
+			return err
 		}
 	}
-	s.namedParts(named)
-	for i, p := range w.Paths {
+}
+
+// run walks the paths named, in order.
+func (s *walk) run(ctx context.Context) {
+	for i, p := range s.w.Paths {
 		if ctx.Err() != nil {
 			break
 		}
 		s.arg, s.root = i, p
-		fi := named[i]
-		if fi == nil {
+		st := s.named[i]
+		if st == nil {
 			continue
 		}
-		if fi.IsDir() {
-			s.enterDir(ctx, p, fi, statOf(fi).Dev)
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			s.rootDev = uint64(st.Dev)
+			s.enterDir(ctx, unix.AT_FDCWD, p, st, true, false)
 			continue
 		}
 		if s.parts[filepath.Clean(p)] {
 			s.walkCount(&s.c.ImageParts)
 			continue
 		}
-		s.visit(p, fi, true)
+		s.visit(unix.AT_FDCWD, p, p, st, true, true)
 	}
-	return s.c
 }
 
 // namedParts finds the files named that are parts of an image also named
 // (ddtsim --guest dir/*.vmdk names a descriptor and its extents).
-func (s *walk) namedParts(named []fs.FileInfo) {
+func (s *walk) namedParts(named []*unix.Stat_t) {
 	if s.w.Guest == nil || s.w.GuestParts == nil {
 		return
 	}
 	byDir := map[string][]string{}
 	size := map[string]int64{}
 	for i, p := range s.w.Paths {
-		if fi := named[i]; fi != nil && fi.Mode().IsRegular() {
+		if st := named[i]; st != nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
 			c := filepath.Clean(p)
 			byDir[filepath.Dir(c)] = append(byDir[filepath.Dir(c)], filepath.Base(c))
-			size[c] = fi.Size()
+			size[c] = st.Size
 		}
 	}
 	s.parts = map[string]bool{}
@@ -201,130 +245,266 @@ func count(c *uint64, n uint64, counted bool) {
 	}
 }
 
-func statOf(fi fs.FileInfo) *syscall.Stat_t {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return st
+// enterDir walks the directory name, in the directory open as dirfd
+// (unix.AT_FDCWD and the path itself for a path named, followed), whose
+// lstat (stat if follow) is st, unless it was walked already (a repeated
+// argument, a bind mount, or a symlink loop with Follow), it is one of
+// SkipDirs or, with OneFileSystem, it lies on another file system than
+// the path named. viaLink: reached through a symlink followed.
+func (s *walk) enterDir(ctx context.Context, dirfd int, name string, st *unix.Stat_t, follow, viaLink bool) {
+	// Its path: the path named as given, or its parent's and its name,
+	// as filepath.Join makes it; s.path becomes its entries' prefix.
+	var parent *level
+	if s.depth == 0 {
+		s.path = append(s.path[:0], rootPrefix(name)...)
+	} else {
+		parent = s.top()
+		s.path = append(append(s.path[:parent.prefix], name...), '/')
 	}
-	return &syscall.Stat_t{}
-}
-
-// enterDir walks directory path unless it was walked already (a repeated
-// argument, a bind mount, or a symlink loop with Follow) or, with
-// OneFileSystem, it lies on another file system than rootDev.
-func (s *walk) enterDir(ctx context.Context, path string, fi fs.FileInfo, rootDev uint64) {
-	st := statOf(fi)
-	if s.w.OneFileSystem && uint64(st.Dev) != rootDev {
-		s.walkCount(&s.c.OtherFS)
-		return
+	end := len(s.path) - 1
+	path := func() string {
+		if parent == nil {
+			return name
+		}
+		return string(s.path[:end])
 	}
 	id := devIno{uint64(st.Dev), st.Ino}
-	if _, skip := s.skip[id]; skip {
-		return // ddtsim's own (SkipDirs)
-	}
-	if _, dup := s.dirs[id]; dup {
-		s.walkCount(&s.c.RepeatedDirs)
+	if !s.mayEnter(id) {
 		return
 	}
-	s.dirs[id] = struct{}{}
+	fd, _, err := openAt(dirfd, name, dirFlags, follow)
+	if err != nil {
+		// Unreadable, or replaced since it was listed by what is not a
+		// directory (ENOTDIR), or by a symlink (ELOOP: never followed
+		// unless follow).
+		s.rep.dirWalked(id, false)
+		s.walkCount(&s.c.Dirs)
+		s.walkWarn(path(), &os.PathError{Op: "open", Path: path(), Err: err})
+		return
+	}
+	now, mountRoot, err := dirStat(fd)
+	if err != nil {
+		unix.Close(fd)
+		s.rep.dirWalked(id, false)
+		s.walkCount(&s.c.Dirs)
+		s.walkWarn(path(), &os.PathError{Op: "stat", Path: path(), Err: err})
+		return
+	}
+	if now != id {
+		// Replaced since it was listed (or an automount mounted on it):
+		// judged by what was opened.
+		if id = now; !s.mayEnter(id) {
+			unix.Close(fd)
+			return
+		}
+	}
+	if parent != nil && id.dev != parent.id.dev {
+		mountRoot = true
+	}
+	s.rep.dirWalked(id, mountRoot)
 	s.walkCount(&s.c.Dirs)
 	if s.w.Shard.Sharded() {
-		s.fs.of(id.dev, s.arg, s.root, path) // where the walk entered its file system
+		if _, ok := s.fs[id.dev]; !ok {
+			s.fs.of(id.dev, s.arg, s.root, path()) // where the walk entered its file system
+		}
 	}
-	// ReadDir sorts the entries by name: the walk's order is the same on
-	// every run (sharded scans rely on it, fsIDs).
-	entries, err := os.ReadDir(path)
-	if err != nil {
-		// ReadDir returns what it read before the error; go on with it.
-		s.walkWarn(path, err)
+	l := s.push(fd, id, viaLink)
+	defer func() { s.pop(ctx.Err() == nil) }()
+	// Sorted by name, as os.ReadDir sorts: the walk's order is the same
+	// on every run (sharded scans rely on it, fsIDs).
+	if s.dent == nil {
+		s.dent = make([]byte, 32<<10)
 	}
-	var parts map[string]string
-	if s.w.Guest != nil && s.w.GuestParts != nil {
-		var names []string
-		for _, e := range entries {
-			if e.Type().IsRegular() {
-				names = append(names, e.Name())
+	if err := l.list.read(fd, s.dent); err != nil {
+		// What was read before the error is walked.
+		s.walkWarn(path(), &os.PathError{Op: "readdirent", Path: path(), Err: err})
+	}
+	parts := s.dirParts(l, path)
+	for l.i = 0; l.i < l.list.len(); l.i++ {
+		if ctx.Err() != nil || l.lost {
+			return
+		}
+		if len(parts) > 0 {
+			if _, ok := parts[l.list.name(l.i)]; ok {
+				s.walkCount(&s.c.ImageParts)
+				continue
 			}
 		}
-		parts = s.w.GuestParts(path, names)
-		if s.w.Shard.Sharded() {
-			for _, e := range entries {
-				if image, ok := parts[e.Name()]; ok {
-					if fi, err := e.Info(); err == nil {
-						s.partBytes[filepath.Join(path, image)] += uint64(fi.Size())
-					}
+		s.entry(ctx, l)
+	}
+}
+
+// rootPrefix is what the entries' names of the directory named p are
+// appended to for their paths, as filepath.Join(p, name) makes them.
+func rootPrefix(p string) string {
+	switch c := filepath.Clean(p); c {
+	case ".":
+		return ""
+	case "/":
+		return "/"
+	default:
+		return c + "/"
+	}
+}
+
+// mayEnter reports whether the directory id is to be walked; if not, it
+// counts why (another file system, or walked before).
+func (s *walk) mayEnter(id devIno) bool {
+	if s.w.OneFileSystem && id.dev != s.rootDev {
+		s.walkCount(&s.c.OtherFS)
+		return false
+	}
+	if _, skip := s.skip[id]; skip {
+		return false // ddtsim's own (SkipDirs)
+	}
+	if s.rep.dirSeen(id) {
+		s.walkCount(&s.c.RepeatedDirs)
+		return false
+	}
+	return true
+}
+
+// dirParts asks GuestParts (with Guest) which regular files of the
+// directory l (at path()) are parts of an image among them.
+func (s *walk) dirParts(l *level, path func() string) map[string]string {
+	if s.w.Guest == nil || s.w.GuestParts == nil {
+		return nil
+	}
+	var names []string
+	for i := range l.list.len() {
+		if s.typeOf(l, i) == unix.DT_REG {
+			names = append(names, l.list.name(i))
+		}
+	}
+	dir := path()
+	parts := s.w.GuestParts(dir, names)
+	if s.w.Shard.Sharded() {
+		for i := range l.list.len() {
+			name := l.list.name(i)
+			if image, ok := parts[name]; ok {
+				var st unix.Stat_t
+				if unix.Fstatat(l.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+					s.partBytes[filepath.Join(dir, image)] += uint64(st.Size)
 				}
 			}
 		}
 	}
-	for _, e := range entries {
-		if ctx.Err() != nil {
-			return
-		}
-		if _, ok := parts[e.Name()]; ok {
-			s.walkCount(&s.c.ImageParts)
-			continue
-		}
-		full := filepath.Join(path, e.Name())
-		var info fs.FileInfo
-		if e.Type()&fs.ModeSymlink != 0 {
-			if !s.w.Follow {
-				s.walkCount(&s.c.Symlinks)
-				continue
-			}
-			info, err = os.Stat(full)
-			if err != nil {
-				s.walkWarn(full, fmt.Errorf("following symlink: %w", err))
-				continue
-			}
-		} else if info, err = e.Info(); err != nil {
-			s.walkWarn(full, err)
-			continue
-		}
-		if info.IsDir() {
-			s.enterDir(ctx, full, info, rootDev)
-			continue
-		}
-		s.visit(full, info, false)
-	}
+	return parts
 }
 
-// visit handles one non-directory entry. explicit is true for a path named
-// by the caller: block devices are read only then.
-func (s *walk) visit(path string, fi fs.FileInfo, explicit bool) {
-	mode := fi.Mode()
-	switch {
-	case mode&fs.ModeSymlink != 0:
+// typeOf is the type of entry i of l, a DT_ constant: lstat'ed when the
+// file system did not say (DT_UNKNOWN; still unknown when that fails).
+func (s *walk) typeOf(l *level, i int) uint8 {
+	t := l.list.typ(i)
+	if t == unix.DT_UNKNOWN {
+		var st unix.Stat_t
+		if unix.Fstatat(l.fd, l.list.name(i), &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			t = dtOf(st.Mode)
+			l.list.setTyp(i, t)
+		}
+	}
+	return t
+}
+
+// dtOf is the DT_ constant of a st_mode.
+func dtOf(mode uint32) uint8 {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return unix.DT_REG
+	case unix.S_IFDIR:
+		return unix.DT_DIR
+	case unix.S_IFLNK:
+		return unix.DT_LNK
+	case unix.S_IFIFO:
+		return unix.DT_FIFO
+	case unix.S_IFSOCK:
+		return unix.DT_SOCK
+	case unix.S_IFCHR:
+		return unix.DT_CHR
+	case unix.S_IFBLK:
+		return unix.DT_BLK
+	}
+	return unix.DT_UNKNOWN
+}
+
+// entry walks the entry l.i of the directory l: a directory is entered,
+// a symlink counted (or followed, with Follow), anything else visited.
+// Every entry but a symlink is lstat'ed before it is opened, as os.ReadDir's
+// DirEntry.Info would: that stat decides what it is (a file's size, as
+// listed, is counted when it cannot be opened).
+func (s *walk) entry(ctx context.Context, l *level) {
+	name := l.list.name(l.i)
+	full := string(s.path[:l.prefix]) + name
+	st := new(unix.Stat_t)
+	if l.list.typ(l.i) != unix.DT_LNK {
+		if err := unix.Fstatat(l.fd, name, st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			s.walkWarn(full, &os.PathError{Op: "lstat", Path: full, Err: err})
+			return
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			s.enterDir(ctx, l.fd, name, st, false, false)
+			return
+		}
+		if l.list.typ(l.i) != unix.DT_UNKNOWN || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			s.visit(l.fd, name, full, st, false, s.w.Follow)
+			return
+		}
+	}
+	// A symlink (as listed, or by its lstat where the listing did not
+	// say).
+	if !s.w.Follow {
 		s.walkCount(&s.c.Symlinks)
 		return
-	case mode.IsRegular():
-	case mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0 && explicit:
+	}
+	if err := unix.Fstatat(l.fd, name, st, 0); err != nil {
+		s.walkWarn(full, fmt.Errorf("following symlink: %w", &os.PathError{Op: "stat", Path: full, Err: err}))
+		return
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		s.enterDir(ctx, l.fd, name, st, true, true)
+		return
+	}
+	s.visit(l.fd, name, full, st, false, true)
+}
+
+// visit handles one non-directory: name in the directory open as dirfd
+// (unix.AT_FDCWD and the path itself for a path named), path its full
+// path; st is its lstat (stat if follow) from before it is opened.
+// explicit is true for a path named by the caller: block devices are read
+// only then. What the file is when opened decides (prepare): a FIFO, a
+// device or a directory put there since it was listed is skipped, counted
+// as special, never read; a symlink is not followed (unless follow) and a
+// socket cannot be opened: openFailed.
+func (s *walk) visit(dirfd int, name, path string, st *unix.Stat_t, explicit, follow bool) {
+	switch mode := st.Mode & unix.S_IFMT; {
+	case mode == unix.S_IFLNK:
+		s.walkCount(&s.c.Symlinks)
+		return
+	case mode == unix.S_IFREG:
+	case mode == unix.S_IFBLK && explicit:
 		// A block device named explicitly is read like a file.
 	default:
+		// FIFOs, sockets, devices: never opened.
 		s.walkCount(&s.c.Special)
 		if explicit {
-			s.walkWarn(path, &SkippedError{Kind: fileKind(mode)})
+			s.walkWarn(path, &SkippedError{Kind: fileKind(fileMode(st.Mode))})
 		}
 		return
 	}
-	sh := s.shareOf(path, fi)
+	sh := s.shareOf(path, st)
 	if !sh.open {
 		return // wholly another shard's
 	}
-	f, err := open(path, explicit || s.w.Follow)
+	fd, noatime, err := openFile(dirfd, name, path, follow)
 	if err != nil {
-		s.fileWarn(path, err, sh)
-		if mode.IsRegular() && !errors.Is(err, fs.ErrNotExist) {
-			// Unreadable (permissions, I/O): its bytes, as listed, are
-			// file data the result does not cover. A file gone since
-			// it was listed is not data any more.
-			count(&s.c.Files, 1, sh.counted)
-			count(&s.c.LogicalBytes, uint64(fi.Size()), sh.counted)
-		}
+		s.openFailed(path, st, err, sh)
 		return
 	}
-	file, err := s.prepare(path, f, sh)
+	f, file, err := s.prepare(path, fd, noatime, explicit, sh)
 	if err != nil || file == nil {
-		f.Close()
+		if f != nil {
+			f.Close()
+		}
 		if err != nil {
 			s.fileWarn(path, err, sh)
 		}
@@ -337,6 +517,38 @@ func (s *walk) visit(path string, fi fs.FileInfo, explicit bool) {
 	s.yield(file)
 }
 
+// openFailed handles a file that could not be opened: the problem is
+// said, and an unreadable regular file (permissions, I/O; a symlink put
+// there since it was listed, which O_NOFOLLOW refuses) is counted: its
+// bytes, as listed, are file data the result does not cover. A file gone
+// since it was listed is not data any more.
+func (s *walk) openFailed(path string, st *unix.Stat_t, err error, sh share) {
+	s.fileWarn(path, &os.PathError{Op: "open", Path: path, Err: err}, sh)
+	if st.Mode&unix.S_IFMT == unix.S_IFREG && err != unix.ENOENT {
+		count(&s.c.Files, 1, sh.counted)
+		count(&s.c.LogicalBytes, uint64(st.Size), sh.counted)
+	}
+}
+
+// fileMode is the fs.FileMode of a st_mode's type.
+func fileMode(mode uint32) fs.FileMode {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return fs.ModeDir
+	case unix.S_IFLNK:
+		return fs.ModeSymlink
+	case unix.S_IFIFO:
+		return fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		return fs.ModeSocket
+	case unix.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		return fs.ModeDevice
+	}
+	return 0
+}
+
 // share is what a sharded walk decided about a file before opening it.
 type share struct {
 	fs      string // its file system's name (fsIDs); "" when not sharded
@@ -346,7 +558,7 @@ type share struct {
 	owner   Shard  // the shard that counts it
 }
 
-// shareOf decides, from what listing it gave (fi), whether this shard
+// shareOf decides, from the file's lstat (or stat) st, whether this shard
 // opens a file and counts it. Not sharded: open and count every file.
 // Sharded: the owner of chunk 0 opens and counts it; another shard opens
 // it when it owns one of its other chunks, or when the size that decides
@@ -354,18 +566,17 @@ type share struct {
 // that with the image parts read through it (VMDK extents, a qcow2's data
 // file) is larger than a chunk, since the guest disk it may be is larger
 // still.
-func (s *walk) shareOf(path string, fi fs.FileInfo) share {
+func (s *walk) shareOf(path string, st *unix.Stat_t) share {
 	sh := s.w.Shard
 	if !sh.Sharded() {
 		return share{open: true, counted: true}
 	}
-	st := statOf(fi)
 	d := share{fs: s.fs.of(uint64(st.Dev), s.arg, s.root, path), parts: s.partBytes[filepath.Clean(path)]}
-	size, cb := uint64(fi.Size()), s.w.ChunkBytes
+	size, cb := uint64(st.Size), s.w.ChunkBytes
 	d.owner = Shard{Index: uint32(ShardHash(d.fs, st.Ino, 0) % uint64(sh.Count)), Count: sh.Count}
 	d.counted = d.owner == sh
 	switch {
-	case d.counted, !fi.Mode().IsRegular(), s.w.Guest != nil && cb > 0 && size+d.parts > cb:
+	case d.counted, st.Mode&unix.S_IFMT != unix.S_IFREG, s.w.Guest != nil && cb > 0 && size+d.parts > cb:
 		d.open = true
 	default:
 		d.open = sh.ownsAny(d.fs, st.Ino, 1, chunks(size, cb))
@@ -420,52 +631,53 @@ func fileKind(m fs.FileMode) string {
 	return "a special file"
 }
 
-// open opens path read-only without updating its access time where the
-// kernel permits it (O_NOATIME needs ownership or CAP_FOWNER).
-func open(path string, follow bool) (*os.File, error) {
-	if testseam.BeforeOpen != nil {
-		testseam.BeforeOpen(path)
+// prepare makes the file open as fd a File, once its fstat says it is a
+// regular file (or a block device named explicitly); it returns the
+// os.File it made of fd (to close when no File is returned), and a nil File
+// without error for a file not to be yielded: anything else (a FIFO, a
+// socket, a directory put there since it was listed; counted as special,
+// and closed), or a name of an inode already yielded. noatime: fd was
+// opened O_NOATIME.
+func (s *walk) prepare(path string, fd int, noatime, explicit bool, sh share) (*os.File, *File, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, nil, err
 	}
-	flags := os.O_RDONLY
-	if !follow {
-		// The entry was a regular file when listed; never let a symlink
-		// swapped in meanwhile lead elsewhere.
-		flags |= unix.O_NOFOLLOW
+	switch mode := st.Mode & unix.S_IFMT; {
+	case mode == unix.S_IFREG, mode == unix.S_IFBLK && explicit:
+	default:
+		unix.Close(fd)
+		count(&s.c.Special, 1, sh.counted)
+		return nil, nil, nil
 	}
-	f, err := os.OpenFile(path, flags|unix.O_NOATIME, 0)
-	if err != nil && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.EINVAL)) {
-		f, err = os.OpenFile(path, flags, 0)
+	if err := unblock(fd, noatime); err != nil {
+		unix.Close(fd)
+		return nil, nil, err
 	}
-	return f, err
+	f := os.NewFile(uintptr(fd), path)
+	file, err := s.prepareFile(path, f, &st, sh)
+	return f, file, err
 }
 
-// prepare stats an open file and makes it a File. It returns nil without
-// error for a file not to be yielded (special, or a name of an inode
-// already yielded).
-func (s *walk) prepare(path string, f *os.File, sh share) (*File, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return nil, err
-	}
+// prepareFile makes f, a regular file or a block device whose fstat is st,
+// a File; nil without error for a name of an inode already yielded.
+func (s *walk) prepareFile(path string, f *os.File, stp *unix.Stat_t, sh share) (*File, error) {
+	st := *stp
 	size := uint64(st.Size)
 	looksSparse := uint64(st.Blocks)*512 < size
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFREG:
-	case unix.S_IFBLK:
+	if st.Mode&unix.S_IFMT == unix.S_IFBLK {
 		end, err := f.Seek(0, io.SeekEnd)
 		if err != nil {
 			return nil, fmt.Errorf("block device size: %w", err)
 		}
 		size, looksSparse = uint64(end), false
 		count(&s.c.Devices, 1, sh.counted)
-	default:
-		count(&s.c.Special, 1, sh.counted)
-		return nil, nil
 	}
 	// A shard that does not count the file still skips its extra names:
 	// it would read its chunks twice.
 	id := devIno{uint64(st.Dev), st.Ino}
-	if _, dup := s.seen[id]; dup {
+	if s.rep.fileMet(id, uint64(st.Nlink), s.w.CountLinks) {
 		switch {
 		case st.Nlink < 2:
 			// The same file reached twice (a path named twice, or
@@ -477,7 +689,6 @@ func (s *walk) prepare(path string, f *os.File, sh share) (*File, error) {
 			return nil, nil
 		}
 	}
-	s.seen[id] = struct{}{}
 	count(&s.c.Files, 1, sh.counted)
 	regular := st.Mode&unix.S_IFMT == unix.S_IFREG
 	if s.w.Guest != nil {
@@ -607,16 +818,30 @@ func (r *guestReader) Close() error { return r.d.Close() }
 
 // dataExtents maps the data regions of f (vdisk.DataExtents): nil, all
 // data, when the file system cannot tell; empty when it is all hole.
+//
+// The last bytes of a file whose size comes within a page (up to 64 KiB)
+// of 8 EiB are taken as data, whatever lseek says: Linux rounds the end
+// of the range it searches up to a whole page, which overflows there, and
+// SEEK_DATA then finds no data in that last page (seen on tmpfs, Linux
+// 6.18: a file of 8 EiB − 1 bytes with data at its end looks all hole).
+// Reading a hole gives zeros, so nothing is lost but the time of reading
+// 64 KiB.
 func dataExtents(f *os.File, size uint64) []Extent {
 	ext, ok := vdisk.DataExtents(f, size)
 	switch {
 	case !ok:
 		return nil
+	case size > unseekableTail:
+		return vdisk.Union(ext, []Extent{{Off: unseekableTail, End: size}})
 	case ext == nil:
 		return []Extent{} // all hole
 	}
 	return ext
 }
+
+// unseekableTail: data beyond this offset may be missed by SEEK_DATA
+// (dataExtents).
+const unseekableTail = 1<<63 - 1<<16
 
 // osReader reads a file the walker opened.
 type osReader struct {
