@@ -118,6 +118,11 @@ func (t *Tracker) Skip(f analyzer.FileInfo) ([]analyzer.Span, error) {
 // Started records that the scan takes the records of f not in done (what
 // Skip gave); it is analyzer.Options.Started, called in the walk's order.
 func (t *Tracker) Started(f analyzer.FileInfo, done []analyzer.Span) {
+	if len(done) == 1 && done[0].First == 0 && done[0].End >= f.Records && t.behindSaved(&f) {
+		// Skipped as done, behind the saved position, which covers it:
+		// nothing to remember (a resume skips thousands a second).
+		return
+	}
 	e := &tracked{File: fileOf(&f)}
 	for _, d := range done {
 		if end := min(d.End, f.Records); d.First < end {
@@ -131,6 +136,11 @@ func (t *Tracker) Started(f analyzer.FileInfo, done []analyzer.Span) {
 	}
 	t.live[f.Path] = e
 	t.queue = append(t.queue, e)
+}
+
+// behindSaved reports whether f lies at or behind the saved position.
+func (t *Tracker) behindSaved(f *analyzer.FileInfo) bool {
+	return t.savedPos != nil && f.Position().Compare(*t.savedPos) <= 0
 }
 
 // fileOf is the progress record of f, nothing done.
