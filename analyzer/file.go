@@ -363,7 +363,7 @@ func (s *scan) finish(fl *file) {
 		}
 	}
 	fl.src.Close()
-	if fl.started && !fl.abandoned.Load() {
+	if fl.started && s.opts.Finished != nil && !fl.abandoned.Load() {
 		s.opts.Finished(fl.info)
 	}
 }

@@ -106,6 +106,10 @@ func newRNG(stream, index uint64) *rng {
 	return r
 }
 
+// SplitMix is the splitmix64 finaliser, used to spread nearby seeds (and
+// by the other generators of this directory).
+func SplitMix(z uint64) uint64 { return splitmix(z) }
+
 // splitmix is the splitmix64 finaliser, used to spread nearby seeds.
 func splitmix(z uint64) uint64 {
 	z += 0x9E3779B97F4A7C15

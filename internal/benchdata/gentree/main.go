@@ -19,6 +19,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/ddtsim/ddtsim/internal/benchdata"
 )
 
 func main() {
@@ -55,7 +57,7 @@ func main() {
 					return
 				}
 				for i := leaf * *perDir; i < min((leaf+1)**perDir, *files); i++ {
-					b := content(buf, uint64(mix(uint64(i))%uint64(*unique)))
+					b := content(buf, uint64(benchdata.SplitMix(uint64(i))%uint64(*unique)))
 					if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%08d", i)), b, 0o644); err != nil {
 						errs <- err
 						return
@@ -87,12 +89,12 @@ func main() {
 // content fills buf with content number c: 1 to 512 bytes, half text-like
 // (compressible), half random.
 func content(buf []byte, c uint64) []byte {
-	x := mix(c + 1)
+	x := benchdata.SplitMix(c + 1)
 	n := 1 + int(x%512)
 	b := buf[:n]
 	if x>>32&1 == 0 {
 		for i := range b {
-			b[i] = "abcdefgh ijklmnop\n"[int(mix(c*7+uint64(i/16))%18)]
+			b[i] = "abcdefgh ijklmnop\n"[int(benchdata.SplitMix(c*7+uint64(i/16))%18)]
 		}
 		var w [8]byte
 		binary.LittleEndian.PutUint64(w[:], c) // distinct, but for the shortest
@@ -101,16 +103,8 @@ func content(buf []byte, c uint64) []byte {
 	}
 	for i := 0; i < n; i += 8 {
 		var w [8]byte
-		binary.LittleEndian.PutUint64(w[:], mix(c<<20+uint64(i)))
+		binary.LittleEndian.PutUint64(w[:], benchdata.SplitMix(c<<20+uint64(i)))
 		copy(b[i:], w[:])
 	}
 	return b
-}
-
-// mix is SplitMix64's finalizer.
-func mix(z uint64) uint64 {
-	z += 0x9e3779b97f4a7c15
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
 }
