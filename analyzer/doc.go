@@ -15,7 +15,13 @@
 // hole of the source file are accounted in one step, without reading. A
 // chunk once started is finished even when the scan is cancelled, so that
 // an interrupted scan reports exactly what its result holds (Options.Done)
-// and can be continued (Options.Resume). Files: analyzer.go (options,
+// and can be continued (Options.Resume). Files are Started in the walk's
+// order and Finished when done, so that a caller can keep the progress as
+// a position in that order. Every Options.CheckpointEvery the workers stop
+// between two records (each accounts a record under a lock of its own and
+// reads outside it, so a hung read holds nothing back) and the caller gets
+// a consistent state (State) to save. Files: analyzer.go (options,
 // counters, Scan), file.go (a file into chunks and hole runs), work.go
-// (the workers), lane.go (the per-record accounting), resume.go, zvol.go.
+// (the workers), lane.go (the per-record accounting), resume.go,
+// checkpoint.go, zvol.go.
 package analyzer
