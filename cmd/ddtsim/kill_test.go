@@ -75,7 +75,7 @@ func TestKillLoop(t *testing.T) {
 		if why != "" {
 			t.Fatal(why)
 		}
-		args = append(args[1:], "--zdb", "-j", "2", "--checkpoint", "10ms")
+		args = append(args[1:], "--zdb", "-j", "2")
 		// The uninterrupted scan: its output, and how long it takes (the
 		// kills fall within that time, or a little after).
 		start := time.Now()
@@ -111,7 +111,7 @@ func TestKillLoop(t *testing.T) {
 					midway++ // a checkpoint some way into the walk
 				}
 			} else {
-				cmd, out, errs = ddtsimProc(append(append(append([]string{}, args...), "--save", save), inputs...)...)
+				cmd, out, errs = ddtsimProc(append(append(append([]string{}, args...), "--save", save, "--checkpoint", "10ms"), inputs...)...)
 			}
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

@@ -280,6 +280,12 @@ func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdo
 	if _, err := s.shard(); err != nil {
 		return err
 	}
+	switch {
+	case s.Checkpoint < 0:
+		return usagef("--checkpoint %v: invalid (accepted: a duration such as 5m or 30s; 0 saves only at the end)", s.Checkpoint)
+	case s.Checkpoint != defaultCheckpoint && s.Save == "":
+		return usagef("--checkpoint %v needs --save DIR: checkpoints are saves of the scan so far", s.Checkpoint)
+	}
 	if err := s.startSave(); err != nil {
 		return err
 	}

@@ -23,6 +23,9 @@ type prediction struct {
 
 // close removes what the prediction keeps on disk (--mem's runs); the
 // table in res is not usable after it.
+// defaultCheckpoint is --checkpoint's default (its tag says 5m).
+const defaultCheckpoint = scan.DefaultCheckpoint
+
 func (pr *prediction) close() { pr.res.Close() }
 
 // checkJobs refuses a -j out of range.
