@@ -46,6 +46,9 @@ type checkpointer struct {
 	// (take runs on one goroutine at a time).
 	lastEnd   time.Time
 	lastPause time.Duration
+	// written is the last snapshot written, whose memory the next one
+	// reuses (scanfile.TakeSnapshot).
+	written *scanfile.Snapshot
 }
 
 // pauseShare: a checkpoint comes no sooner than pauseShare times the last
@@ -64,7 +67,7 @@ func (c *checkpointer) take(st analyzer.State) {
 	}()
 	hdr := c.res.header(c.opts, c.tracker, st.InFlight, false)
 	sc := &scanfile.Scan{Header: hdr, Counters: st.Counters}
-	snap, ok, err := scanfile.TakeSnapshot(st.Table)
+	snap, ok, err := scanfile.TakeSnapshot(st.Table, c.written)
 	if err == nil && !ok {
 		// Too large to copy: written now, the workers waiting.
 		sc.Table = st.Table
@@ -85,6 +88,7 @@ func (c *checkpointer) take(st analyzer.State) {
 		n := snap.Len()
 		err := scanfile.WriteSnapshot(c.opts.Save, sc, snap)
 		c.report(CheckpointReport{Pause: pause, Wait: st.Waited, Write: time.Since(w), Entries: n, Err: err})
+		c.written = snap
 		c.busy.Store(false)
 	}()
 }

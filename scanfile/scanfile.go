@@ -101,16 +101,10 @@ func Write(path string, s *Scan) error {
 }
 
 // WriteSnapshot is Write of s with the entries of snap in place of
-// s.Table's (a checkpoint: the table went on changing after the copy). It
-// consumes snap.
+// s.Table's (a checkpoint: the table went on changing after the copy).
 func WriteSnapshot(path string, s *Scan, snap *Snapshot) error {
 	return write(path, s, func(dir string) ([]Part, error) {
-		rows := snap.rows
-		snap.rows = nil
-		if rows == nil {
-			return nil, errors.New("scanfile: a snapshot written twice")
-		}
-		parts, err := writeRows(dir, rows)
+		parts, err := writeRows(dir, snap.rows)
 		if err != nil {
 			return nil, err
 		}

@@ -290,7 +290,7 @@ func cmpRows(a, b Row) int {
 // once: read once into one slice per partition, then each partition
 // sorted and written on its own, several at once (GOMAXPROCS).
 func writeParallel(dir string, t *ddt.Table, n int64) ([]Part, error) {
-	rows, err := captureRows(t, n)
+	rows, err := captureRows(t, n, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -298,11 +298,17 @@ func writeParallel(dir string, t *ddt.Table, n int64) ([]Part, error) {
 }
 
 // captureRows reads the n entries of t into one slice of rows per
-// partition, unsorted.
-func captureRows(t *ddt.Table, n int64) ([][]Row, error) {
+// partition, unsorted, reusing the slices of reuse (nil: none) where they
+// are large enough.
+func captureRows(t *ddt.Table, n int64, reuse [][]Row) ([][]Row, error) {
 	rows := make([][]Row, Partitions)
 	for p := range rows {
-		rows[p] = make([]Row, 0, n/Partitions+n/Partitions/8+64)
+		want := int(n/Partitions + n/Partitions/8 + 64)
+		if p < len(reuse) && cap(reuse[p]) >= want {
+			rows[p] = reuse[p][:0]
+			continue
+		}
+		rows[p] = make([]Row, 0, want)
 	}
 	t.Range(func(k ddt.Key, e ddt.Entry) bool {
 		r := rowOf(&k, &e)
@@ -314,7 +320,7 @@ func captureRows(t *ddt.Table, n int64) ([][]Row, error) {
 }
 
 // writeRows sorts and writes the rows of each partition (captureRows),
-// several partitions at once (GOMAXPROCS); it consumes rows.
+// several partitions at once (GOMAXPROCS).
 func writeRows(dir string, rows [][]Row) ([]Part, error) {
 	parts := make([]Part, Partitions)
 	err := eachPartition(runtime.GOMAXPROCS(0), func(p int) error {
@@ -327,7 +333,6 @@ func writeRows(dir string, rows [][]Row) ([]Part, error) {
 			w.abort()
 			return err
 		}
-		rows[p] = nil
 		parts[p], err = w.close()
 		return err
 	})
@@ -335,7 +340,10 @@ func writeRows(dir string, rows [][]Row) ([]Part, error) {
 }
 
 // Snapshot is a copy of a table's entries (TakeSnapshot), to be written
-// later (WriteSnapshot) while the table goes on changing.
+// later (WriteSnapshot) while the table goes on changing. Once written its
+// memory can be reused by the next TakeSnapshot: a fresh copy of millions
+// of entries costs more in page faults than in copying (measured: about
+// 250 ns an entry fresh in this project's VM, BenchmarkTakeSnapshot).
 type Snapshot struct {
 	rows [][]Row
 	n    int64
@@ -345,11 +353,13 @@ type Snapshot struct {
 func (s *Snapshot) Len() int { return int(s.n) }
 
 // TakeSnapshot copies the entries of t, which must not change meanwhile,
-// into memory (48 bytes per entry): what a scan's checkpoint does while
-// its workers wait. ok is false, with no copy, when the copy would take
-// more than the memory a saved scan's writing may use (writeBudget, 256
-// MiB: about 5 million entries); the caller then writes t itself (Write).
-func TakeSnapshot(t *ddt.Table) (snap *Snapshot, ok bool, err error) {
+// into memory (48 bytes per entry), that of reuse (a snapshot written
+// already; nil: none) where it is large enough: what a scan's checkpoint
+// does while its workers wait. ok is false, with no copy, when the copy
+// would take more than the memory a saved scan's writing may use
+// (writeBudget, 256 MiB: about 5 million entries); the caller then writes t
+// itself (Write).
+func TakeSnapshot(t *ddt.Table, reuse *Snapshot) (snap *Snapshot, ok bool, err error) {
 	n := int64(t.Len())
 	if err := t.Err(); err != nil {
 		return nil, false, err
@@ -357,7 +367,11 @@ func TakeSnapshot(t *ddt.Table) (snap *Snapshot, ok bool, err error) {
 	if n*rowBytes > writeBudget {
 		return nil, false, nil
 	}
-	rows, err := captureRows(t, n)
+	var old [][]Row
+	if reuse != nil {
+		old = reuse.rows
+	}
+	rows, err := captureRows(t, n, old)
 	if err != nil {
 		return nil, false, err
 	}
