@@ -283,7 +283,7 @@ func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdo
 	switch {
 	case s.Checkpoint < 0:
 		return usagef("--checkpoint %v: invalid (accepted: a duration such as 5m or 30s; 0 saves only at the end)", s.Checkpoint)
-	case s.Checkpoint != defaultCheckpoint && s.Save == "":
+	case s.Checkpoint != defaultCheckpoint && s.Checkpoint != 0 && s.Save == "":
 		return usagef("--checkpoint %v needs --save DIR: checkpoints are saves of the scan so far", s.Checkpoint)
 	}
 	if err := s.startSave(); err != nil {
