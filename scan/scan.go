@@ -363,7 +363,11 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		res.resumed(tracker)
 	}
 	if opts.Save != "" {
-		if serr := res.save(opts, tracker); serr != nil {
+		var reuse *scanfile.Snapshot
+		if ck != nil {
+			reuse, ck.written = ck.written, nil
+		}
+		if serr := res.save(opts, tracker, reuse); serr != nil {
 			return res, serr
 		}
 	}
@@ -446,10 +450,24 @@ func (res *Result) resumed(tracker *scanfile.Tracker) {
 	}
 }
 
-// save writes the scan to opts.Save.
-func (res *Result) save(opts Options, tracker *scanfile.Tracker) error {
+// save writes the scan to opts.Save, copying its table into the memory of
+// reuse (the last checkpoint's copy; nil: none) when it fits.
+func (res *Result) save(opts Options, tracker *scanfile.Tracker, reuse *scanfile.Snapshot) error {
 	hdr := res.header(&opts, tracker, nil, !res.Partial)
-	if err := scanfile.Write(opts.Save, &scanfile.Scan{Header: hdr, Table: res.Scan.Table, Counters: res.Scan.Counters}); err != nil {
+	sc := &scanfile.Scan{Header: hdr, Table: res.Scan.Table, Counters: res.Scan.Counters}
+	var err error
+	if reuse != nil {
+		var snap *scanfile.Snapshot
+		var ok bool
+		if snap, ok, err = scanfile.TakeSnapshot(sc.Table, reuse); err == nil && ok {
+			err = scanfile.WriteSnapshot(opts.Save, sc, snap)
+		} else if err == nil {
+			err = scanfile.Write(opts.Save, sc)
+		}
+	} else {
+		err = scanfile.Write(opts.Save, sc)
+	}
+	if err != nil {
 		return &SaveError{Path: opts.Save, Err: err}
 	}
 	return nil
