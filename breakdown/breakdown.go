@@ -17,6 +17,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -124,8 +125,14 @@ type Accumulator struct {
 }
 
 type accShard struct {
-	mu    sync.Mutex
-	keys  map[prefix]keyRefs
+	mu   sync.Mutex
+	keys map[prefix]keyRefs
+	// more holds the references of the keys' further groups, one node
+	// per (content, group), linked from keyRefs.more: one slice per shard,
+	// not one per content, so that a content met in many groups costs 16
+	// bytes a group (a slice per content cost about twice that, and
+	// grew with each new group).
+	more  []groupNode
 	cnt   []blockCounts // by group id
 	zeros map[prefix]struct{}
 	_     [40]byte
@@ -139,11 +146,19 @@ type prefix [16]byte
 func prefixOf(k *ddt.Key) prefix { return prefix(k[:16]) }
 
 // keyRefs holds the references of one content per group: the first group
-// inline (most contents are in one group), the others in more.
+// inline (most contents are in one group), the others in the shard's more,
+// newest first.
 type keyRefs struct {
 	g    uint32
+	more uint32 // 1 + index in accShard.more of the newest further group; 0: none
 	n    uint64
-	more *[]groupRefs
+}
+
+// groupNode is one further group's references to a content.
+type groupNode struct {
+	g    uint32
+	next uint32 // 1 + index of the group met before; 0: none
+	n    uint64
 }
 
 type groupRefs struct {
@@ -332,19 +347,15 @@ func (a *Accumulator) Block(ev analyzer.BlockEvent) {
 	case r.g == g:
 		r.n += n
 	default:
-		if r.more == nil {
-			r.more = &[]groupRefs{}
+		i := r.more
+		for i != 0 && sh.more[i-1].g != g {
+			i = sh.more[i-1].next
 		}
-		found := false
-		for i := range *r.more {
-			if (*r.more)[i].g == g {
-				(*r.more)[i].n += n
-				found = true
-				break
-			}
-		}
-		if !found {
-			*r.more = append(*r.more, groupRefs{g, n})
+		if i != 0 {
+			sh.more[i-1].n += n
+		} else {
+			sh.more = append(sh.more, groupNode{g: g, next: r.more, n: n})
+			r.more = uint32(len(sh.more))
 		}
 	}
 	sh.keys[k] = r
@@ -393,9 +404,10 @@ func (a *Accumulator) Result(t *ddt.Table) *Result {
 			return true
 		}
 		refs = append(refs[:0], groupRefs{r.g, r.n})
-		if r.more != nil {
-			refs = append(refs, *r.more...)
+		for i := r.more; i != 0; i = sh.more[i-1].next {
+			refs = append(refs, groupRefs{sh.more[i-1].g, sh.more[i-1].n})
 		}
+		slices.Reverse(refs[1:]) // in the order met, as before
 		var refcnt uint64
 		for _, x := range refs {
 			refcnt += x.n

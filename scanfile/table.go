@@ -308,7 +308,8 @@ func captureRows(t *ddt.Table, n int64, reuse [][]Row) ([][]Row, error) {
 			rows[p] = reuse[p][:0]
 			continue
 		}
-		rows[p] = make([]Row, 0, want)
+		// A quarter more than needed: a growing table's next copies fit.
+		rows[p] = make([]Row, 0, want+want/4)
 	}
 	t.Range(func(k ddt.Key, e ddt.Entry) bool {
 		r := rowOf(&k, &e)
