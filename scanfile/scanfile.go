@@ -101,8 +101,13 @@ func Write(path string, s *Scan) error {
 }
 
 // WriteSnapshot is Write of s with the entries of snap in place of
-// s.Table's (a checkpoint: the table went on changing after the copy).
+// s.Table's (a checkpoint: the table went on changing after the copy), and
+// the counters the table decides (UniqueBlocks, Stored, Embedded) set from
+// them.
 func WriteSnapshot(path string, s *Scan, snap *Snapshot) error {
+	c := *s
+	setTableCounters(&c.Counters, snap.sum)
+	s = &c
 	return write(path, s, func(dir string) ([]Part, error) {
 		parts, err := writeRows(dir, snap.rows)
 		if err != nil {
@@ -158,8 +163,10 @@ func write(path string, s *Scan, table func(dir string) ([]Part, error)) (err er
 	// Checked again: something else may have taken path's place while
 	// the scan ran. The new scan is then kept under a name of its own.
 	if err := CheckReplaceable(path); err != nil {
+		// Kept under the same name by every later write of this process
+		// (checkpoints, the end), which replace it as they would path.
 		kept := fmt.Sprintf("%s.ddtsim-%d", filepath.Clean(path), os.Getpid())
-		if os.Rename(tmp, kept) == nil {
+		if CheckReplaceable(kept) == nil && replace(tmp, kept, parent) == nil {
 			tmp = ""
 			return fmt.Errorf("%s: %w; the scan is saved in %s instead", escape.Path(path), err, escape.Path(kept))
 		}

@@ -2,6 +2,10 @@ package scanfile
 
 import (
 	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/ddt"
@@ -40,6 +44,9 @@ func TestTakeSnapshot(t *testing.T) {
 	if len(seen) != 10000 {
 		t.Errorf("%d entries in the snapshot, want 10000", len(seen))
 	}
+	if _, sum := tb.Summarize(); snap.sum != sum {
+		t.Errorf("the snapshot's figures %+v, the table's %+v", snap.sum, sum)
+	}
 	defer func(b int64) { writeBudget = b }(writeBudget)
 	if again, ok, err := TakeSnapshot(tb, snap); !ok || err != nil || &again.rows[3][0] != &snap.rows[3][0] {
 		t.Errorf("a snapshot taken again did not reuse the first one's memory (%v)", err)
@@ -68,5 +75,37 @@ func BenchmarkTakeSnapshot(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// Something else in the scan's place (not a saved scan): the write is kept
+// beside it as DIR.ddtsim-PID, and so are the later writes of the same
+// process (a scan's next checkpoints and its end), which replace that one;
+// the other content is left alone.
+func TestWriteKeptBesideAgain(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "scan")
+	if err := os.MkdirAll(filepath.Join(path, "mine"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kept := fmt.Sprintf("%s.ddtsim-%d", path, os.Getpid())
+	for i := range 3 {
+		s := testScan(t)
+		s.Complete = i == 2
+		err := Write(path, s)
+		if err == nil || !strings.Contains(err.Error(), "saved in "+kept+" instead") {
+			t.Fatalf("write %d: %v; want it saved in %s", i, err, kept)
+		}
+		h, err := ReadHeader(kept)
+		if err != nil || h.Complete != (i == 2) {
+			t.Fatalf("write %d: %s holds %v (complete %v)", i, kept, err, h != nil && h.Complete)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(path, "mine")); err != nil {
+		t.Errorf("the other content: %v", err)
+	}
+	names, _ := os.ReadDir(dir)
+	if len(names) != 2 {
+		t.Errorf("%d entries beside: %v; want the other content and the kept scan", len(names), names)
 	}
 }

@@ -348,6 +348,7 @@ func writeRows(dir string, rows [][]Row) ([]Part, error) {
 type Snapshot struct {
 	rows [][]Row
 	n    int64
+	sum  ddt.Summary // the table's figures (ddt.Table.Summarize's)
 }
 
 // Len is the number of entries in s.
@@ -376,7 +377,19 @@ func TakeSnapshot(t *ddt.Table, reuse *Snapshot) (snap *Snapshot, ok bool, err e
 	if err != nil {
 		return nil, false, err
 	}
-	return &Snapshot{rows: rows, n: n}, true, nil
+	snap = &Snapshot{rows: rows, n: n}
+	for _, part := range rows {
+		for i := range part {
+			if r := &part[i]; r.PSize == 0 {
+				snap.sum.EmbeddedEntries++
+				snap.sum.EmbeddedRefs += uint64(r.Refcnt)
+			} else {
+				snap.sum.Entries++
+				snap.sum.Refs += uint64(r.Refcnt)
+			}
+		}
+	}
+	return snap, true, nil
 }
 
 // eachPartition runs f for every partition, on jobs goroutines at most;
