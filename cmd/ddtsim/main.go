@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -79,6 +80,15 @@ type scanCmd struct {
 var stdoutClosed bool
 
 func main() {
+	// The heap is mostly large arrays without pointers (the table's
+	// entries, a checkpoint's copy, the breakdown's references), which
+	// the collector does not scan: collecting at half the default growth
+	// costs little. Measured on 300,000 small files with --save --by dir:
+	// peak RSS 50.6 MiB instead of 66.2, CPU 1.02x (medians of 3, side by
+	// side). GOGC, when set, still decides.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
+	}
 	// With stdout closed, the Go runtime opens /dev/null read-write in its
 	// place (runtime: checkfds) and the report would vanish unnoticed;
 	// a shell's >/dev/null opens it write-only.
