@@ -310,3 +310,54 @@ func TestBreakdownGroupsByRawName(t *testing.T) {
 		}
 	}
 }
+
+// TestBreakdownManyGroupsPerShard fills one shard's arena of further
+// groups past several chunks (every key in shard 0, each in 10 groups)
+// and checks every group's references and allocated share.
+func TestBreakdownManyGroupsPerShard(t *testing.T) {
+	const keys, groups = 500, 10 // 4,500 further-group nodes in shard 0
+	a, err := NewAccumulator(ByExt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := make([]int, groups)
+	for g := range tags {
+		tags[g] = a.File(analyzer.FileEvent{Path: "f." + string(rune('a'+g)), Size: 4096})
+	}
+	tab := ddt.NewTable(nil)
+	for i := 0; i < keys; i++ {
+		var k ddt.Key
+		k[1], k[2] = byte(i>>8), byte(i) // k[0] = 0: all in one shard
+		tab.RefN(k, 4096, uint64(groups*(groups+1)/2))
+		tab.Set(k, 4096)
+		for g := range groups {
+			// Group g holds g+1 references, given one at a time in turns,
+			// so that every node is looked up again.
+			for r := 0; r <= g; r++ {
+				a.Block(analyzer.BlockEvent{Key: k, LSize: 4096, Tag: tags[g], BlkID: uint64(r)})
+			}
+		}
+	}
+	if n := a.shards[0].more.n; n != keys*(groups-1) || len(a.shards[0].more.chunks) < 4 {
+		t.Fatalf("shard 0 holds %d nodes in %d chunks, want %d in at least 4", n, len(a.shards[0].more.chunks), keys*(groups-1))
+	}
+	res := a.Result(tab)
+	var alloc uint64
+	for g, gr := range res.Groups {
+		if want := uint64(keys * (g + 1)); gr.Referenced.Blocks != want || gr.Records != want {
+			t.Errorf("%s: referenced %d blocks, %d records, want %d", gr.Name, gr.Referenced.Blocks, gr.Records, want)
+		}
+		if gr.Unique.Blocks != 0 || gr.Shared.Blocks != uint64(keys*(g+1)) {
+			t.Errorf("%s: unique %+v, shared %+v", gr.Name, gr.Unique, gr.Shared)
+		}
+		// 500 blocks split by g+1 parts in 55: largest remainder within 1.
+		share := float64(keys*(g+1)) / 55
+		if got := float64(gr.Allocated.Blocks); got < share-1 || got > share+1 {
+			t.Errorf("%s: allocated %v blocks, want %.1f ± 1", gr.Name, got, share)
+		}
+		alloc += gr.Allocated.Blocks
+	}
+	if alloc != keys || res.Sum.Allocated.Blocks != keys {
+		t.Errorf("allocated blocks add up to %d (sum row %d), want %d", alloc, res.Sum.Allocated.Blocks, keys)
+	}
+}
