@@ -405,25 +405,10 @@ func (s *walk) typeOf(l *level, i int) uint8 {
 	return t
 }
 
-// dtOf is the DT_ constant of a st_mode.
+// dtOf is the DT_ constant of a st_mode: its type bits shifted down, as
+// IFTODT (<dirent.h>) makes it (DT_REG 8 for S_IFREG 0100000, and so on).
 func dtOf(mode uint32) uint8 {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFREG:
-		return unix.DT_REG
-	case unix.S_IFDIR:
-		return unix.DT_DIR
-	case unix.S_IFLNK:
-		return unix.DT_LNK
-	case unix.S_IFIFO:
-		return unix.DT_FIFO
-	case unix.S_IFSOCK:
-		return unix.DT_SOCK
-	case unix.S_IFCHR:
-		return unix.DT_CHR
-	case unix.S_IFBLK:
-		return unix.DT_BLK
-	}
-	return unix.DT_UNKNOWN
+	return uint8(mode & unix.S_IFMT >> 12)
 }
 
 // entry walks the entry l.i of the directory l: a directory is entered,
@@ -529,24 +514,18 @@ func (s *walk) openFailed(path string, st *unix.Stat_t, err error, sh share) {
 	}
 }
 
-// fileMode is the fs.FileMode of a st_mode's type.
-func fileMode(mode uint32) fs.FileMode {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		return fs.ModeDir
-	case unix.S_IFLNK:
-		return fs.ModeSymlink
-	case unix.S_IFIFO:
-		return fs.ModeNamedPipe
-	case unix.S_IFSOCK:
-		return fs.ModeSocket
-	case unix.S_IFCHR:
-		return fs.ModeDevice | fs.ModeCharDevice
-	case unix.S_IFBLK:
-		return fs.ModeDevice
-	}
-	return 0
+// dtModes maps a DT_ constant to the fs.FileMode type bits.
+var dtModes = [16]fs.FileMode{
+	unix.DT_DIR:  fs.ModeDir,
+	unix.DT_LNK:  fs.ModeSymlink,
+	unix.DT_FIFO: fs.ModeNamedPipe,
+	unix.DT_SOCK: fs.ModeSocket,
+	unix.DT_CHR:  fs.ModeDevice | fs.ModeCharDevice,
+	unix.DT_BLK:  fs.ModeDevice,
 }
+
+// fileMode is the fs.FileMode of a st_mode's type.
+func fileMode(mode uint32) fs.FileMode { return dtModes[dtOf(mode)] }
 
 // share is what a sharded walk decided about a file before opening it.
 type share struct {

@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/internal/testseam"
+	"golang.org/x/sys/unix"
 )
 
 func randBytes(seed int64, n int) []byte {
@@ -254,6 +256,32 @@ func TestChanged(t *testing.T) {
 		}, nil)
 		if change != errors.Is(err, ErrChanged) {
 			t.Errorf("changed %v: %v", change, err)
+		}
+	}
+}
+
+// TestDTOfAndFileMode checks the type of every kind of st_mode, with
+// permission bits set, as a DT_ constant and as an fs.FileMode.
+func TestDTOfAndFileMode(t *testing.T) {
+	for _, c := range []struct {
+		mode uint32
+		dt   uint8
+		fm   fs.FileMode
+	}{
+		{unix.S_IFREG, unix.DT_REG, 0},
+		{unix.S_IFDIR, unix.DT_DIR, fs.ModeDir},
+		{unix.S_IFLNK, unix.DT_LNK, fs.ModeSymlink},
+		{unix.S_IFIFO, unix.DT_FIFO, fs.ModeNamedPipe},
+		{unix.S_IFSOCK, unix.DT_SOCK, fs.ModeSocket},
+		{unix.S_IFCHR, unix.DT_CHR, fs.ModeDevice | fs.ModeCharDevice},
+		{unix.S_IFBLK, unix.DT_BLK, fs.ModeDevice},
+	} {
+		m := c.mode | 0o7777
+		if got := dtOf(m); got != c.dt {
+			t.Errorf("dtOf(%o) = %d, want %d", m, got, c.dt)
+		}
+		if got := fileMode(m); got != c.fm {
+			t.Errorf("fileMode(%o) = %v, want %v", m, got, c.fm)
 		}
 	}
 }
