@@ -233,17 +233,10 @@ func TestShortReads(t *testing.T) {
 				if len(warns) != 0 {
 					t.Fatal(warns)
 				}
-				var mu sync.Mutex
-				short := 0
-				testseam.Read = func(path string, off uint64, n int) testseam.Fault {
-					mu.Lock()
-					short++
-					mu.Unlock()
-					return testseam.Fault{Short: c.short(n)}
-				}
+				reads, restore := testseam.ShortReads(c.short)
 				got, warns := scanWarn(t, Options{Policy: p, Jobs: c.jobs}, dir)
-				testseam.Read = nil
-				if short == 0 {
+				restore()
+				if reads() == 0 {
 					t.Fatal("no read went through the seam")
 				}
 				if len(warns) != 0 {

@@ -2,7 +2,6 @@ package scan_test
 
 import (
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testkit"
@@ -27,17 +26,10 @@ func TestGuestShortReads(t *testing.T) {
 	vdisktest.Run(t, "convert", "-q", "-f", "raw", "-O", "qcow2", "-B", "base.qcow2", "-F", "qcow2", raw, filepath.Join(dir, "vm.qcow2"))
 	vdisktest.Run(t, "convert", "-q", "-f", "raw", "-O", "vmdk", raw, filepath.Join(dir, "vm.vmdk"))
 	want := runGuest(t, guestSettings(t), scan.Options{Jobs: 2}, dir)
-	var mu sync.Mutex
-	reads := 0
-	testseam.Read = func(path string, off uint64, n int) testseam.Fault {
-		mu.Lock()
-		reads++
-		mu.Unlock()
-		return testseam.Fault{Short: max(n/2, 1)}
-	}
-	defer func() { testseam.Read = nil }()
+	reads, restore := testseam.ShortReads(func(n int) int { return max(n/2, 1) })
+	defer restore()
 	got := runGuest(t, guestSettings(t), scan.Options{Jobs: 2}, dir)
-	if reads == 0 {
+	if reads() == 0 {
 		t.Fatal("no read went through the seam")
 	}
 	if len(got.Problems) != 0 || len(want.Problems) != 0 {

@@ -99,17 +99,10 @@ func TestSweepShortReads(t *testing.T) {
 		return res
 	}
 	want := sweep()
-	short := 0
-	var mu sync.Mutex
-	testseam.Read = func(path string, off uint64, n int) testseam.Fault {
-		mu.Lock()
-		short++
-		mu.Unlock()
-		return testseam.Fault{Short: max(n/2, 1)}
-	}
-	defer func() { testseam.Read = nil }()
+	reads, restore := testseam.ShortReads(func(n int) int { return max(n/2, 1) })
+	defer restore()
 	got := sweep()
-	if short == 0 {
+	if reads() == 0 {
 		t.Fatal("no read went through the seam")
 	}
 	if got.Counters != want.Counters {

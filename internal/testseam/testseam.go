@@ -6,7 +6,10 @@
 // chunks; nothing else may set them.
 package testseam
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 var (
 	// BeforeOpen, when set, runs before the walker opens path.
@@ -40,4 +43,17 @@ type Fault struct {
 	// reading those bytes (the end of the file) is returned as it is.
 	// Short ≤ 0 or ≥ n: the whole read.
 	Short int
+}
+
+// ShortReads sets Read so that every read returns only short(n) of the n
+// bytes asked (Fault.Short), until restore is called; reads says how many
+// reads went through it so far. For tests that check a scan of short reads
+// equals a clean one (and that the seam was reached at all).
+func ShortReads(short func(n int) int) (reads func() int64, restore func()) {
+	var count atomic.Int64
+	Read = func(path string, off uint64, n int) Fault {
+		count.Add(1)
+		return Fault{Short: short(n)}
+	}
+	return count.Load, func() { Read = nil }
 }
