@@ -10,6 +10,11 @@
 # tool three times on the same bytes and prints the medians: wall seconds,
 # MB/s (10^6 bytes of file data per second) and peak RSS (MiB, of the largest
 # single process of the command). The temporary directory is removed at exit.
+# Then, with the bound ratio (ddtsim's wall time over that of b3sum and lz4 -1,
+# one thread each, divided among the cores): RANDOM_SIZE (default 2G) of
+# random data, ddtsim against b3sum --no-mmap --num-threads 1; the guest-disk
+# formats; FILES (default 300000) small files, files/s of ddtsim against
+# find | xargs b3sum, one and all cores.
 set -euo pipefail
 
 size=${1:-256M}
@@ -128,18 +133,23 @@ measure() {
 	done
 	local wall mbs rss_med="-"
 	wall=$(printf '%s\n' "${walls[@]}" | median)
-	mbs=$(awk -v n="$bytes" -v s="$wall" 'BEGIN { if (s > 0) printf "%.0f", n / 1e6 / s; else print "inf" }')
+	# per: what one unit of the rate column is (1e6 bytes: MB/s; 1: files/s with bytes a count of files)
+	mbs=$(awk -v n="$bytes" -v s="$wall" -v d="${per:-1e6}" 'BEGIN { if (s > 0) printf "%.0f", n / d / s; else print "inf" }')
 	if ((have_gnutime)); then
 		rss_med=$(printf '%s\n' "${rsss[@]}" | median)
 	fi
 	rows+=("$(printf '%-38s %8s %8s %9s' "$label" "$wall" "$mbs" "$rss_med")")
+	med[$label]=$wall
 }
+declare -A med # label → median wall seconds
 
 cpus=$(nproc)
 measure "ddtsim --zdb (all $cpus cores)" '"$B" --zdb "$D" >/dev/null'
 measure "ddtsim --zdb -j 1" '"$B" --zdb -j 1 "$D" >/dev/null'
 measure "ddtsim -o compression=off --zdb" '"$B" -o compression=off --zdb "$D" >/dev/null'
 if ((have_b3sum)); then
+	# --no-mmap: b3sum's default mmap is slower than its reads on a warm cache.
+	measure "b3sum --no-mmap --num-threads 1" 'find "$D" -type f -print0 | xargs -0 b3sum --no-mmap --num-threads 1 >/dev/null'
 	measure "b3sum --num-threads 1" 'find "$D" -type f -print0 | xargs -0 b3sum --num-threads 1 >/dev/null'
 	measure "b3sum (all threads)" 'find "$D" -type f -print0 | xargs -0 b3sum >/dev/null'
 fi
@@ -149,6 +159,43 @@ if ((have_lz4)); then
 		lz4_threads="-T1" # lz4 ≥ 1.10 may use several threads by default
 	fi
 	measure "lz4 -1 (1 thread, cat | lz4)" "find \"\$D\" -type f -print0 | xargs -0 cat | lz4 -1 $lz4_threads -c >/dev/null"
+fi
+
+bound=""
+if ((have_b3sum && have_lz4)); then
+	# The bound: what hashing and LZ4 alone cost on these bytes, spread over
+	# the cores; ddtsim's wall time over it (1.00 = as fast as the work itself).
+	bound=$(awk -v a="${med["ddtsim --zdb (all $cpus cores)"]}" -v h="${med["b3sum --no-mmap --num-threads 1"]}" \
+		-v z="${med["lz4 -1 (1 thread, cat | lz4)"]}" -v c="$cpus" 'BEGIN { printf "%.2f", a / ((h + z) / c) }')
+fi
+
+# --- random data: the yardstick of the issue ------------------------------------
+# RANDOM_SIZE (default 2G) of random bytes in 4 files: nothing compresses or
+# dedups, so the work is reading, hashing and LZ4 giving up. ddtsim on all
+# cores against b3sum --no-mmap on one.
+random_rows=()
+if ((have_b3sum)); then
+	rbytes=$(numfmt --from=iec "${RANDOM_SIZE:-2G}")
+	export R="$tmp/random"
+	mkdir -p "$R"
+	echo "bench: writing ${RANDOM_SIZE:-2G} of random data" >&2
+	for i in 1 2 3 4; do
+		head -c $((rbytes / 4)) /dev/urandom >"$R/r$i"
+	done
+	cat "$R"/* >/dev/null
+	saved_rows=("${rows[@]}")
+	saved_bytes=$bytes
+	rows=()
+	bytes=$(((rbytes / 4) * 4))
+	measure "ddtsim --zdb (lz4, all $cpus cores)" '"$B" --zdb "$R" >/dev/null'
+	measure "ddtsim --zdb -j 1 -o compression=off" '"$B" --zdb -j 1 -o compression=off "$R" >/dev/null'
+	measure "b3sum --no-mmap --num-threads 1" 'b3sum --no-mmap --num-threads 1 "$R"/* >/dev/null'
+	random_rows=("${rows[@]}")
+	random_ratio=$(awk -v a="${med["ddtsim --zdb (lz4, all $cpus cores)"]}" -v b="${med["b3sum --no-mmap --num-threads 1"]}" 'BEGIN { printf "%.2f", a / b }')
+	random_bytes=$bytes
+	rows=("${saved_rows[@]}")
+	bytes=$saved_bytes
+	rm -rf "$R"
 fi
 
 # --- guest disks (--guest) ----------------------------------------------------
@@ -193,6 +240,31 @@ else
 	echo "bench: qemu-img is not available; skipping the guest-disk rows" >&2
 fi
 
+# --- small files ----------------------------------------------------------------
+# FILES (default 300000) files of 1 to 512 bytes (internal/benchdata/gentree),
+# page cache warm: the cost per file, against b3sum over the same files.
+echo "bench: writing ${FILES:-300000} small files" >&2
+go build -o "$tmp/gentree" ./internal/benchdata/gentree
+export T="$tmp/tree"
+"$tmp/gentree" -o "$T" -files "${FILES:-300000}"
+find "$T" -type f -print0 | xargs -0 cat >/dev/null
+saved_rows=("${rows[@]}")
+saved_bytes=$bytes
+rows=()
+bytes=${FILES:-300000}
+per=1
+measure "ddtsim --zdb (all $cpus cores)" '"$B" --zdb "$T" >/dev/null'
+measure "ddtsim --zdb -j 1" '"$B" --zdb -j 1 "$T" >/dev/null'
+if ((have_b3sum)); then
+	measure "find | xargs b3sum --no-mmap" 'find "$T" -type f -print0 | xargs -0 b3sum --no-mmap --num-threads 1 >/dev/null'
+	measure "find | xargs -P$cpus b3sum --no-mmap" "find \"\$T\" -type f -print0 | xargs -0 -P$cpus -n 1000 b3sum --no-mmap --num-threads 1 >/dev/null"
+fi
+unset per
+files_rows=("${rows[@]}")
+rows=("${saved_rows[@]}")
+bytes=$saved_bytes
+rm -rf "$T"
+
 # --- report -----------------------------------------------------------------
 
 echo
@@ -200,9 +272,23 @@ echo "data: $(awk -v n="$bytes" 'BEGIN { printf "%.1f MiB", n / 1048576 }') ($by
 echo "host: $cpus CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; median of $runs runs"
 printf '%-38s %8s %8s %9s\n' "tool" "wall s" "MB/s" "RSS MiB"
 printf '%s\n' "${rows[@]}"
+if [[ -n $bound ]]; then
+	echo "bound ratio: ddtsim wall / ((b3sum --no-mmap + lz4 -1, one thread each) / $cpus cores) = $bound"
+fi
 if ((${#guest_rows[@]})); then
 	echo
 	echo "guest disks: the data set's VM-like images, $(awk -v n="$guest_bytes" 'BEGIN { printf "%.1f MiB", n / 1048576 }') of guest data, in each format (MB/s of guest bytes)"
 	printf '%-38s %8s %8s %9s\n' "images" "wall s" "MB/s" "RSS MiB"
 	printf '%s\n' "${guest_rows[@]}"
 fi
+if ((${#random_rows[@]})); then
+	echo
+	echo "random data: $(awk -v n="$random_bytes" 'BEGIN { printf "%.1f MiB", n / 1048576 }') in 4 files, page cache warm"
+	printf '%-38s %8s %8s %9s\n' "tool" "wall s" "MB/s" "RSS MiB"
+	printf '%s\n' "${random_rows[@]}"
+	echo "ddtsim (lz4, all cores) / b3sum --no-mmap --num-threads 1, wall: $random_ratio"
+fi
+echo
+echo "small files: ${FILES:-300000} files of 1 to 512 bytes in $(((${FILES:-300000} + 999) / 1000)) directories, page cache warm"
+printf '%-38s %8s %8s %9s\n' "tool" "wall s" "files/s" "RSS MiB"
+printf '%s\n' "${files_rows[@]}"
