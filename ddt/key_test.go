@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	lblake3 "lukechampine.com/blake3"
+	zblake3 "github.com/zeebo/blake3"
 )
 
 // The zero block's cached key is the digest of the zero bytes, per LSIZE.
@@ -80,17 +80,21 @@ func TestKeyOfVectors(t *testing.T) {
 }
 
 // KeyOf gives the digest another BLAKE3 implementation gives
-// (lukechampine.com/blake3, with its own AVX-512, AVX2 and pure Go code) on
-// random inputs of many lengths: around the 64-byte block and the 1 KiB
-// chunk, on and off the power-of-two subtree sizes up to 16 MiB (the
-// largest recordsize), and at every record size a scan hashes.
-func TestKeyOfMatchesLukechampine(t *testing.T) {
+// (github.com/zeebo/blake3, with its own AVX2, SSE4.1 and pure Go code) on
+// random inputs of many lengths: around the 64-byte block, the 1 KiB chunk
+// and the 16 KiB group KeyOf hashes at a time, on and off the power-of-two
+// subtree sizes up to 16 MiB (the largest recordsize) and beyond, and at
+// every record size a scan hashes.
+func TestKeyOfMatchesZeebo(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	in := make([]byte, 16<<20+1)
+	in := make([]byte, 16<<20+groupSize+1)
 	for i := range in {
 		in[i] = byte(r.Uint32())
 	}
-	lengths := []int{0, 1, 63, 64, 65, 1023, 1024, 1025, 2047, 2048, 2049, 3 << 10, 7<<10 + 1, 15 << 10, 16<<10 - 1, 16<<10 + 1, 17 << 10, 31 << 10, 33<<10 + 7, 100000, 16<<20 - 1, 16 << 20, 16<<20 + 1}
+	lengths := []int{0, 1, 63, 64, 65, 1023, 1024, 1025, 2047, 2048, 2049, 3 << 10, 7<<10 + 1, 15 << 10, 100000, 16<<20 - 1, 16 << 20, 16<<20 + 1, 16<<20 + groupSize, 16<<20 + groupSize + 1}
+	for g := 1; g <= 9; g++ {
+		lengths = append(lengths, g*groupSize-1, g*groupSize, g*groupSize+1, g*groupSize+1024)
+	}
 	for n := 512; n <= 16<<20; n *= 2 {
 		lengths = append(lengths, n)
 	}
@@ -101,8 +105,8 @@ func TestKeyOfMatchesLukechampine(t *testing.T) {
 		// Inputs starting at varying offsets: unaligned too.
 		off := r.IntN(len(in) - n + 1)
 		b := in[off : off+n]
-		if got, want := KeyOf(b), lblake3.Sum256(b); got != Key(want) {
-			t.Errorf("KeyOf(%d random bytes at offset %d) = %x, lukechampine.com/blake3 gives %x", n, off, got, want)
+		if got, want := KeyOf(b), zblake3.Sum256(b); got != Key(want) {
+			t.Errorf("KeyOf(%d random bytes at offset %d) = %x, github.com/zeebo/blake3 gives %x", n, off, got, want)
 		}
 	}
 }
