@@ -3,7 +3,7 @@
 # the BLAKE3 libraries side by side in Go benchmarks, then whole scans with
 # compression off against b3sum over the same bytes.
 #
-# Usage: scripts/bench-hash.sh [-s SIZE] [-n RUNS] [-B] [-C] [NAME=SPEC ...]
+# Usage: scripts/bench-hash.sh [-h] [-s SIZE] [-n RUNS] [-B] [-C] [NAME=SPEC ...]
 #
 #   -s SIZE    random data for the whole commands (default 2G; K, M, G
 #              suffixes), in 4 files in a temporary directory under $TMPDIR
@@ -34,13 +34,15 @@ size=2G
 runs=3
 micro=1
 whole=1
-while getopts "s:n:BC" opt; do
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+while getopts "hs:n:BC" opt; do
 	case $opt in
+	h) usage; exit 0 ;;
 	s) size=$OPTARG ;;
 	n) runs=$OPTARG ;;
 	B) micro=0 ;;
 	C) whole=0 ;;
-	*) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
+	*) usage >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
