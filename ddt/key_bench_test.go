@@ -57,13 +57,13 @@ func BenchmarkBLAKE3(b *testing.B) {
 		}},
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, size := range []int{4 << 10, 8 << 10, 128 << 10, 1 << 20} {
+	for _, size := range []int{512, 1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 128 << 10, 1 << 20} {
 		block := make([]byte, size)
 		for i := range block {
 			block[i] = byte(r.Uint32())
 		}
 		for _, im := range impls {
-			b.Run(fmt.Sprintf("%s/%dK", im.name, size>>10), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/%dB", im.name, size), func(b *testing.B) {
 				f := im.mk()
 				b.SetBytes(int64(size))
 				b.ReportAllocs()
