@@ -45,30 +45,31 @@ func lastSize(op, lastRun, osize int) int {
 	return op
 }
 
-// literalsSize is the output check and size of "Encode Literal length" /
-// "Copy Literals" for a run of lr literal bytes whose token is at op: it
-// returns the new op (after token, length bytes and literals), or 0 when
-// emitLiterals would fail (the ZFS check, and for very long runs the extra
-// guard of emitLiterals).
+// literalsSize is "Encode Literal length" and "Copy Literals" without the
+// output, for a run of lr literal bytes whose token goes at op: it returns
+// the new op (after token, length bytes and literals), or 0 when the ZFS
+// check, or for very long runs the extra guard of emitLiterals, fails.
 func literalsSize(op, lr, osize int) int {
-	op++
-	// ZFS: op + length + (2 + 1 + LASTLITERALS) + (length >> 8) > oend.
-	if op+lr+(2+1+lastLiterals)+(lr>>8) > osize {
+	op += 1 + lr
+	// ZFS: op + length + (2 + 1 + LASTLITERALS) + (length >> 8) > oend,
+	// with op after the token.
+	if op+(2+1+lastLiterals)+(lr>>8) > osize {
 		return 0
 	}
 	if lr >= runMask {
 		lb := lenBytes(lr)
-		if op+lb+lr+2 > osize { // emitLiterals' extra guard
+		if op+lb+2 > osize { // emitLiterals' extra guard
 			return 0
 		}
 		op += lb
 	}
-	return op + lr
+	return op
 }
 
-// matchLenSize is the output check and size of "Encode MatchLength" for a
-// match of ml bytes beyond MINMATCH; op already includes the offset. It
-// returns the new op, or 0 when emitMatchLen would fail.
+// matchLenSize is "Encode MatchLength" without the output, for a match of
+// ml bytes beyond MINMATCH; op already includes the offset. It returns the
+// new op, or 0 when the ZFS check, or for very long matches the extra guard
+// of emitMatchLen, fails.
 func matchLenSize(op, ml, osize int) int {
 	// ZFS: op + (1 + LASTLITERALS) + (len >> 8) > oend.
 	if op+(1+lastLiterals)+(ml>>8) > osize {
@@ -83,31 +84,25 @@ func matchLenSize(op, ml, osize int) int {
 	return op
 }
 
-// countMatch is "Start Counting" from ip = the position after MINMATCH and
-// r = its reference: the match length beyond MINMATCH, limited so that
-// ip + result ≤ matchlimit.
-func countMatch(src []byte, r, ip, matchlimit int) int {
-	if ip+8 <= matchlimit {
-		d := binary.LittleEndian.Uint64(src[ip:ip+8:ip+8]) ^
-			binary.LittleEndian.Uint64(src[r:r+8:r+8])
-		if d != 0 {
-			return bits.TrailingZeros64(d) >> 3
-		}
-		return 8 + matchLen(src, r+8, ip+8, matchlimit)
-	}
-	return matchLen(src, r, ip, matchlimit)
+// le32 and le64 return the 4 or 8 bytes at src[i:] as a little-endian
+// number (A32, A64 on a little-endian host), for 0 ≤ i < 2^32. Passing i
+// through uint32 tells the compiler that i + 8 cannot overflow, which saves
+// one of the two bounds checks of each load.
+func le32(src []byte, i int) uint32 {
+	j := int(uint32(i))
+	return binary.LittleEndian.Uint32(src[j : j+4 : j+4])
 }
 
-// catchUp is the "Catch up" step: how far the match of ip with ref extends
-// backwards, with ip not going below anchor nor ref below 0 (ref < ip).
+func le64(src []byte, i int) uint64 {
+	j := int(uint32(i))
+	return binary.LittleEndian.Uint64(src[j : j+8 : j+8])
+}
+
+// catchUp is the "Catch up" step byte by byte: how many bytes the match of
+// ip with ref (ref < ip) extends backwards, ip not going below anchor nor
+// ref below 0. The sizing loops first compare the 8 bytes before ip and ref
+// at once, and call it only when those are all equal or do not exist.
 func catchUp(src []byte, anchor, ip, ref int) int {
-	if ref >= 8 {
-		x := binary.LittleEndian.Uint64(src[ip-8:ip:ip]) ^
-			binary.LittleEndian.Uint64(src[ref-8:ref:ref])
-		if k := bits.LeadingZeros64(x) >> 3; k < 8 {
-			return min(k, ip-anchor)
-		}
-	}
 	k := 0
 	for ip-k > anchor && ref-k > 0 && src[ip-k-1] == src[ref-k-1] {
 		k++
@@ -115,106 +110,137 @@ func catchUp(src []byte, anchor, ip, ref int) int {
 	return k
 }
 
+// The sizing loops below are compressLarge and compress64k without the
+// output: op counts the bytes they would write and every output check is
+// made at the same point, so they stop (return 0) exactly where those do.
+// Their steps are rearranged for speed only; FuzzSize and the tests in
+// size_test.go (and zio's over the golden inputs) compare the two.
+
+// findLarge is the "Find a match" loop of LZ4_compressCtx from position ip
+// (v = the 4 bytes at ip): it returns the position of the match found and
+// its reference, or ip = −1 when the search passed mflimit.
+func findLarge(table *[1 << hashLogLarge]uint32, src []byte, ip int, v uint32) (int, int) {
+	const mask = 1<<hashLogLarge - 1
+	t := table[:]
+	mflimit := len(src) - mfLimit
+	attempts := uint32(1<<skipStrength + 3)
+	for {
+		h := hashLarge(v) & mask
+		fwd := ip + int(attempts>>skipStrength)
+		attempts++
+		if fwd > mflimit {
+			return -1, 0
+		}
+		ref := int(t[h])
+		t[h] = uint32(ip)
+		w := le32(src, fwd)
+		if ref >= ip-maxDistance && le32(src, ref) == v {
+			return ip, ref
+		}
+		ip, v = fwd, w
+	}
+}
+
 // sizeLarge is compressLarge (LZ4_compressCtx) counting instead of writing:
 // it returns the payload size in bytes, or 0 if an output check failed
 // (capacity osize).
 func (c *Compressor) sizeLarge(src []byte, osize int) int {
-	n := len(src)
-	if n < minLength {
-		return lastSize(0, n, osize)
+	if len(src) < minLength {
+		return lastSize(0, len(src), osize)
 	}
+	const mask = 1<<hashLogLarge - 1
 	table := &c.large
 	clear(table[:])
-	mflimit := n - mfLimit
-	matchlimit := n - lastLiterals
+	mflimit := len(src) - mfLimit
 	anchor, op := 0, 0
 
-	table[hashLarge(load32(src, 0))] = 0
+	table[hashLarge(le32(src, 0))&mask] = 0
 	ip := 1
-	fwdV := load32(src, ip)
-	fwdH := hashLarge(fwdV)
-
 	for {
-		// Find a match.
-		attempts := uint32(1<<skipStrength + 3)
-		fwd := ip
 		var ref int
-		for {
-			h, v := fwdH, fwdV
-			step := int(attempts >> skipStrength)
-			attempts++
-			ip = fwd
-			fwd = ip + step
-			if fwd > mflimit {
-				return lastSize(op, n-anchor, osize)
-			}
-			fwdV = load32(src, fwd)
-			fwdH = hashLarge(fwdV)
-			ref = int(table[h&(1<<hashLogLarge-1)])
-			table[h&(1<<hashLogLarge-1)] = uint32(ip)
-			if ref >= ip-maxDistance && load32(src, ref) == v {
-				break
-			}
+		if ip, ref = findLarge(table, src, ip, le32(src, ip)); ip < 0 {
+			return lastSize(op, len(src)-anchor, osize)
 		}
-
 		// Catch up.
-		if k := catchUp(src, anchor, ip, ref); k > 0 {
-			ip -= k
-			ref -= k
+		k := 8
+		if ref >= 8 {
+			k = bits.LeadingZeros64(le64(src, ip-8)^le64(src, ref-8)) >> 3
 		}
-
+		if k == 8 {
+			k = catchUp(src, anchor, ip, ref)
+		}
+		k = min(k, ip-anchor)
+		ip -= k
+		ref -= k
 		if op = literalsSize(op, ip-anchor, osize); op == 0 {
 			return 0
 		}
-
 		for {
 			op += 2 // offset
-			ip += minMatch
+			// Start counting after MINMATCH (up to matchlimit = n − 5;
+			// two words inline).
+			p, r := ip+minMatch, ref+minMatch
 			var ml int
-			if r := ref + minMatch; ip+8 <= matchlimit {
-				d := binary.LittleEndian.Uint64(src[ip:ip+8:ip+8]) ^
-					binary.LittleEndian.Uint64(src[r:r+8:r+8])
-				if d != 0 {
-					ml = bits.TrailingZeros64(d) >> 3
-				} else {
-					ml = 8 + matchLen(src, r+8, ip+8, matchlimit)
-				}
+			if matchlimit := len(src) - lastLiterals; p+16 > matchlimit {
+				ml = matchLen(src, r, p, matchlimit)
+			} else if d := le64(src, p) ^ le64(src, r); d != 0 {
+				ml = bits.TrailingZeros64(d) >> 3
+			} else if d := le64(src, p+8) ^ le64(src, r+8); d != 0 {
+				ml = 8 + bits.TrailingZeros64(d)>>3
 			} else {
-				ml = matchLen(src, r, ip, matchlimit)
+				ml = 16 + matchLen(src, r+16, p+16, matchlimit)
 			}
-			ip += ml
+			ip = p + ml
 			if op = matchLenSize(op, ml, osize); op == 0 {
 				return 0
 			}
-
 			// Test end of chunk.
 			if ip > mflimit {
-				return lastSize(op, n-ip, osize)
+				return lastSize(op, len(src)-ip, osize)
 			}
-			// Fill table.
-			w := binary.LittleEndian.Uint64(src[ip-2 : ip+6 : ip+6])
-			table[hashLarge(uint32(w))&(1<<hashLogLarge-1)] = uint32(ip - 2)
-
-			// Test next position.
+			// Fill table: the 4 bytes at ip − 2 and at ip.
+			w := le64(src, ip-2)
+			table[hashLarge(uint32(w))&mask] = uint32(ip - 2)
+			// Test next position. (compressLarge's guard before the
+			// token is not needed: nothing is written, and whenever
+			// it fails the next check fails too.)
 			v := uint32(w >> 16)
-			h := hashLarge(v) & (1<<hashLogLarge - 1)
+			h := hashLarge(v) & mask
 			ref = int(table[h])
 			table[h] = uint32(ip)
-			if ref > ip-(maxDistance+1) && load32(src, ref) == v {
-				if op+3 > osize { // compressLarge's guard
-					return 0
-				}
+			if ref > ip-(maxDistance+1) && le32(src, ref) == v {
 				op++ // token
 				continue
 			}
 			break
 		}
-
 		// Prepare next loop.
 		anchor = ip
 		ip++
-		fwdV = load32(src, ip)
-		fwdH = hashLarge(fwdV)
+	}
+}
+
+// find64k is the "Find a match" loop of LZ4_compress64kCtx (no distance
+// check), as findLarge.
+func find64k(table *[1 << hashLog64k]uint16, src []byte, ip int, v uint32) (int, int) {
+	const mask = 1<<hashLog64k - 1
+	t := table[:]
+	mflimit := len(src) - mfLimit
+	attempts := uint32(1<<skipStrength + 3)
+	for {
+		h := hash64k(v) & mask
+		fwd := ip + int(attempts>>skipStrength)
+		attempts++
+		if fwd > mflimit {
+			return -1, 0
+		}
+		ref := int(t[h])
+		t[h] = uint16(ip)
+		w := le32(src, fwd)
+		if le32(src, ref) == v {
+			return ip, ref
+		}
+		ip, v = fwd, w
 	}
 }
 
@@ -222,89 +248,71 @@ func (c *Compressor) sizeLarge(src []byte, osize int) int {
 // it returns the payload size in bytes, or 0 if an output check failed
 // (capacity osize).
 func (c *Compressor) size64k(src []byte, osize int) int {
-	n := len(src)
-	if n < minLength {
-		return lastSize(0, n, osize)
+	if len(src) < minLength {
+		return lastSize(0, len(src), osize)
 	}
+	const mask = 1<<hashLog64k - 1
 	table := &c.small
 	clear(table[:])
-	mflimit := n - mfLimit
-	matchlimit := n - lastLiterals
+	mflimit := len(src) - mfLimit
 	anchor, op := 0, 0
 
+	// The first position is not stored (see compress64k).
 	ip := 1
-	fwdV := load32(src, ip)
-	fwdH := hash64k(fwdV)
-
 	for {
-		// Find a match.
-		attempts := uint32(1<<skipStrength + 3)
-		fwd := ip
 		var ref int
-		for {
-			h, v := fwdH, fwdV
-			step := int(attempts >> skipStrength)
-			attempts++
-			ip = fwd
-			fwd = ip + step
-			if fwd > mflimit {
-				return lastSize(op, n-anchor, osize)
-			}
-			fwdV = load32(src, fwd)
-			fwdH = hash64k(fwdV)
-			ref = int(table[h&(1<<hashLog64k-1)])
-			table[h&(1<<hashLog64k-1)] = uint16(ip)
-			if load32(src, ref) == v {
-				break
-			}
+		if ip, ref = find64k(table, src, ip, le32(src, ip)); ip < 0 {
+			return lastSize(op, len(src)-anchor, osize)
 		}
-
 		// Catch up.
-		for ip > anchor && ref > 0 && src[ip-1] == src[ref-1] {
-			ip--
-			ref--
+		k := 8
+		if ref >= 8 {
+			k = bits.LeadingZeros64(le64(src, ip-8)^le64(src, ref-8)) >> 3
 		}
-
+		if k == 8 {
+			k = catchUp(src, anchor, ip, ref)
+		}
+		k = min(k, ip-anchor)
+		ip -= k
+		ref -= k
 		if op = literalsSize(op, ip-anchor, osize); op == 0 {
 			return 0
 		}
-
 		for {
 			op += 2 // offset
-			ip += minMatch
-			ml := countMatch(src, ref+minMatch, ip, matchlimit)
-			ip += ml
+			// Start counting after MINMATCH (up to matchlimit = n − 5;
+			// two words inline).
+			p, r := ip+minMatch, ref+minMatch
+			var ml int
+			if matchlimit := len(src) - lastLiterals; p+16 > matchlimit {
+				ml = matchLen(src, r, p, matchlimit)
+			} else if d := le64(src, p) ^ le64(src, r); d != 0 {
+				ml = bits.TrailingZeros64(d) >> 3
+			} else if d := le64(src, p+8) ^ le64(src, r+8); d != 0 {
+				ml = 8 + bits.TrailingZeros64(d)>>3
+			} else {
+				ml = 16 + matchLen(src, r+16, p+16, matchlimit)
+			}
+			ip = p + ml
 			if op = matchLenSize(op, ml, osize); op == 0 {
 				return 0
 			}
-
-			// Test end of chunk.
 			if ip > mflimit {
-				return lastSize(op, n-ip, osize)
+				return lastSize(op, len(src)-ip, osize)
 			}
-			// Fill table.
-			w := binary.LittleEndian.Uint64(src[ip-2 : ip+6 : ip+6])
-			table[hash64k(uint32(w))&(1<<hashLog64k-1)] = uint16(ip - 2)
-
-			// Test next position.
+			w := le64(src, ip-2)
+			table[hash64k(uint32(w))&mask] = uint16(ip - 2)
 			v := uint32(w >> 16)
-			h := hash64k(v) & (1<<hashLog64k - 1)
+			h := hash64k(v) & mask
 			ref = int(table[h])
 			table[h] = uint16(ip)
-			if load32(src, ref) == v {
-				if op+3 > osize { // compress64k's guard
-					return 0
-				}
+			if le32(src, ref) == v {
 				op++ // token
 				continue
 			}
 			break
 		}
-
-		// Prepare next loop.
 		anchor = ip
 		ip++
-		fwdV = load32(src, ip)
-		fwdH = hash64k(fwdV)
 	}
 }
