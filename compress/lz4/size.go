@@ -121,6 +121,7 @@ func catchUp(src []byte, anchor, ip, ref int) int {
 // its reference, or ip = −1 when the search passed mflimit.
 func findLarge(table *[1 << hashLogLarge]uint32, src []byte, ip int, v uint32) (int, int) {
 	const mask = 1<<hashLogLarge - 1
+	src = src[:len(src):len(src)]
 	t := table[:]
 	mflimit := len(src) - mfLimit
 	attempts := uint32(1<<skipStrength + 3)
@@ -148,6 +149,7 @@ func (c *Compressor) sizeLarge(src []byte, osize int) int {
 	if len(src) < minLength {
 		return lastSize(0, len(src), osize)
 	}
+	src = src[:len(src):len(src)] // cap = len: one register less
 	const mask = 1<<hashLogLarge - 1
 	table := &c.large
 	clear(table[:])
@@ -224,6 +226,7 @@ func (c *Compressor) sizeLarge(src []byte, osize int) int {
 // check), as findLarge.
 func find64k(table *[1 << hashLog64k]uint16, src []byte, ip int, v uint32) (int, int) {
 	const mask = 1<<hashLog64k - 1
+	src = src[:len(src):len(src)]
 	t := table[:]
 	mflimit := len(src) - mfLimit
 	attempts := uint32(1<<skipStrength + 3)
@@ -251,6 +254,7 @@ func (c *Compressor) size64k(src []byte, osize int) int {
 	if len(src) < minLength {
 		return lastSize(0, len(src), osize)
 	}
+	src = src[:len(src):len(src)]
 	const mask = 1<<hashLog64k - 1
 	table := &c.small
 	clear(table[:])
