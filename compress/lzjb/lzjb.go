@@ -61,10 +61,10 @@ const (
 
 // Compressor holds the 1024-entry hash table ("lempel") of lzjb_compress,
 // 2 KiB of 16-bit values (the low 16 bits of an input address) that ZFS keeps
-// on the stack and zero-initialises on every call; Compress clears it on
-// every call too. The zero value is ready to use. A Compressor is not safe for
-// concurrent use; keep one per goroutine and reuse it: Compress performs no
-// allocation.
+// on the stack and zero-initialises on every call; Compress and Size clear it
+// on every call too. The zero value is ready to use. A Compressor is not safe
+// for concurrent use; keep one per goroutine and reuse it: Compress and Size
+// perform no allocation.
 type Compressor struct {
 	table [lempelSize]uint16
 	group [groupMax]byte // where Size writes each group, in place of dst
