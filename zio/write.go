@@ -49,9 +49,20 @@ type Compressor interface {
 	Compress(dst, src []byte) (int, error)
 }
 
+// Sizer is implemented by compressors that can tell the output length
+// without producing the output (lz4, lzjb, zle): Size returns the length in
+// bytes that Compress would return for a dst of capacity limit bytes, or
+// ok = false exactly where Compress fails. ZFS's decision needs only that
+// length, so Writer uses Size when the compressor has it.
+type Sizer interface {
+	Size(src []byte, limit int) (n int, ok bool)
+}
+
 type zleCompressor struct{}
 
 func (zleCompressor) Compress(dst, src []byte) (int, error) { return zle.Compress(dst, src) }
+
+func (zleCompressor) Size(src []byte, limit int) (int, bool) { return zle.Size(src, limit) }
 
 // NewCompressor returns a fresh compressor for compression c (and zstd
 // level), or an error when this build cannot run it.
@@ -79,20 +90,22 @@ func NewCompressor(c Compression, level int) (Compressor, error) {
 type Writer struct {
 	p     *Policy
 	comp  Compressor
-	lz4   *lz4.Compressor // zstd early abort, first pass
+	sizer Sizer           // comp as a Sizer, or nil
+	lz4   *lz4.Compressor // zstd early abort, first pass (Size only)
 	zstd1 Compressor      // zstd early abort, second pass
-	out   []byte
+	out   []byte          // output buffer of the compressors that are not Sizers
 }
 
 // NewWriter returns a Writer for p. p must be valid (Validate checks that
 // its compressor is available).
 func NewWriter(p *Policy) *Writer {
-	w := &Writer{p: p, out: make([]byte, p.RecordSize)}
+	w := &Writer{p: p}
 	if p.Compression != Off {
 		var err error
 		if w.comp, err = NewCompressor(p.Compression, p.Level); err != nil {
 			panic("zio: " + err.Error())
 		}
+		w.sizer, _ = w.comp.(Sizer)
 	}
 	if p.earlyAbort() {
 		w.lz4 = &lz4.Compressor{}
@@ -100,6 +113,9 @@ func NewWriter(p *Policy) *Writer {
 		if w.zstd1, err = NewCompressor(Zstd, 1); err != nil {
 			panic("zio: " + err.Error())
 		}
+	}
+	if w.comp != nil && (w.sizer == nil || w.zstd1 != nil) {
+		w.out = make([]byte, p.RecordSize)
 	}
 	return w
 }
@@ -119,7 +135,9 @@ const zstdAbortSize = 128 << 10
 // bytes (zero-padded). It models zio_write_compress(): compress with the
 // capacity MaxCompressedSize, embed output of at most 112 bytes when
 // allowed, round to PSIZE, and store uncompressed when that does not save
-// space. All-zero blocks are the caller's business (see ZeroIsHole).
+// space. All-zero blocks are the caller's business (see ZeroIsHole). Only
+// the compressed length matters, so a compressor that is a Sizer (and the
+// LZ4 pass of zstd's early abort) only measures it.
 func (w *Writer) Write(data []byte) Block {
 	lsize := uint64(len(data))
 	uncompressed := Block{Kind: Stored, PSize: lsize, Compression: Off}
@@ -130,21 +148,31 @@ func (w *Writer) Write(data []byte) Block {
 	if d == 0 {
 		return uncompressed
 	}
-	if uint64(len(w.out)) < d {
-		w.out = make([]byte, d)
-	}
 	if w.lz4 != nil && lsize >= zstdAbortSize {
 		// zfs-semantics §4.5: when LZ4 cannot get under the capacity and
 		// zstd-1 cannot fit in it, the block is stored uncompressed
 		// without trying the requested level.
-		if c, err := w.lz4.Compress(w.out[:d], data); err != nil || uint64(c) >= d {
-			if c, err := w.zstd1.Compress(w.out[:d], data); err != nil || uint64(c) > d {
+		if c, ok := w.lz4.Size(data, int(d)); !ok || uint64(c) >= d {
+			if c, err := w.zstd1.Compress(w.buffer(d), data); err != nil || uint64(c) > d {
 				return uncompressed
 			}
 		}
 	}
-	c, err := w.comp.Compress(w.out[:d], data)
+	if w.sizer != nil {
+		c, ok := w.sizer.Size(data, int(d))
+		return w.p.Outcome(lsize, uint64(c), ok && uint64(c) <= d)
+	}
+	c, err := w.comp.Compress(w.buffer(d), data)
 	return w.p.Outcome(lsize, uint64(c), err == nil && uint64(c) <= d)
+}
+
+// buffer returns the output buffer with capacity d bytes, growing it if
+// needed.
+func (w *Writer) buffer(d uint64) []byte {
+	if uint64(len(w.out)) < d {
+		w.out = make([]byte, d)
+	}
+	return w.out[:d]
 }
 
 // Outcome is the end of the compression step: how a block of lsize bytes

@@ -21,6 +21,10 @@
 //   - LZ4_compressCtx: 12-bit hash of 32-bit positions, matches at most
 //     65535 bytes back (compressLarge).
 //
+// Compressor.Size runs the same compressor but only counts its output
+// (sizeLarge, size64k in size.go): ZFS decides how to store a block from the
+// compressed length alone.
+//
 // Hashing reads 4 input bytes in little-endian order, i.e. the result equals
 // ZFS on little-endian hosts (x86-64, arm64). Big-endian hosts produce
 // different (equally valid) output; that case is not modelled.

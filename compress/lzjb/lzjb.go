@@ -61,12 +61,13 @@ const (
 
 // Compressor holds the 1024-entry hash table ("lempel") of lzjb_compress,
 // 2 KiB of 16-bit values (the low 16 bits of an input address) that ZFS keeps
-// on the stack and zero-initialises on every call; Compress clears it on
-// every call too. The zero value is ready to use. A Compressor is not safe for
-// concurrent use; keep one per goroutine and reuse it: Compress performs no
-// allocation.
+// on the stack and zero-initialises on every call; Compress and Size clear it
+// on every call too. The zero value is ready to use. A Compressor is not safe
+// for concurrent use; keep one per goroutine and reuse it: Compress and Size
+// perform no allocation.
 type Compressor struct {
 	table [lempelSize]uint16
+	group [groupMax]byte // where Size writes each group, in place of dst
 }
 
 // Compress compresses src into dst, whose length is the capacity D in bytes,
@@ -85,12 +86,30 @@ func (c *Compressor) Compress(dst, src []byte) (int, error) {
 	return c.compress(dst, src, 0)
 }
 
+// Size returns the length in bytes that Compress would return for src and a
+// dst of capacity limit bytes (ZFS's d_len; a negative limit counts as 0), or
+// ok = false exactly where Compress returns ErrNoFit. It runs the same code
+// (lzjb_compress of module/zfs/lzjb.c, on an input buffer aligned to 1024
+// bytes) but keeps no output: each group is built in a 17-byte scratch
+// buffer of the Compressor and only its length is counted. Like ZFS it stops
+// at the first group that could pass the limit. It allocates nothing.
+func (c *Compressor) Size(src []byte, limit int) (n int, ok bool) {
+	n, err := c.encode(nil, max(limit, 0), src, 0)
+	return n, err == nil
+}
+
 // compress is Compress for an input buffer whose first byte has the memory
 // address base (only base mod 1024 matters): ADDR(p) = base + p.
 func (c *Compressor) compress(dst, src []byte, base uint) (int, error) {
+	return c.encode(dst, len(dst), src, base)
+}
+
+// encode is lzjb_compress with capacity d for an input buffer at address
+// base: it writes the output to dst, or, when dst is nil, each group to the
+// scratch c.group (Size), and returns the output length or ErrNoFit.
+func (c *Compressor) encode(dst []byte, d int, src []byte, base uint) (int, error) {
 	clear(c.table[:]) // lzjb_compress: uint16_t lempel[LEMPEL_SIZE] = { 0 }
 	n := len(src)
-	d := len(dst)
 	// Positions ip > lastMatch are copied as literals (src > s_end − MATCH_MAX).
 	// From ip ≤ lastMatch the 66 bytes src[ip:ip+66] exist, as do those at
 	// any candidate before ip, so 8-byte loads below stay in bounds.
@@ -102,7 +121,10 @@ func (c *Compressor) compress(dst, src []byte, base uint) (int, error) {
 			return 0, ErrNoFit
 		}
 		// op ≤ D − 18, so the whole group (at most 17 bytes) fits.
-		g := dst[op : op+groupMax : op+groupMax]
+		g := c.group[:]
+		if dst != nil {
+			g = dst[op : op+groupMax : op+groupMax]
+		}
 		gp := 1 // next free byte in g; g[0] is the control byte
 		var ctl byte
 		if ip <= lastMatch-7*matchMax {

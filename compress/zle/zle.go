@@ -50,7 +50,25 @@ const (
 // consumed. An empty src yields c = 0 for any capacity. Compress performs no
 // allocation and is safe for concurrent use.
 func Compress(dst, src []byte) (int, error) {
-	sLen, d := len(src), len(dst)
+	return encode(dst, len(dst), src)
+}
+
+// Size returns the length in bytes that Compress would return for src and a
+// dst of capacity limit bytes (ZFS's d_len; a negative limit counts as 0), or
+// ok = false exactly where Compress returns ErrNoFit. It runs the same code
+// (zle_compress of module/zfs/zle.c with n = 64) but writes no output, and
+// like ZFS it stops at the first run that would not fit. It allocates nothing
+// and is safe for concurrent use.
+func Size(src []byte, limit int) (n int, ok bool) {
+	n, err := encode(nil, max(limit, 0), src)
+	return n, err == nil
+}
+
+// encode is zle_compress with capacity d: it writes the output to dst
+// (len(dst) = d) and returns its length, or ErrNoFit; with dst nil it only
+// counts (Size).
+func encode(dst []byte, d int, src []byte) (int, error) {
+	sLen := len(src)
 	ip, op := 0, 0
 	for ip < sLen && op < d-1 {
 		first := ip
@@ -60,7 +78,9 @@ func Compress(dst, src []byte) (int, error) {
 			// Zero run: up to 192 zero bytes, stopping at the end of
 			// the input.
 			ip = zeroRunEnd(src, ip, min(ip+maxZeros, sLen))
-			dst[lenByte] = byte(ip - first - 1 + zleN)
+			if dst != nil {
+				dst[lenByte] = byte(ip - first - 1 + zleN)
+			}
 			continue
 		}
 		if d-op < zleN {
@@ -75,9 +95,11 @@ func Compress(dst, src []byte) (int, error) {
 			ip++
 		}
 		// At most 64 bytes, and d − op ≥ 64.
-		copy(dst[op:op+maxLiteral], src[first:ip])
+		if dst != nil {
+			copy(dst[op:op+maxLiteral], src[first:ip])
+			dst[lenByte] = byte(ip - first - 1)
+		}
 		op += ip - first
-		dst[lenByte] = byte(ip - first - 1)
 	}
 	if ip != sLen {
 		return 0, ErrNoFit

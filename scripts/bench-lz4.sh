@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# bench-lz4.sh — ddtsim's LZ4 sizing (compress/lz4: Compressor.Size, and
+# Compress for reference) against C `lz4 -1`, per core, on the same bytes cut
+# into the same independent 128 KiB blocks.
+#
+# Usage: scripts/bench-lz4.sh [SIZE [ROUNDS]]   SIZE of the data set (default
+#                                              64M), ROUNDS (default 5, at least 3)
+#
+# Method. The synthetic data set of package internal/benchdata (what
+# scripts/bench.sh uses) is generated into a temporary directory; the files of
+# each of its parts are concatenated in name order into one input file:
+# images.bin (VM-image-like: random, text and zero records), logs.bin
+# (text-like) and bin.bin (binary-like). Each input is then measured, in
+# memory and on one core, cut into the same independent 131072-byte blocks
+# (the last one shorter), by:
+#
+#   - lz4 -1: `lz4 -q -b1 -B131072 -i1 FILE`, the lz4 command's own benchmark
+#     mode at level 1: it compresses each block on its own with
+#     LZ4_compress_fast (acceleration 1, full-size output buffer), single
+#     threaded, passes over the file for about one second and reports the
+#     MB/s of its fastest pass (10^6 input bytes per second of wall time).
+#   - C cpu: the same library call (LZ4_compress_fast, acceleration 1, from
+#     the system's liblz4.so.1, called by a small C program built here with
+#     gcc when both exist) timed in CPU time, fastest pass of about one
+#     second: on a busy machine CPU time is the fairer per-core figure.
+#   - Go: BenchmarkBlocks of compress/lz4 (a test binary built once, run with
+#     GOMAXPROCS=1, five runs of 0.2 s) on the same FILE (DDTSIM_BENCH_FILES),
+#     reporting MB/s of wall time and cpu-MB/s of CPU time, the best of the
+#     five (lz4's fastest-pass rule): "Size" is the size-only path with ZFS's
+#     capacity (131072 − 131072/8 bytes, as zio.Writer uses it: an
+#     incompressible block stops at 7/8 of its input), "nolimit" the same with
+#     a capacity that never fails (every block to its end, like C lz4),
+#     "Compress" the full output with ZFS's capacity.
+#
+# The machine may be shared and noisy: each round measures every input with
+# every tool back to back (interleaved), and the table gives the median of
+# the rounds. ratio = Go Size ÷ lz4 -1 (wall time); cpu ratio = Go Size ÷
+# C cpu (CPU time).
+set -euo pipefail
+
+size=${1:-64M}
+rounds=${2:-5}
+if ((rounds < 3)); then
+	echo "bench-lz4: ROUNDS must be at least 3" >&2
+	exit 2
+fi
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+if ! command -v lz4 >/dev/null; then
+	echo "bench-lz4: lz4 is not installed (Debian: apt-get install lz4)" >&2
+	exit 1
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddtsim-bench-lz4.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+echo "bench-lz4: building the data generator and the compress/lz4 test binary" >&2
+go build -o "$tmp/gen" ./internal/benchdata/gen
+go test -c -o "$tmp/lz4.test" ./compress/lz4
+
+# The CPU-time harness of the C library, when gcc and liblz4.so.1 are here.
+have_c=0
+libl=$( (ldconfig -p 2>/dev/null || true) | awk '/liblz4\.so\.1 / { print $NF; exit }')
+if command -v gcc >/dev/null && [[ -n $libl ]]; then
+	cat >"$tmp/lz4cpu.c" <<'CSRC'
+/* lz4cpu FILE: LZ4_compress_fast (acceleration 1, as lz4 -1) on FILE cut
+   into independent 131072-byte blocks, passes for about one second of CPU
+   time; prints the MB/s (10^6 input bytes/s) of the fastest pass in CPU
+   time. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+int LZ4_compress_fast(const char *src, char *dst, int srcSize, int dstCapacity, int acceleration);
+int LZ4_compressBound(int inputSize);
+
+static double cpu(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv) {
+	if (argc != 2) return 2;
+	FILE *f = fopen(argv[1], "rb");
+	if (!f) { perror(argv[1]); return 1; }
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *src = malloc(n + 1);
+	if (fread(src, 1, n, f) != (size_t)n) { perror("read"); return 1; }
+	fclose(f);
+	int block = 131072, bound = LZ4_compressBound(block);
+	char *dst = malloc(bound);
+	double start = cpu(), best = 1e30;
+	long long sink = 0;
+	do {
+		double t0 = cpu();
+		for (long off = 0; off < n; off += block) {
+			int len = n - off < block ? (int)(n - off) : block;
+			sink += LZ4_compress_fast(src + off, dst, len, bound, 1);
+		}
+		double t = cpu() - t0;
+		if (t < best) best = t;
+	} while (cpu() - start < 1.0);
+	printf("%.1f %lld\n", n / best / 1e6, sink);
+	return 0;
+}
+CSRC
+	if gcc -O2 -o "$tmp/lz4cpu" "$tmp/lz4cpu.c" "$libl" 2>"$tmp/gcc.err"; then
+		have_c=1
+	else
+		echo "bench-lz4: could not build the C harness; no C cpu column:" >&2
+		cat "$tmp/gcc.err" >&2
+	fi
+else
+	echo "bench-lz4: no gcc or no liblz4.so.1; no C cpu column" >&2
+fi
+
+echo "bench-lz4: generating $size of data" >&2
+"$tmp/gen" -o "$tmp/data" -size "$size"
+inputs=()
+for part in images logs bin; do
+	find "$tmp/data/$part" -type f -print0 | sort -z | xargs -0 cat >"$tmp/$part.bin"
+	inputs+=("$part")
+done
+
+# median: the middle one of the numbers on stdin.
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# c_mbs FILE: lz4 -1's compression MB/s on FILE in 128 KiB blocks.
+c_mbs() {
+	lz4 -q -b1 -B131072 -i1 "$1" 2>&1 | tr '\r' '\n' |
+		awk '$1 == "-1" { for (i = 1; i <= NF; i++) if ($(i + 1) == "MB/s") { print $i; exit } }'
+}
+
+# go_mbs FILE: prints "NAME MB/s cpu-MB/s" for each Go benchmark on FILE, the
+# best of five runs.
+go_mbs() {
+	local base
+	base=$(basename "$1")
+	DDTSIM_BENCH_FILES=$1 GOMAXPROCS=1 "$tmp/lz4.test" -test.run '^$' \
+		-test.bench "^BenchmarkBlocks/${base//./\\.}/" -test.benchtime 0.2s -test.count 5 |
+		awk '/^BenchmarkBlocks\// {
+			split($1, n, "/"); sub(/-[0-9]+$/, "", n[3]); k = n[3]
+			for (i = 1; i <= NF; i++) {
+				if ($(i + 1) == "MB/s" && $i + 0 > w[k] + 0) w[k] = $i
+				if ($(i + 1) == "cpu-MB/s" && $i + 0 > c[k] + 0) c[k] = $i
+			}
+		}
+		END { for (k in w) print k, w[k], (k in c) ? c[k] : "-" }'
+}
+
+declare -A res # "input column" -> newline-separated figures of the rounds
+for ((r = 1; r <= rounds; r++)); do
+	echo "bench-lz4: round $r of $rounds" >&2
+	for in in "${inputs[@]}"; do
+		f="$tmp/$in.bin"
+		v=$(c_mbs "$f")
+		[[ -n $v ]] || { echo "bench-lz4: no figure from lz4 -b1 on $in" >&2; exit 1; }
+		res["$in lz4"]+="$v"$'\n'
+		if ((have_c)); then
+			res["$in ccpu"]+="$("$tmp/lz4cpu" "$f" | awk '{ print $1 }')"$'\n'
+		fi
+		while read -r name w c; do
+			res["$in $name"]+="$w"$'\n'
+			res["$in $name-cpu"]+="$c"$'\n'
+		done < <(go_mbs "$f")
+	done
+done
+
+med() { printf '%s' "${res["$1"]:-}" | median; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
+
+echo
+echo "data: $size set of internal/benchdata, 131072-byte blocks; host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+echo "MB/s per core (10^6 input bytes/s), median of $rounds interleaved rounds: wall time, then CPU time (cpu)"
+printf '%-7s | %8s %8s %8s %8s | %8s %8s %8s %8s | %6s %6s\n' input "lz4 -1" "Size" nolimit Compress \
+	"C cpu" "Size" nolimit Compress ratio "cpu"
+for in in "${inputs[@]}"; do
+	c=$(med "$in lz4") s=$(med "$in Size") cc=$(med "$in ccpu") sc=$(med "$in Size-cpu")
+	printf '%-7s | %8s %8s %8s %8s | %8s %8s %8s %8s | %6s %6s\n' "$in" "$c" "$s" "$(med "$in Size-nolimit")" \
+		"$(med "$in Compress")" "${cc:--}" "$sc" "$(med "$in Size-nolimit-cpu")" "$(med "$in Compress-cpu")" \
+		"$(ratio "$s" "$c")" "$(ratio "$sc" "$cc")"
+done
