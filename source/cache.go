@@ -63,12 +63,13 @@ import (
 // every guestDropEvery.
 
 // cacheMin is the size below which a file's pages are left in the cache.
-// Dropping costs a file two calls (cachestat at open, fadvise at close),
-// about 10 µs of CPU a file, measured on 100,000 files of 1 to 512 bytes
-// read cold (10 % more CPU than the scan's own there; no change of its
-// wall time measurable on a shared host), against at most 16 pages left
-// a file. Files under 64 KiB hold a tenth of the bytes of
-// internal/benchdata's tree.
+// The policy costs a file a cachestat at open, and a fadvise at close
+// when it was not cached: measured on 100,000 files of 1 to 512 bytes,
+// 3.5 µs of CPU a file when they were cached (10 % more CPU than the
+// scan's own there, for nothing to drop), no difference measurable when
+// they were not (their reading's cost hides it). What is left: at most
+// 16 pages a file, a tenth of the bytes of internal/benchdata's data set
+// (12.5 % of its pages after a scan: scripts/bench-cache.sh).
 const cacheMin = 64 << 10
 
 // dropMin is the size from which a file is advised sequential and
