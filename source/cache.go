@@ -36,13 +36,14 @@ import (
 // files of dropMin or more only; smaller ones are left alone.
 //
 // The risk left: a page that another process brings in while the scan
-// reads the file, and that the scan reads too, is dropped. The files a
-// walk has open at once share what was cached before the first of them
+// has the file open is dropped (when the scan reads it too, or at Close,
+// which drops the whole file but for what was cached at open). The files
+// a walk has open at once share what was cached before the first of them
 // was opened (residencies), so that a file read twice at once (a backing
 // file of several guests' disks, a hard link with CountLinks) does not
 // take the pages its other reader brought in for the host's.
 //
-// Files of dropMin bytes or more (and block devices) are also advised
+// Files of dropMin bytes or more are also advised
 // POSIX_FADV_SEQUENTIAL when opened (twice the device's readahead
 // window), with KeepCache too. While they are read, the ranges read are
 // dropped every dropEvery bytes, so that a file of any size holds a few
@@ -60,7 +61,9 @@ import (
 // file and backing chain) is dropped whole but for its pages kept, every
 // guestDropEvery bytes of the guest read and at Close. Readahead dropped
 // before it was read is read again: at most a readahead window a file
-// every guestDropEvery.
+// every guestDropEvery. What opening the disk read of the files it
+// opens itself (extents, data file, backing chain: their headers and
+// tables, with readahead) counts as cached before, and stays.
 
 // cacheMin is the size below which a file's pages are left in the cache.
 // The policy costs a file a cachestat at open, and a fadvise at close
