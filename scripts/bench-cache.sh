@@ -50,7 +50,7 @@ else
 	go build -o "$tmp/gen" ./internal/benchdata/gen
 	want=$(awk -v s="$size" 'BEGIN { n = s + 0; u = toupper(substr(s, length(s))); m = 1
 		if (u == "K") m = 2^10; else if (u == "M") m = 2^20; else if (u == "G") m = 2^30; else if (u == "T") m = 2^40
-		printf "%d", n * m / 1024 }')
+		printf "%.0f", n * m / 1024 }')
 	avail=$(df -Pk "$tmp" | awk 'NR == 2 { print $4 }')
 	if ((avail < want + 1048576)); then
 		echo "bench-cache: $((avail / 1048576)) GiB free in $tmp; $size and 1 GiB more are needed" >&2
@@ -60,7 +60,7 @@ else
 	"$tmp/gen" -o "$tmp/data" -size "$size"
 	data=$tmp/data
 fi
-bytes=$(find "$data" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%d", s }')
+bytes=$(find "$data" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%.0f", s }')
 nfiles=$(find "$data" -type f | wc -l)
 mib() { awk -v n="$1" 'BEGIN { printf "%.0f MiB", n / 1048576 }'; }
 cached_kib() { awk '$1 == "Cached:" { print $2 }' /proc/meminfo; }
