@@ -61,9 +61,12 @@ import (
 // file and backing chain) is dropped whole but for its pages kept, every
 // guestDropEvery bytes of the guest read and at Close. Readahead dropped
 // before it was read is read again: at most a readahead window a file
-// every guestDropEvery. What opening the disk read of the files it
-// opens itself (extents, data file, backing chain: their headers and
-// tables, with readahead) counts as cached before, and stays.
+// every guestDropEvery. What was read of the files before the walk
+// opened them counts as cached before, and stays: what Walker.GuestParts
+// reads of a directory's images to find their parts (their headers, with
+// readahead: 3.5 MiB of a qcow2 on a device of 8 MiB read_ahead_kb), and
+// what opening the disk reads of the files it opens itself (extents,
+// data file, backing chain).
 
 // cacheMin is the size below which a file's pages are left in the cache.
 // The policy costs a file a cachestat at open, and a fadvise at close
