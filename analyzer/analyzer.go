@@ -94,6 +94,10 @@ type Options struct {
 	// OneFileSystem stays on the file system of each path named, as
 	// `find -xdev` does.
 	OneFileSystem bool
+	// KeepCache leaves what the scan reads in the page cache; by default
+	// the pages its reading brought in are dropped once read
+	// (source.Walker.KeepCache).
+	KeepCache bool
 	// SkipDirs are directories never walked into (ddtsim's own spill
 	// directory, when it lies below a path scanned).
 	SkipDirs []string

@@ -116,7 +116,7 @@ func (s *scan) changed(path string, err error) {
 // rules.
 func (o *Options) walker(paths []string) *source.Walker {
 	w := &source.Walker{Paths: paths, Follow: o.Follow, CountLinks: o.CountLinks, OneFileSystem: o.OneFileSystem,
-		SkipDirs: o.SkipDirs}
+		SkipDirs: o.SkipDirs, KeepCache: o.KeepCache}
 	if o.Shard.Sharded() && o.Policy != nil {
 		w.Shard, w.ChunkBytes = o.Shard, source.ShardChunkBytes(o.Policy.RecordSize)
 	}

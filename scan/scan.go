@@ -40,6 +40,10 @@ type Options struct {
 	// Follow, CountLinks and OneFileSystem choose which files are
 	// scanned (analyzer.Options).
 	Follow, CountLinks, OneFileSystem bool
+	// KeepCache leaves what the scan reads in the page cache; by default
+	// the pages its reading brought in are dropped once read, those
+	// cached before kept (source.Walker.KeepCache).
+	KeepCache bool
 	// By breaks the figures down by group: "dir", "ext" or "size"
 	// (breakdown.Kinds, case-insensitive); "" for none. Not with a
 	// sample. The report lists the groups largest first by logical bytes
@@ -285,6 +289,7 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		Follow:        opts.Follow,
 		CountLinks:    opts.CountLinks,
 		OneFileSystem: opts.OneFileSystem,
+		KeepCache:     opts.KeepCache,
 		Sample:        set.SampleRate(),
 		Zvol:          set.Zvol,
 		Guest:         set.Guest,

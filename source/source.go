@@ -61,6 +61,10 @@ type File struct {
 	// the file (Counters.Files, LogicalBytes; a scan's progress); this
 	// one reads its chunks only.
 	Uncounted bool
+
+	// cache drops what reading the file brought into the page cache
+	// (Walker.KeepCache, cache.go); nil: nothing to do.
+	cache pageCacher
 }
 
 // Takes reports whether the walk that yielded f takes chunk c of it
@@ -109,6 +113,9 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 			err = io.ErrNoProgress
 		}
 	}
+	if f.cache != nil {
+		f.cache.read(uint64(off), n)
+	}
 	return n, err
 }
 
@@ -120,8 +127,14 @@ const maxEmptyReads = 100
 // changed since it was opened. Call it once all its reading is done.
 func (f *File) Changed() error { return f.Reader.Changed() }
 
-// Close closes the file.
-func (f *File) Close() error { return f.Reader.Close() }
+// Close closes the file, first dropping from the page cache what reading
+// it brought in (Walker.KeepCache).
+func (f *File) Close() error {
+	if f.cache != nil {
+		f.cache.close()
+	}
+	return f.Reader.Close()
+}
 
 // HasData reports whether bytes [off, end) of f intersect a data extent.
 func (f *File) HasData(off, end uint64) bool {

@@ -67,6 +67,11 @@ type Walker struct {
 	// *CountedElsewhereError). Every shard must be given the same Paths
 	// and options.
 	Shard Shard
+	// KeepCache leaves what the walk's Files read in the page cache, as
+	// any reader does. By default the pages a File brings into the cache
+	// are dropped once read, those that were cached before it was opened
+	// kept: see cache.go.
+	KeepCache bool
 	// ChunkBytes, with Shard: files larger than this many bytes are split
 	// into chunks of this size, which must be a whole number of the
 	// consumer's records (ShardChunkBytes); 0 splits none.
@@ -669,14 +674,24 @@ func (s *walk) prepareFile(path string, f *os.File, stp *unix.Stat_t, sh share) 
 	}
 	count(&s.c.Files, 1, sh.counted)
 	regular := st.Mode&unix.S_IFMT == unix.S_IFREG
+	// What the page cache holds of the file, before anything reads it
+	// (Guest does): cache.go.
+	var res residency
+	held := !s.w.KeepCache && size >= cacheMin
+	if held {
+		res = acquireResidency(int(f.Fd()), id, size)
+	}
 	if s.w.Guest != nil {
 		d, err := s.w.Guest(f, path)
 		if err != nil {
+			if held {
+				releaseResidency(id)
+			}
 			count(&s.c.LogicalBytes, size, sh.counted)
 			return nil, err
 		}
 		if d != nil {
-			file := s.guestFile(path, d, id, st, regular, sh.counted)
+			file := s.guestFile(path, d, id, st, regular, sh.counted, res, held)
 			s.setShare(file, sh, uint64(st.Size)+sh.parts)
 			return file, nil
 		}
@@ -696,6 +711,7 @@ func (s *walk) prepareFile(path string, f *os.File, stp *unix.Stat_t, sh share) 
 	if looksSparse && size > 0 {
 		file.Data = dataExtents(f, size)
 	}
+	file.cache = newFileCache(int(f.Fd()), &st, id, size, file.Data, res, held)
 	s.setShare(file, sh, size)
 	return file, nil
 }
@@ -716,8 +732,9 @@ func (s *walk) setShare(file *File, sh share, fileSize uint64) {
 }
 
 // guestFile is the File of a virtual-disk image's guest disk d, opened
-// from the file whose stat is st.
-func (s *walk) guestFile(path string, d vdisk.Disk, id devIno, st unix.Stat_t, regular, counted bool) *File {
+// from the file whose stat is st; res is what the page cache held of it
+// before d was opened, held (acquireResidency) when held.
+func (s *walk) guestFile(path string, d vdisk.Disk, id devIno, st unix.Stat_t, regular, counted bool, res residency, held bool) *File {
 	size := d.Size()
 	count(&s.c.LogicalBytes, size, counted)
 	data := d.Allocated()
@@ -747,6 +764,9 @@ func (s *walk) guestFile(path string, d vdisk.Disk, id devIno, st unix.Stat_t, r
 		Regular: true, LooksSparse: true, Data: data, Reader: &fr.r}
 	if fr.f.Data == nil {
 		fr.f.Data = []Extent{} // all hole: nil would mean all data
+	}
+	if !s.w.KeepCache {
+		fr.f.cache = newGuestCache(vdisk.FilesOf(d), id, res, held)
 	}
 	return &fr.f
 }

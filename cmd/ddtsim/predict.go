@@ -68,6 +68,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 		Follow:        s.Follow,
 		CountLinks:    s.CountLinks,
 		OneFileSystem: s.OneFileSystem,
+		KeepCache:     s.Cache,
 		By:            s.By,
 		Top:           s.Top,
 		Mem:           mem,
