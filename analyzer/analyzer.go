@@ -133,6 +133,12 @@ type Options struct {
 	// called for a file left unfinished because the scan was cancelled.
 	// It is called from several goroutines at once.
 	Finished func(f FileInfo)
+	// FilesAhead, with Started: the walk starts no file while this many
+	// files it started, from the oldest one not finished on, are not all
+	// finished, so that the files finished after the oldest unfinished
+	// one (what a progress kept as a walk position must list) stay fewer
+	// whatever the reads do; 0 means DefaultFilesAhead.
+	FilesAhead int
 	// CheckpointEvery > 0, with Checkpoint: at this interval the scan
 	// stops its workers between chunks (a chunk once started is
 	// finished) and calls Checkpoint with its state, consistent with what
@@ -292,6 +298,13 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, 
 		s.table = r.Table
 	}
 	s.walkLane = &Lane{Policy: opts.Policy, Table: s.table, Zero: s.zero, Sample: opts.Sample}
+	if opts.Started != nil {
+		ahead := opts.FilesAhead
+		if ahead <= 0 {
+			ahead = DefaultFilesAhead
+		}
+		s.window = newWindow(ahead)
+	}
 	if opts.Mem > 0 {
 		if err := s.table.Spill(ddt.SpillOptions{Limit: opts.Mem, Dir: opts.SpillDir, Warn: opts.SpillWarn}); err != nil {
 			return nil, err

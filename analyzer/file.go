@@ -27,8 +27,9 @@ type scan struct {
 	walkAcct *accountant
 	acct     []*accountant
 	errors   atomic.Int64
-	zeros    []byte // recordsize zero bytes, read-only
-	walkLane *Lane  // the hole runs' accounting, on the walk's goroutine
+	zeros    []byte  // recordsize zero bytes, read-only
+	walkLane *Lane   // the hole runs' accounting, on the walk's goroutine
+	window   *window // with Options.Started: how far the walk may run ahead
 
 	changedFiles atomic.Int64
 
@@ -56,6 +57,9 @@ type file struct {
 	abandoned atomic.Bool
 	// started: Options.Started was told of the file.
 	started bool
+	// left: the file is finished or abandoned, for the window (guarded
+	// by its lock).
+	left bool
 	// limit is how many records the file has now: nrec, less once a
 	// read found it shorter (shrank). Records from limit on are not
 	// accounted from then on.
@@ -191,6 +195,10 @@ func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 	// finished (checked, closed, Finished) after all of its records.
 	fl.refs.Store(nchunks + 1)
 	if s.opts.Started != nil {
+		if !s.window.enter(ctx, fl) {
+			sf.Close()
+			return
+		}
 		fl.started = true
 		s.opts.Started(fl.info, done)
 	}
@@ -365,6 +373,9 @@ func (s *scan) finish(fl *file) {
 	fl.src.Close()
 	if fl.started && s.opts.Finished != nil && !fl.abandoned.Load() {
 		s.opts.Finished(fl.info)
+	}
+	if fl.started {
+		s.window.leave(fl)
 	}
 }
 
