@@ -87,7 +87,7 @@ go build -o "$tmp/gen" ./internal/benchdata/gen
 
 echo "bench: generating $size of data" >&2
 "$tmp/gen" -o "$tmp/data" -size "$size"
-bytes=$(find "$tmp/data" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%d", s }')
+bytes=$(find "$tmp/data" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%.0f", s }')
 nfiles=$(find "$tmp/data" -type f | wc -l)
 
 echo "bench: warming the page cache" >&2
@@ -225,7 +225,7 @@ if ensure_pkg qemu-img qemu-utils; then
 	all_rows=("${rows[@]}")
 	all_bytes=$bytes
 	rows=()
-	bytes=$(find "$D/images" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%d", s }')
+	bytes=$(find "$D/images" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%.0f", s }')
 	measure "raw images, --zvol" '"$B" --zdb --zvol "$D/images" >/dev/null'
 	for f in qcow2 qcow2-zlib qcow2-zstd vmdk-stream vhdx; do
 		measure "$f, --guest --zvol" "\"\$B\" --zdb --guest --zvol \"\$G/$f\" >/dev/null"
