@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ddtsim/ddtsim/internal/blockbench"
 	"github.com/ddtsim/ddtsim/internal/compresstest"
 )
 
@@ -197,7 +198,7 @@ func TestSizeAllocs(t *testing.T) {
 	src := compresstest.Text(rand.New(rand.NewPCG(9, 9)), 131072)
 	var c Compressor
 	allocs := testing.AllocsPerRun(20, func() {
-		c.Size(src, zfsLimit(len(src)))
+		c.Size(src, blockbench.ZFSLimit(len(src)))
 		c.Size(src[:60000], 100)
 	})
 	if allocs != 0 {

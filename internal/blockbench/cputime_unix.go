@@ -1,6 +1,6 @@
 //go:build unix
 
-package zle
+package blockbench
 
 import "syscall"
 
