@@ -5,49 +5,23 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/blockbench"
 	"github.com/ddtsim/ddtsim/internal/compresstest"
 )
 
-// sizeChecker compares Size with Compress, reusing one output buffer.
+// sizeChecker compares Size with Compress (compresstest.SizeChecker).
 type sizeChecker struct {
-	c   Compressor
-	dst []byte
+	c Compressor
+	compresstest.SizeChecker
 }
 
-// check fails the test unless Size(src, limit) returns what Compress returns
-// for a dst of limit bytes (limit ≥ 0): the same length, or failure for
-// both. It returns Compress's result.
+// check compares Size with Compress at limit; it returns Compress's result.
 func (sc *sizeChecker) check(t testing.TB, what string, src []byte, limit int) (int, bool) {
 	t.Helper()
-	if len(sc.dst) < limit {
-		sc.dst = make([]byte, limit)
-	}
-	want, err := sc.c.Compress(sc.dst[:limit], src)
-	got, ok := sc.c.Size(src, limit)
-	if ok != (err == nil) || got != want {
-		t.Fatalf("%s n=%d limit=%d: Size = %d, %v; Compress = %d, %v", what, len(src), limit, got, ok, want, err)
-	}
-	return want, ok
+	return sc.Check(t, &sc.c, what, src, limit)
 }
 
 // ample is a capacity with which Compress never fails.
 func ample(n int) int { return n + n/255 + 16 }
-
-// zfsLimits returns the capacities ZFS gives a block of l bytes under the
-// release bands (zio.Policy.MaxCompressedSize): l − l/8; that rounded down
-// to 512 (P1); rounded down to 512 or 4096, or 112 when below (P6, ashift 9
-// or 12).
-func zfsLimits(l int) []int {
-	d := l - l/8
-	p6 := func(a int) int {
-		if r := d - d%a; r >= a {
-			return r
-		}
-		return 112
-	}
-	return []int{d, d &^ 511, p6(512), p6(4096)}
-}
 
 // checkAround compares Size with Compress for src at ZFS's capacities for
 // its length, at an ample one, at the 8 capacities either side of the
@@ -68,7 +42,7 @@ func (sc *sizeChecker) checkAround(t testing.TB, what string, src []byte, extra 
 			sc.check(t, what, src, d)
 		}
 	}
-	for _, d := range append(zfsLimits(len(src)), extra...) {
+	for _, d := range append(compresstest.ZFSLimits(len(src)), extra...) {
 		if d >= 0 {
 			sc.check(t, what, src, d)
 		}
@@ -157,7 +131,7 @@ func TestSizeZFSBlocks(t *testing.T) {
 				continue
 			}
 			src := g.Gen(r, n)
-			for _, d := range zfsLimits(n) {
+			for _, d := range compresstest.ZFSLimits(n) {
 				sc.check(t, g.Name, src, d)
 			}
 		}
@@ -198,7 +172,7 @@ func TestSizeAllocs(t *testing.T) {
 	src := compresstest.Text(rand.New(rand.NewPCG(9, 9)), 131072)
 	var c Compressor
 	allocs := testing.AllocsPerRun(20, func() {
-		c.Size(src, blockbench.ZFSLimit(len(src)))
+		c.Size(src, compresstest.Capacity(len(src)))
 		c.Size(src[:60000], 100)
 	})
 	if allocs != 0 {
@@ -256,7 +230,7 @@ func FuzzSize(f *testing.F) {
 	// Blocks of ZFS sizes at their capacities.
 	for _, n := range []int{512, 1024, 4096, 16384} {
 		for _, g := range compresstest.Generators {
-			for _, d := range zfsLimits(n)[:1] {
+			for _, d := range compresstest.ZFSLimits(n)[:1] {
 				f.Add(g.Gen(r, n), uint32(d), uint16(0))
 			}
 		}

@@ -7,45 +7,26 @@ import (
 	"github.com/ddtsim/ddtsim/internal/compresstest"
 )
 
-// sizeChecker compares Size with Compress, reusing one output buffer.
+// sizeChecker compares Size with Compress (compresstest.SizeChecker).
 type sizeChecker struct {
-	dst []byte
+	compresstest.SizeChecker
 }
 
-// check fails the test unless Size(src, limit) returns what Compress returns
-// for a dst of limit bytes (limit ≥ 0): the same length, or failure for
-// both. It returns Compress's result.
+// sizer is the package's functions as a compresstest.Sizer.
+type sizer struct{}
+
+func (sizer) Compress(dst, src []byte) (int, error)  { return Compress(dst, src) }
+func (sizer) Size(src []byte, limit int) (int, bool) { return Size(src, limit) }
+
+// check compares Size with Compress at limit; it returns Compress's result.
 func (sc *sizeChecker) check(t testing.TB, what string, src []byte, limit int) (int, bool) {
 	t.Helper()
-	if len(sc.dst) < limit {
-		sc.dst = make([]byte, limit)
-	}
-	want, err := Compress(sc.dst[:limit], src)
-	got, ok := Size(src, limit)
-	if ok != (err == nil) || got != want {
-		t.Fatalf("%s n=%d limit=%d: Size = %d, %v; Compress = %d, %v", what, len(src), limit, got, ok, want, err)
-	}
-	return want, ok
+	return sc.Check(t, sizer{}, what, src, limit)
 }
 
 // ample is a capacity with which Compress never fails: a length byte per 64
 // literals and the room a literal run must find.
 func ample(n int) int { return n + n/64 + 2*zleN }
-
-// zfsLimits returns the capacities ZFS gives a block of l bytes under the
-// release bands (zio.Policy.MaxCompressedSize): l − l/8; that rounded down
-// to 512 (P1); rounded down to 512 or 4096, or 112 when below (P6 for the
-// other compressors; zle keeps l − l/8).
-func zfsLimits(l int) []int {
-	d := l - l/8
-	p6 := func(a int) int {
-		if r := d - d%a; r >= a {
-			return r
-		}
-		return 112
-	}
-	return []int{d, d &^ 511, p6(512), p6(4096)}
-}
 
 // checkAround compares Size with Compress for src at ZFS's capacities for
 // its length, at an ample one, at the capacities either side of the output
@@ -57,7 +38,7 @@ func (sc *sizeChecker) checkAround(t testing.TB, what string, src []byte, extra 
 	if !ok {
 		t.Fatalf("%s n=%d: Compress failed with capacity %d", what, len(src), ample(len(src)))
 	}
-	ds := append(zfsLimits(len(src)), extra...)
+	ds := append(compresstest.ZFSLimits(len(src)), extra...)
 	for k := -8; k <= 8; k++ {
 		ds = append(ds, full+k, full+zleN+k)
 	}
@@ -122,7 +103,7 @@ func TestSizeZFSBlocks(t *testing.T) {
 				continue
 			}
 			src := g.Gen(r, n)
-			for _, d := range zfsLimits(n) {
+			for _, d := range compresstest.ZFSLimits(n) {
 				sc.check(t, g.Name, src, d)
 			}
 		}
@@ -158,7 +139,7 @@ func FuzzSize(f *testing.F) {
 	f.Add(compresstest.Mixed(r, 8192), uint32(7168))
 	for _, n := range []int{512, 1024, 4096, 16384} {
 		for _, g := range generators {
-			f.Add(g.Gen(r, n), uint32(zfsLimits(n)[0]))
+			f.Add(g.Gen(r, n), uint32(compresstest.ZFSLimits(n)[0]))
 		}
 	}
 	var sc sizeChecker

@@ -239,3 +239,48 @@ func CheckReuse(t *testing.T, r *rand.Rand, gens []Generator, newCompress func()
 		}
 	}
 }
+
+// Sizer is a block compressor with a size-only path (zio.Sizer): Size
+// returns the length Compress would return for a dst of limit bytes, or
+// false where Compress fails.
+type Sizer interface {
+	Compress(dst, src []byte) (int, error)
+	Size(src []byte, limit int) (int, bool)
+}
+
+// SizeChecker compares a Sizer's Size with its Compress, reusing one output
+// buffer.
+type SizeChecker struct {
+	dst []byte
+}
+
+// Check fails the test unless s.Size(src, limit) returns what s.Compress
+// returns for a dst of limit bytes (limit ≥ 0): the same length, or failure
+// for both. It returns Compress's result.
+func (sc *SizeChecker) Check(t testing.TB, s Sizer, what string, src []byte, limit int) (int, bool) {
+	t.Helper()
+	if len(sc.dst) < limit {
+		sc.dst = make([]byte, limit)
+	}
+	want, err := s.Compress(sc.dst[:limit], src)
+	got, ok := s.Size(src, limit)
+	if ok != (err == nil) || got != want {
+		t.Fatalf("%s n=%d limit=%d: Size = %d, %v; Compress = %d, %v", what, len(src), limit, got, ok, want, err)
+	}
+	return want, ok
+}
+
+// ZFSLimits returns the capacities ZFS gives a block of l bytes under the
+// release bands (zio.Policy.MaxCompressedSize): l − l/8; that rounded down
+// to 512 (P1); rounded down to 512 or 4096, or 112 when below (P6, ashift 9
+// or 12; zle keeps l − l/8, which the list holds too).
+func ZFSLimits(l int) []int {
+	d := l - l/8
+	p6 := func(a int) int {
+		if r := d - d%a; r >= a {
+			return r
+		}
+		return 112
+	}
+	return []int{d, d &^ 511, p6(512), p6(4096)}
+}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package blockbench
+package compresstest
 
 import "syscall"
 

@@ -1,9 +1,9 @@
-// Package blockbench is the benchmark harness shared by the block
-// compressors (compress/lz4, lzjb, zle): their output length over
-// independent 128 KiB blocks of realistic data, in MB/s of wall time and
-// of CPU time (scripts/bench-lz4.sh compares compress/lz4's with C lz4 -1
-// on the same blocks).
-package blockbench
+package compresstest
+
+// The benchmark harness of the block compressors (compress/lz4, lzjb,
+// zle): their output length over independent 128 KiB blocks of realistic
+// data, in MB/s of wall time and of CPU time (scripts/bench-lz4.sh
+// compares compress/lz4's with C lz4 -1 on the same blocks).
 
 import (
 	"os"
@@ -20,33 +20,33 @@ import (
 // recordsize (and the -B of scripts/bench-lz4.sh).
 const BlockSize = 128 << 10
 
-// FilesEnv names files to benchmark instead of a generated data set: a
+// BlockFilesEnv names files to benchmark instead of a generated data set: a
 // colon-separated list, each file one input named after its base name
 // (scripts/bench-lz4.sh passes the files it gives C lz4).
-const FilesEnv = "DDTSIM_BENCH_FILES"
+const BlockFilesEnv = "DDTSIM_BENCH_FILES"
 
-// setSize is the size of the data set generated without FilesEnv, bytes.
-const setSize = 24 << 20
+// blockSetSize is the size of the data set generated without BlockFilesEnv, bytes.
+const blockSetSize = 24 << 20
 
-// Set is one input of the benchmarks.
-type Set struct {
+// BlockSet is one input of the benchmarks.
+type BlockSet struct {
 	Name string
 	Data []byte
 }
 
-// Sets returns the inputs: the files FilesEnv names, or package benchdata's
+// BlockSets returns the inputs: the files BlockFilesEnv names, or package benchdata's
 // data set (generated once per process) as three inputs: images
 // (VM-image-like records: random, text, zero), logs (text) and bin
 // (binary-like), each its files concatenated in name order.
-var Sets = sync.OnceValues(func() ([]Set, error) {
-	if env := os.Getenv(FilesEnv); env != "" {
-		var sets []Set
+var BlockSets = sync.OnceValues(func() ([]BlockSet, error) {
+	if env := os.Getenv(BlockFilesEnv); env != "" {
+		var sets []BlockSet
 		for _, p := range strings.Split(env, ":") {
 			b, err := os.ReadFile(p)
 			if err != nil {
 				return nil, err
 			}
-			sets = append(sets, Set{filepath.Base(p), b})
+			sets = append(sets, BlockSet{filepath.Base(p), b})
 		}
 		return sets, nil
 	}
@@ -55,10 +55,10 @@ var Sets = sync.OnceValues(func() ([]Set, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	if err := benchdata.Generate(dir, setSize); err != nil {
+	if err := benchdata.Generate(dir, blockSetSize); err != nil {
 		return nil, err
 	}
-	var sets []Set
+	var sets []BlockSet
 	for _, sub := range []string{"images", "logs", "bin"} {
 		names, err := filepath.Glob(filepath.Join(dir, sub, "*"))
 		if err != nil {
@@ -73,7 +73,7 @@ var Sets = sync.OnceValues(func() ([]Set, error) {
 			}
 			all = append(all, b...)
 		}
-		sets = append(sets, Set{sub, all})
+		sets = append(sets, BlockSet{sub, all})
 	}
 	return sets, nil
 })
@@ -90,26 +90,21 @@ func Blocks(data []byte) [][]byte {
 	return bs
 }
 
-// ZFSLimit is the capacity ZFS gives a block of l bytes
-// (zio.Policy.MaxCompressedSize without the ashift rounding, which does not
-// change it for 128 KiB blocks): l − l/8.
-func ZFSLimit(l int) int { return l - l/8 }
-
-// Case is one way of sizing a block: Size returns its output length in
+// BlockCase is one way of sizing a block: Size returns its output length in
 // bytes (a block that does not fit counted as stored: its own length).
-type Case struct {
+type BlockCase struct {
 	Name string
 	Size func(blk []byte) int
 }
 
-// Run benchmarks each case that cases returns for an input (fresh
+// BenchBlocks benchmarks each case that cases returns for an input (fresh
 // compressor state per input) over the input's blocks, as sub-benchmarks
 // INPUT/CASE. MB/s are of input bytes per second of wall time; cpu-MB/s of
 // input bytes per second of the process's CPU time (run with GOMAXPROCS=1:
 // on a busy machine that is the figure per core); out/in is the ratio of
 // the outputs' total to the input.
-func Run(b *testing.B, cases func() []Case) {
-	sets, err := Sets()
+func BenchBlocks(b *testing.B, cases func() []BlockCase) {
+	sets, err := BlockSets()
 	if err != nil {
 		b.Fatal(err)
 	}
