@@ -19,6 +19,7 @@ import (
 	"github.com/ddtsim/ddtsim/source"
 	"github.com/ddtsim/ddtsim/vdisk"
 	"github.com/ddtsim/ddtsim/zio"
+	"golang.org/x/sys/unix"
 )
 
 // An EIO in the middle of one file: reported with path and reason, counted,
@@ -199,23 +200,23 @@ func TestSparseFileSmallRecordsize(t *testing.T) {
 	}
 }
 
-// A file that cannot be opened (here: replaced by a symlink after it was
-// listed, which O_NOFOLLOW refuses; permissions act the same for a user
-// other than root) keeps its listed size in the file data, so the result
-// says how much it does not cover (found by a new user: a mode-000 file
+// A file that cannot be opened (a mode-000 file, for a user other than
+// root: its open fails with EACCES, here by the test seam, since the tests
+// run as root) keeps its listed size in the file data, so the result says
+// how much it does not cover (found by a new user: a mode-000 file
 // vanished from the totals).
 func TestUnopenableFileCounted(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad")
 	testkit.Write(t, bad, testkit.Rand(1, 300<<10))
 	testkit.Write(t, filepath.Join(dir, "good"), testkit.Rand(2, 100<<10))
-	testseam.BeforeOpen = func(path string) {
+	testseam.OpenFault = func(path string) error {
 		if path == bad {
-			os.Remove(path)
-			os.Symlink("good", path)
+			return unix.EACCES
 		}
+		return nil
 	}
-	defer func() { testseam.BeforeOpen = nil }()
+	defer func() { testseam.OpenFault = nil }()
 	res, warns := scanT(t, testkit.Policy(t, zio.Off), model.SparseAuto, dir)
 	c := res.Counters
 	if len(warns) != 1 || !strings.Contains(warns[0], "bad") || c.Errors != 1 || c.Files != 2 ||

@@ -87,6 +87,11 @@ func openFile(dirfd int, name, path string, follow bool) (fd int, noatime bool, 
 	if testseam.BeforeOpen != nil {
 		testseam.BeforeOpen(path)
 	}
+	if testseam.OpenFault != nil {
+		if err := testseam.OpenFault(path); err != nil {
+			return -1, false, err
+		}
+	}
 	return openAt(dirfd, name, fileFlags, follow)
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -424,6 +425,9 @@ func dtOf(mode uint32) uint8 {
 func (s *walk) entry(ctx context.Context, l *level) {
 	name := l.list.name(l.i)
 	full := string(s.path[:l.prefix]) + name
+	if l.list.typ(l.i) == unix.DT_REG && !s.w.Shard.Sharded() && s.visitListed(l.fd, name, full) {
+		return
+	}
 	st := new(unix.Stat_t)
 	if l.list.typ(l.i) != unix.DT_LNK {
 		if err := unix.Fstatat(l.fd, name, st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -489,11 +493,33 @@ func (s *walk) visit(dirfd int, name, path string, st *unix.Stat_t, explicit, fo
 		s.openFailed(path, st, err, sh)
 		return
 	}
-	f, file, err := s.prepare(path, fd, noatime, explicit, sh)
+	s.opened(path, fd, noatime, explicit, sh)
+}
+
+// visitListed handles entry name of the directory open as dirfd, listed
+// as a regular file (DT_REG), in a walk that is not sharded: it is opened
+// straight away, without an lstat first (one system call a file fewer: a
+// tree of small files costs its system calls), and what it is when
+// opened decides (prepare), as for any file. It returns false, having
+// done nothing, when the name cannot be opened: the caller then looks at
+// it by its lstat, as at any other entry, which says what it has become
+// (a symlink put there since it was listed, which O_NOFOLLOW refuses, is
+// then counted as a symlink, or followed with Follow) or why it cannot
+// be read.
+func (s *walk) visitListed(dirfd int, name, path string) bool {
+	fd, noatime, err := openFile(dirfd, name, path, s.w.Follow)
+	if err != nil {
+		return false
+	}
+	s.opened(path, fd, noatime, false, share{open: true, counted: true})
+	return true
+}
+
+// opened yields the file open as fd (see visit), unless prepare finds it
+// is not to be.
+func (s *walk) opened(path string, fd int, noatime, explicit bool, sh share) {
+	file, err := s.prepare(path, fd, noatime, explicit, sh)
 	if err != nil || file == nil {
-		if f != nil {
-			f.Close()
-		}
 		if err != nil {
 			s.fileWarn(path, err, sh)
 		}
@@ -615,42 +641,56 @@ func fileKind(m fs.FileMode) string {
 }
 
 // prepare makes the file open as fd a File, once its fstat says it is a
-// regular file (or a block device named explicitly); it returns the
-// os.File it made of fd (to close when no File is returned), and a nil File
-// without error for a file not to be yielded: anything else (a FIFO, a
-// socket, a directory put there since it was listed; counted as special,
-// and closed), or a name of an inode already yielded. noatime: fd was
-// opened O_NOATIME.
-func (s *walk) prepare(path string, fd int, noatime, explicit bool, sh share) (*os.File, *File, error) {
+// regular file (or a block device named explicitly); a nil File without
+// error for a file not to be yielded: anything else (a FIFO, a socket, a
+// directory put there since it was listed; counted as special), or a
+// name of an inode already yielded. fd is closed unless a File is
+// returned, which owns it. noatime: fd was opened O_NOATIME.
+func (s *walk) prepare(path string, fd int, noatime, explicit bool, sh share) (*File, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, nil, err
+		return nil, err
 	}
 	switch mode := st.Mode & unix.S_IFMT; {
 	case mode == unix.S_IFREG, mode == unix.S_IFBLK && explicit:
 	default:
 		unix.Close(fd)
 		count(&s.c.Special, 1, sh.counted)
-		return nil, nil, nil
+		return nil, nil
 	}
-	if err := unblock(fd, noatime); err != nil {
-		unix.Close(fd)
-		return nil, nil, err
+	r := &osReader{fd: fd, noatime: noatime}
+	if s.w.Guest != nil || st.Mode&unix.S_IFMT == unix.S_IFBLK {
+		// Read through an os.File (Guest's disks), or a device: blocking
+		// from the start. Other files are read as they were opened,
+		// O_NONBLOCK, which regular files ignore; a file system that
+		// does not is met with EAGAIN, and the flag is cleared then
+		// (osReader.pread): one system call a file fewer.
+		if err := unblock(fd, noatime); err != nil {
+			unix.Close(fd)
+			return nil, err
+		}
+		r.blocking.Store(true)
 	}
-	f := os.NewFile(uintptr(fd), path)
-	file, err := s.prepareFile(path, f, &st, sh)
-	return f, file, err
+	if s.w.Guest != nil {
+		r.f = os.NewFile(uintptr(fd), path)
+	}
+	file, err := s.prepareFile(path, r, &st, sh)
+	if file == nil {
+		r.Close()
+	}
+	return file, err
 }
 
-// prepareFile makes f, a regular file or a block device whose fstat is st,
-// a File; nil without error for a name of an inode already yielded.
-func (s *walk) prepareFile(path string, f *os.File, stp *unix.Stat_t, sh share) (*File, error) {
+// prepareFile makes r's file, a regular file or a block device whose
+// fstat is st, a File reading through r (path and stamp are set here);
+// nil without error for a name of an inode already yielded.
+func (s *walk) prepareFile(path string, r *osReader, stp *unix.Stat_t, sh share) (*File, error) {
 	st := *stp
 	size := uint64(st.Size)
 	looksSparse := uint64(st.Blocks)*512 < size
 	if st.Mode&unix.S_IFMT == unix.S_IFBLK {
-		end, err := f.Seek(0, io.SeekEnd)
+		end, err := unix.Seek(r.fd, 0, io.SeekEnd)
 		if err != nil {
 			return nil, fmt.Errorf("block device size: %w", err)
 		}
@@ -679,10 +719,10 @@ func (s *walk) prepareFile(path string, f *os.File, stp *unix.Stat_t, sh share) 
 	var res residency
 	held := !s.w.KeepCache && size >= cacheMin
 	if held {
-		res = acquireResidency(int(f.Fd()), id, size)
+		res = acquireResidency(r.fd, id, size)
 	}
 	if s.w.Guest != nil {
-		d, err := s.w.Guest(f, path)
+		d, err := s.w.Guest(r.f, path)
 		if err != nil {
 			if held {
 				releaseResidency(id)
@@ -691,6 +731,7 @@ func (s *walk) prepareFile(path string, f *os.File, stp *unix.Stat_t, sh share) 
 			return nil, err
 		}
 		if d != nil {
+			r.f = nil // d owns it
 			file := s.guestFile(path, d, id, st, regular, sh.counted, res, held)
 			s.setShare(file, sh, uint64(st.Size)+sh.parts)
 			return file, nil
@@ -701,17 +742,13 @@ func (s *walk) prepareFile(path string, f *os.File, stp *unix.Stat_t, sh share) 
 	}
 	count(&s.c.LogicalBytes, size, sh.counted)
 	// The File and its reader in one allocation.
-	fr := &struct {
-		f File
-		r osReader
-	}{r: osReader{f: f, stamp: stamp{path: path, size: size, mtime: st.Mtim, regular: regular}}}
-	file := &fr.f
-	*file = File{Path: path, Arg: s.arg, Dev: uint64(st.Dev), Ino: st.Ino, Size: size, Mtime: st.Mtim.Nano(),
-		Regular: regular, LooksSparse: looksSparse, Reader: &fr.r}
+	r.stamp = stamp{path: path, size: size, mtime: st.Mtim, regular: regular}
+	file := &File{Path: path, Arg: s.arg, Dev: uint64(st.Dev), Ino: st.Ino, Size: size, Mtime: st.Mtim.Nano(),
+		Regular: regular, LooksSparse: looksSparse, Reader: r}
 	if looksSparse && size > 0 {
-		file.Data = dataExtents(f, size)
+		file.Data = dataExtents(r.fd, size)
 	}
-	file.cache = newFileCache(int(f.Fd()), &st, id, size, file.Data, res, held)
+	file.cache = newFileCache(r.fd, &st, id, size, file.Data, res, held)
 	s.setShare(file, sh, size)
 	return file, nil
 }
@@ -824,8 +861,8 @@ func (r *guestReader) Close() error { return r.d.Close() }
 // 6.18: a file of 8 EiB − 1 bytes with data at its end looks all hole).
 // Reading a hole gives zeros, so nothing is lost but the time of reading
 // 64 KiB.
-func dataExtents(f *os.File, size uint64) []Extent {
-	ext, ok := vdisk.DataExtents(f, size)
+func dataExtents(fd int, size uint64) []Extent {
+	ext, ok := vdisk.DataExtents(fd, size)
 	switch {
 	case !ok:
 		return nil
@@ -841,10 +878,15 @@ func dataExtents(f *os.File, size uint64) []Extent {
 // (dataExtents).
 const unseekableTail = 1<<63 - 1<<16
 
-// osReader reads a file the walker opened.
+// osReader reads a file the walker opened, through its descriptor (no
+// os.File, whose making costs a system call and a finalizer a file), or
+// through the os.File made of it when Guest needed one.
 type osReader struct {
 	stamp
-	f *os.File
+	fd       int
+	f        *os.File // made of fd (Guest), which it then owns; nil: none
+	noatime  bool     // fd was opened O_NOATIME
+	blocking atomic.Bool
 }
 
 // stamp is what a file was when it was opened, to tell whether it
@@ -868,19 +910,59 @@ func (s *stamp) changedTo(st *unix.Stat_t, what string) error {
 
 func (r *osReader) ReadAt(p []byte, off int64) (int, error) {
 	if faults() {
-		return r.faultyRead(r.f, p, off)
+		return r.faultyRead(readerAt(r.pread), p, off)
 	}
-	return r.f.ReadAt(p, off)
+	return r.pread(p, off)
+}
+
+// readerAt is a function as an io.ReaderAt.
+type readerAt func(p []byte, off int64) (int, error)
+
+func (f readerAt) ReadAt(p []byte, off int64) (int, error) { return f(p, off) }
+
+// pread reads len(p) bytes at off as os.File.ReadAt does (fewer only with
+// an error, io.EOF at the end; errors as *os.PathError), with pread(2),
+// retried when interrupted. A read refused with EAGAIN (a file system
+// that honours O_NONBLOCK on a regular file: prepare) clears the flag and
+// is made again.
+func (r *osReader) pread(p []byte, off int64) (n int, err error) {
+	if off < 0 {
+		return 0, &os.PathError{Op: "readat", Path: r.path, Err: errors.New("negative offset")}
+	}
+	for n < len(p) {
+		m, err := unix.Pread(r.fd, p[n:], off+int64(n))
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN && !r.blocking.Load():
+			if err := unblock(r.fd, r.noatime); err != nil {
+				return n, &os.PathError{Op: "fcntl", Path: r.path, Err: err}
+			}
+			r.blocking.Store(true)
+			continue
+		case err != nil:
+			return n, &os.PathError{Op: "read", Path: r.path, Err: err}
+		case m == 0:
+			return n, io.EOF
+		}
+		n += m
+	}
+	return n, nil
 }
 
 // Changed checks whether a regular file's size or mtime differ from those
 // at open.
 func (r *osReader) Changed() error {
 	var st unix.Stat_t
-	if !r.regular || unix.Fstat(int(r.f.Fd()), &st) != nil {
+	if !r.regular || unix.Fstat(r.fd, &st) != nil {
 		return nil
 	}
 	return r.changedTo(&st, "size")
 }
 
-func (r *osReader) Close() error { return r.f.Close() }
+func (r *osReader) Close() error {
+	if r.f != nil {
+		return r.f.Close()
+	}
+	return unix.Close(r.fd)
+}

@@ -39,20 +39,19 @@ func Raw(f *os.File) (Disk, error) {
 		return nil, err
 	}
 	size := uint64(fi.Size())
-	alloc, ok := DataExtents(f, size)
+	alloc, ok := DataExtents(int(f.Fd()), size)
 	if !ok {
 		alloc = []Extent{{Off: 0, End: size}}
 	}
 	return &raw{f: f, size: size, alloc: alloc}, nil
 }
 
-// DataExtents maps the data of the file f, of size bytes, with
+// DataExtents maps the data of the file open as fd, of size bytes, with
 // lseek(SEEK_DATA/SEEK_HOLE): its data ranges, sorted and merged, within
 // [0, size); none for a file all holes. ok is false when the file system
 // cannot tell (the caller then takes it all as data). It is the one
 // place the project asks a file system where its holes are.
-func DataExtents(f *os.File, size uint64) (list []Extent, ok bool) {
-	fd := int(f.Fd())
+func DataExtents(fd int, size uint64) (list []Extent, ok bool) {
 	for off := int64(0); uint64(off) < size; {
 		d, err := unix.Seek(fd, off, unix.SEEK_DATA)
 		if err != nil {

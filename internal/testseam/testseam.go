@@ -14,6 +14,10 @@ import (
 var (
 	// BeforeOpen, when set, runs before the walker opens path.
 	BeforeOpen func(path string)
+	// OpenFault, when set, runs before the walker opens path (after
+	// BeforeOpen); a non-nil error is the open's (as EACCES is for a
+	// mode-000 file, which root, running the tests, can always open).
+	OpenFault func(path string) error
 	// ReadFault, when set, runs before each read of a walked file at byte
 	// offset off; a non-nil error replaces the read (as an EIO would).
 	// It may also change the file.
