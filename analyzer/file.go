@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync/atomic"
 
@@ -119,8 +120,12 @@ func (s *scan) changed(path string, err error) {
 // walker is the Source Scan reads: the paths, walked with the options'
 // rules.
 func (o *Options) walker(paths []string) *source.Walker {
+	jobs := o.Jobs
+	if jobs <= 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
 	w := &source.Walker{Paths: paths, Follow: o.Follow, CountLinks: o.CountLinks, OneFileSystem: o.OneFileSystem,
-		SkipDirs: o.SkipDirs, KeepCache: o.KeepCache}
+		SkipDirs: o.SkipDirs, KeepCache: o.KeepCache, Openers: jobs}
 	if o.Shard.Sharded() && o.Policy != nil {
 		w.Shard, w.ChunkBytes = o.Shard, source.ShardChunkBytes(o.Policy.RecordSize)
 	}

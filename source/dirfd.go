@@ -145,6 +145,10 @@ type level struct {
 	list listing
 	// i is the entry of list being walked: the name of the level below.
 	i int
+	// ahead: the batches of its entries opened ahead (ahead.go), in
+	// order; scan: the first entry not in one.
+	ahead []*batch
+	scan  int
 }
 
 // top is the directory being walked.
@@ -160,7 +164,7 @@ func (s *walk) push(fd int, id devIno, viaLink bool) *level {
 	}
 	l := s.levels[s.depth]
 	s.depth++
-	l.id, l.fd, l.prefix, l.viaLink, l.lost, l.i = id, fd, len(s.path), viaLink, false, 0
+	l.id, l.fd, l.prefix, l.viaLink, l.lost, l.i, l.scan = id, fd, len(s.path), viaLink, false, 0, 0
 	if s.depth == 1 {
 		s.low = 1
 	}
@@ -198,6 +202,9 @@ func (s *walk) pop(more bool) {
 }
 
 func (s *walk) closeLevel(l *level) {
+	if s.open != nil {
+		s.drain(l) // before the descriptor its batches open in is closed
+	}
 	if l.fd >= 0 {
 		unix.Close(l.fd)
 		l.fd = -1

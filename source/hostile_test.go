@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -156,7 +157,17 @@ func walkProbeFiles(t *testing.T, w *Walker, path string, each func(*File)) walk
 // directory on that way was replaced meanwhile by another of the same
 // name, that is said once, the directories below it are not walked
 // further, and the walk goes on above it.
+//
+// With files opened ahead (Openers), the same: the file "e" of level 10,
+// opened ahead while the walk went down "d", is closed with level 10's
+// descriptor and opened again when the walk comes back.
 func TestDirectoryMovedDuringWalk(t *testing.T) {
+	for _, openers := range []int{0, 3} {
+		t.Run(fmt.Sprintf("openers=%d", openers), func(t *testing.T) { testDirectoryMovedDuringWalk(t, openers) })
+	}
+}
+
+func testDirectoryMovedDuringWalk(t *testing.T, openers int) {
 	const depth = 3 * maxDirFDs
 	for _, replace := range []bool{false, true} {
 		root := t.TempDir()
@@ -171,7 +182,7 @@ func TestDirectoryMovedDuringWalk(t *testing.T) {
 		// and level 20 moved out too, another put in its place.
 		// (Renamed relative to descriptors: these paths are long.)
 		moved := false
-		r := walkProbeFiles(t, &Walker{}, root, func(f *File) {
+		r := walkProbeFiles(t, &Walker{Openers: openers}, root, func(f *File) {
 			if filepath.Base(f.Path) != "bottom" {
 				return
 			}
@@ -311,8 +322,15 @@ func openDirT(t *testing.T, path string) int {
 // counted as what it has become, a symlink, not followed), by a
 // directory and by a FIFO nobody writes to (opened without blocking,
 // found to be what they are, skipped as special, never read). Nothing is
-// followed, read or waited on.
+// followed, read or waited on. The same when the files are opened ahead
+// of the walk (Openers).
 func TestReplacedBeforeOpen(t *testing.T) {
+	for _, openers := range []int{0, 3} {
+		t.Run(fmt.Sprintf("openers=%d", openers), func(t *testing.T) { testReplacedBeforeOpen(t, openers) })
+	}
+}
+
+func testReplacedBeforeOpen(t *testing.T, openers int) {
 	dir := t.TempDir()
 	for _, name := range []string{"to-dir", "to-fifo", "to-link"} {
 		writeFile(t, filepath.Join(dir, name), randBytes(1, 1000))
@@ -332,7 +350,7 @@ func TestReplacedBeforeOpen(t *testing.T) {
 		}
 	}
 	defer func() { testseam.BeforeOpen = nil }()
-	r := walkFailsafe(t, &Walker{}, dir)
+	r := walkFailsafe(t, &Walker{Openers: openers}, dir)
 	if len(r.files) != 1 || filepath.Base(r.files[0]) != "target" {
 		t.Errorf("yielded %q; want target only", r.files)
 	}
@@ -376,8 +394,15 @@ func walkFailsafe(t *testing.T, w *Walker, paths ...string) failsafe {
 
 // FIFOs inside a tree and a FIFO named explicitly, each held open for
 // writing by a writer that never writes: skipped and counted, never
-// opened (testseam.BeforeOpen never sees them), the named one said.
+// opened (testseam.BeforeOpen never sees them), the named one said; also
+// when files are opened ahead of the walk (Openers).
 func TestFIFOsNeverOpened(t *testing.T) {
+	for _, openers := range []int{0, 3} {
+		t.Run(fmt.Sprintf("openers=%d", openers), func(t *testing.T) { testFIFOsNeverOpened(t, openers) })
+	}
+}
+
+func testFIFOsNeverOpened(t *testing.T, openers int) {
 	dir := t.TempDir()
 	tree := filepath.Join(dir, "tree")
 	writeFile(t, filepath.Join(tree, "sub", "file"), randBytes(1, 100))
@@ -395,9 +420,10 @@ func TestFIFOsNeverOpened(t *testing.T) {
 		defer unix.Close(fd)
 	}
 	var opened []string
-	testseam.BeforeOpen = func(path string) { opened = append(opened, path) }
+	var mu sync.Mutex
+	testseam.BeforeOpen = func(path string) { mu.Lock(); opened = append(opened, path); mu.Unlock() }
 	defer func() { testseam.BeforeOpen = nil }()
-	r := walkFailsafe(t, &Walker{}, tree, fifos[2])
+	r := walkFailsafe(t, &Walker{Openers: openers}, tree, fifos[2])
 	if len(opened) != 1 || filepath.Base(opened[0]) != "file" {
 		t.Errorf("opened %q; want the file only", opened)
 	}

@@ -73,6 +73,11 @@ type Walker struct {
 	// are dropped once read, those that were cached before it was opened
 	// kept: see cache.go.
 	KeepCache bool
+	// Openers > 0 opens (and fstats) the regular files of the directory
+	// being walked ahead of the walk, in that many goroutines (ahead.go);
+	// what Walk yields and counts is the same. Not in a sharded walk,
+	// whose shard decides from each file's lstat whether to open it.
+	Openers int
 	// ChunkBytes, with Shard: files larger than this many bytes are split
 	// into chunks of this size, which must be a whole number of the
 	// consumer's records (ShardChunkBytes); 0 splits none.
@@ -110,6 +115,8 @@ type walk struct {
 	// the walk goes down and up: no path is kept per directory.
 	path []byte
 	dent []byte // getdents(2) buffer
+	// open opens files ahead of the walk (Walker.Openers; nil: none).
+	open *openers
 }
 
 // Walk walks w.Paths and yields every regular file, and every block device
@@ -122,7 +129,15 @@ type walk struct {
 // bytes and 8 bytes an entry (listing.go).
 func (w *Walker) Walk(ctx context.Context, yield func(*File), warn func(path string, err error)) Counters {
 	s := newWalk(w, yield, warn)
-	defer s.closeAll()
+	if !w.Shard.Sharded() {
+		s.open = newOpeners(w.Openers)
+	}
+	defer func() {
+		s.closeAll()
+		if s.open != nil {
+			s.open.stop()
+		}
+	}()
 	s.run(ctx)
 	return s.c
 }
@@ -335,6 +350,7 @@ func (s *walk) enterDir(ctx context.Context, dirfd int, name string, st *unix.St
 				continue
 			}
 		}
+		s.fill(l, parts)
 		s.entry(ctx, l)
 	}
 }
@@ -423,11 +439,20 @@ func dtOf(mode uint32) uint8 {
 // DirEntry.Info would: that stat decides what it is (a file's size, as
 // listed, is counted when it cannot be opened).
 func (s *walk) entry(ctx context.Context, l *level) {
+	if l.list.typ(l.i) == unix.DT_REG && !s.w.Shard.Sharded() {
+		if r, ok := s.take(l, l.i); ok {
+			if r.fd >= 0 {
+				s.openedStat(r.path, r.fd, r.noatime, false, &r.st, share{open: true, counted: true})
+				return
+			}
+			// Not opened: looked at by its lstat below, as when
+			// visitListed cannot open it.
+		} else if s.visitListed(l.fd, l.list.name(l.i), string(s.path[:l.prefix])+l.list.name(l.i)) {
+			return
+		}
+	}
 	name := l.list.name(l.i)
 	full := string(s.path[:l.prefix]) + name
-	if l.list.typ(l.i) == unix.DT_REG && !s.w.Shard.Sharded() && s.visitListed(l.fd, name, full) {
-		return
-	}
 	st := new(unix.Stat_t)
 	if l.list.typ(l.i) != unix.DT_LNK {
 		if err := unix.Fstatat(l.fd, name, st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -518,7 +543,18 @@ func (s *walk) visitListed(dirfd int, name, path string) bool {
 // opened yields the file open as fd (see visit), unless prepare finds it
 // is not to be.
 func (s *walk) opened(path string, fd int, noatime, explicit bool, sh share) {
-	file, err := s.prepare(path, fd, noatime, explicit, sh)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		s.fileWarn(path, err, sh)
+		return
+	}
+	s.openedStat(path, fd, noatime, explicit, &st, sh)
+}
+
+// openedStat is opened of a file whose fstat is st.
+func (s *walk) openedStat(path string, fd int, noatime, explicit bool, st *unix.Stat_t, sh share) {
+	file, err := s.prepare(path, fd, noatime, explicit, st, sh)
 	if err != nil || file == nil {
 		if err != nil {
 			s.fileWarn(path, err, sh)
@@ -640,18 +676,13 @@ func fileKind(m fs.FileMode) string {
 	return "a special file"
 }
 
-// prepare makes the file open as fd a File, once its fstat says it is a
-// regular file (or a block device named explicitly); a nil File without
-// error for a file not to be yielded: anything else (a FIFO, a socket, a
-// directory put there since it was listed; counted as special), or a
-// name of an inode already yielded. fd is closed unless a File is
-// returned, which owns it. noatime: fd was opened O_NOATIME.
-func (s *walk) prepare(path string, fd int, noatime, explicit bool, sh share) (*File, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
+// prepare makes the file open as fd a File, once its fstat st says it is
+// a regular file (or a block device named explicitly); a nil File
+// without error for a file not to be yielded: anything else (a FIFO, a
+// socket, a directory put there since it was listed; counted as
+// special), or a name of an inode already yielded. fd is closed unless a
+// File is returned, which owns it. noatime: fd was opened O_NOATIME.
+func (s *walk) prepare(path string, fd int, noatime, explicit bool, st *unix.Stat_t, sh share) (*File, error) {
 	switch mode := st.Mode & unix.S_IFMT; {
 	case mode == unix.S_IFREG, mode == unix.S_IFBLK && explicit:
 	default:
@@ -675,7 +706,7 @@ func (s *walk) prepare(path string, fd int, noatime, explicit bool, sh share) (*
 	if s.w.Guest != nil {
 		r.f = os.NewFile(uintptr(fd), path)
 	}
-	file, err := s.prepareFile(path, r, &st, sh)
+	file, err := s.prepareFile(path, r, st, sh)
 	if file == nil {
 		r.Close()
 	}

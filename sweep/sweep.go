@@ -129,7 +129,7 @@ func Run(ctx context.Context, paths []string, opts Options) (*Result, error) {
 			s.worker(ctx, files)
 		}()
 	}
-	w := &source.Walker{Paths: paths}
+	w := &source.Walker{Paths: paths, Openers: jobs}
 	if opts.Guest {
 		w.Guest, w.GuestParts = guest.Open, guest.Parts
 	}

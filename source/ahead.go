@@ -1,0 +1,221 @@
+package source
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// Opening ahead. In a tree of small files a scan's time goes to system
+// calls: each file is opened and fstat'ed before it is read, and the walk,
+// one goroutine, would do that for every file while the workers read.
+// With Walker.Openers, goroutines open and fstat the regular files of the
+// directory being walked ahead of it, a batch of entries at a time
+// (openAt, fstat, as the walk would), and the walk takes each entry's
+// result when it reaches it: what the walk yields, in what order, and
+// what it decides of each file (hard links, counters, warnings) are the
+// same as without; only the opens are done earlier, by other goroutines
+// (on a network file system, many at once: each is a round trip).
+//
+// Bounds: at most aheadBatches batches of aheadBatch entries are open
+// ahead at any time, whatever the depth, and no more descriptors than a
+// quarter of the limit of open files (RLIMIT_NOFILE; below 4 × aheadBatch,
+// nothing is opened ahead); when no batch is free, the walk opens the
+// file itself. An open ahead refused for want of descriptors (EMFILE,
+// ENFILE) ends the opening ahead for the rest of the walk: from then on the
+// walk opens each file itself, as without openers, so that the files
+// held ahead do not take the descriptors the walk and the scan need. A directory's batches are finished and their
+// files closed (untaken) before its descriptor is closed, and when the
+// walk stops. An entry whose open failed is looked at by the walk as
+// any other (visitListed).
+
+// aheadBatch is the number of entries a batch opens.
+const aheadBatch = 16
+
+// aheadBatches bounds the batches in flight per opener, and in all
+// (aheadMax): files held open ahead of the walk are at most aheadBatch ×
+// that.
+const (
+	aheadBatches = 4
+	aheadMax     = 16
+)
+
+// preOpen is one entry opened ahead.
+type preOpen struct {
+	i       int    // its index in the listing
+	path    string // its path, as the walk makes it
+	fd      int    // -1 when the open or the fstat failed
+	noatime bool
+	taken   bool
+	st      unix.Stat_t
+}
+
+// batch is the entries of one directory opened ahead by one opener.
+type batch struct {
+	dirfd  int
+	follow bool
+	names  []string
+	res    []preOpen
+	next   int // the first entry not taken yet
+	done   chan struct{}
+	closed bool // done was waited for
+}
+
+// openers are the goroutines opening ahead of one walk.
+type openers struct {
+	starved atomic.Bool // an open ahead met EMFILE or ENFILE
+	work    chan *batch
+	wg      sync.WaitGroup
+	max     int      // batches in flight at most
+	inUse   int      // batches in flight (the walk's goroutine only)
+	free    []*batch // batches to reuse
+}
+
+// newOpeners starts n goroutines opening ahead (at most aheadMax: no more
+// batches are in flight); nil for n < 1.
+func newOpeners(n int) *openers {
+	if n < 1 {
+		return nil
+	}
+	n = min(n, aheadMax)
+	o := &openers{work: make(chan *batch, aheadMax), max: min(aheadMax, aheadBatches*n)}
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil && rl.Cur != unix.RLIM_INFINITY {
+		o.max = min(o.max, int(rl.Cur/4/aheadBatch))
+	}
+	if o.max < 1 {
+		return nil
+	}
+	for range n {
+		o.wg.Add(1)
+		go o.run()
+	}
+	return o
+}
+
+func (o *openers) run() {
+	defer o.wg.Done()
+	for b := range o.work {
+		for k := range b.res {
+			r := &b.res[k]
+			fd, noatime, err := openFile(b.dirfd, b.names[k], r.path, b.follow)
+			if err == nil && unix.Fstat(fd, &r.st) != nil {
+				unix.Close(fd)
+				err = unix.EBADF
+			}
+			if err != nil {
+				fd = -1
+				if err == unix.EMFILE || err == unix.ENFILE {
+					o.starved.Store(true)
+				}
+			}
+			r.fd, r.noatime = fd, noatime
+		}
+		close(b.done)
+	}
+}
+
+// stop ends the goroutines, once every batch was drained.
+func (o *openers) stop() {
+	close(o.work)
+	o.wg.Wait()
+}
+
+// fill hands out batches of the regular files of l from entry l.i on (not
+// those in skip: image parts), while batches are free.
+func (s *walk) fill(l *level, skip map[string]string) {
+	o := s.open
+	if o == nil || l.fd < 0 || o.starved.Load() {
+		return
+	}
+	l.scan = max(l.scan, l.i)
+	for o.inUse < o.max && l.scan < l.list.len() {
+		var b *batch
+		if n := len(o.free); n > 0 {
+			b, o.free = o.free[n-1], o.free[:n-1]
+		} else {
+			b = &batch{}
+		}
+		b.dirfd, b.follow, b.names, b.res, b.next, b.closed = l.fd, s.w.Follow, b.names[:0], b.res[:0], 0, false
+		for ; l.scan < l.list.len() && len(b.res) < aheadBatch; l.scan++ {
+			if l.list.typ(l.scan) != unix.DT_REG {
+				continue
+			}
+			name := l.list.name(l.scan)
+			if _, ok := skip[name]; ok {
+				continue
+			}
+			b.names = append(b.names, name)
+			b.res = append(b.res, preOpen{i: l.scan, path: string(s.path[:l.prefix]) + name})
+		}
+		if len(b.res) == 0 {
+			o.free = append(o.free, b)
+			return
+		}
+		b.done = make(chan struct{})
+		o.inUse++
+		l.ahead = append(l.ahead, b)
+		o.work <- b
+	}
+}
+
+// take returns entry i of l, true, if it was opened ahead (waiting for
+// its batch); false if not. The caller owns the preOpen's descriptor.
+func (s *walk) take(l *level, i int) (preOpen, bool) {
+	for len(l.ahead) > 0 {
+		b := l.ahead[0]
+		if b.next < len(b.res) && b.res[b.next].i > i {
+			return preOpen{}, false // not reached yet
+		}
+		if !b.closed {
+			<-b.done
+			b.closed = true
+		}
+		for b.next < len(b.res) && b.res[b.next].i < i {
+			b.next++ // passed by (not the case in a walk: defensive), closed when drained
+		}
+		if b.next < len(b.res) && b.res[b.next].i == i {
+			b.res[b.next].taken = true
+			r := b.res[b.next] // a copy: release clears the batch
+			b.next++
+			if b.next == len(b.res) {
+				s.release(l)
+			}
+			return r, true
+		}
+		s.release(l)
+	}
+	return preOpen{}, false
+}
+
+// release closes what l's first batch opened and nobody took, and frees
+// it.
+func (s *walk) release(l *level) {
+	b := l.ahead[0]
+	if !b.closed {
+		<-b.done
+		b.closed = true
+	}
+	for k := range b.res {
+		if r := &b.res[k]; !r.taken && r.fd >= 0 {
+			unix.Close(r.fd)
+		}
+		b.res[k] = preOpen{}
+	}
+	l.ahead[0] = nil
+	l.ahead = l.ahead[1:]
+	s.open.inUse--
+	s.open.free = append(s.open.free, b)
+}
+
+// drain finishes l's batches and closes what they opened and nobody took,
+// before l's descriptor is closed; the entries after the current one are
+// opened ahead again if l is reopened.
+func (s *walk) drain(l *level) {
+	for len(l.ahead) > 0 {
+		s.release(l)
+	}
+	l.ahead = l.ahead[:0]
+	l.scan = 0
+}
