@@ -14,7 +14,9 @@
 # one thread each, divided among the cores): RANDOM_SIZE (default 2G) of
 # random data, ddtsim against b3sum --no-mmap --num-threads 1; the guest-disk
 # formats; FILES (default 300000) small files, files/s of ddtsim against
-# find | xargs b3sum, one and all cores.
+# find | xargs b3sum, one and all cores. BASE=path/to/ddtsim adds rows for
+# another build (e.g. an older commit's) in the small-files table, measured
+# in the same run.
 set -euo pipefail
 
 size=${1:-256M}
@@ -255,9 +257,14 @@ bytes=${FILES:-300000}
 per=1
 measure "ddtsim --zdb (all $cpus cores)" '"$B" --zdb "$T" >/dev/null'
 measure "ddtsim --zdb -j 1" '"$B" --zdb -j 1 "$T" >/dev/null'
+if [[ -n ${BASE:-} ]]; then
+	export BASE
+	measure "BASE ddtsim --zdb (all $cpus cores)" '"$BASE" --zdb "$T" >/dev/null'
+	measure "BASE ddtsim --zdb -j 1" '"$BASE" --zdb -j 1 "$T" >/dev/null'
+fi
 if ((have_b3sum)); then
 	measure "find | xargs b3sum --no-mmap" 'find "$T" -type f -print0 | xargs -0 b3sum --no-mmap --num-threads 1 >/dev/null'
-	measure "find | xargs -P$cpus b3sum --no-mmap" "find \"\$T\" -type f -print0 | xargs -0 -P$cpus -n 1000 b3sum --no-mmap --num-threads 1 >/dev/null"
+	measure "find | xargs -P$cpus b3sum --no-mmap" "find \"\$T\" -type f -print0 | xargs -0 -P$cpus -n 2000 b3sum --no-mmap --num-threads 1 >/dev/null"
 fi
 unset per
 files_rows=("${rows[@]}")

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# bench-gzip-zstd.sh — ddtsim's gzip and zstd compression step (zio.Writer,
+# as a scan runs it: the compressed length, ZFS's capacity, zstd's early
+# abort) against the C tools gzip -N and zstd -N, one core, on the same bytes.
+#
+# Usage: scripts/bench-gzip-zstd.sh [SIZE [ROUNDS]]   SIZE of the data set
+#                                                    (default 64M), ROUNDS
+#                                                    (default 3)
+#
+# Method. The synthetic data set of package internal/benchdata (as in
+# scripts/bench.sh and bench-lz4.sh) is generated; each of its parts is
+# concatenated into one input file (images.bin: VM-image-like, random, text
+# and zero records; logs.bin: text; bin.bin: binary-like). Each input is
+# measured, each round all tools back to back:
+#
+#   - gzip -N, zstd -N: the file cut into 131072-byte files (split -b), all
+#     compressed by one command, each file on its own (`gzip -N -c FILES`,
+#     `zstd -N --single-thread -c FILES`, output thrown away), timed in CPU
+#     seconds (user + system, GNU time; the files listed 4 times over, so
+#     that the clock's 10 ms ticks do not matter): MB/s of input per CPU
+#     second. On a busy machine CPU time is the fair figure per core.
+#   - ddtsim: BenchmarkWriteBlocks of package zio (GOMAXPROCS=1, the best of
+#     three runs of 0.3 s) on the same FILE cut into 131072-byte records,
+#     each through zio.Writer.Write with release 2.3's rules (zstd levels 3
+#     and more try LZ4 and zstd-1 first, as ZFS 2.2+ does: early abort), and
+#     zstd-3 of release 2.1 (no early abort); MB/s of wall time and of CPU
+#     time (cpu).
+#
+# ratio = ddtsim cpu MB/s ÷ the C tool's MB/s (above 1: ddtsim faster).
+# TAGS="zlib libzstd" measures the cgo build (zlib and libzstd, the system's
+# libraries: zlib1g-dev, libzstd-dev) instead of the pure-Go one.
+# ZFS itself compresses with the kernel's zlib (gzip) and zstd 1.4.5; the C
+# tools here are the system's (gzip 1.12's own deflate; libzstd 1.5).
+set -euo pipefail
+
+size=${1:-64M}
+rounds=${2:-3}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+for tool in gzip zstd; do
+	command -v $tool >/dev/null || { echo "bench-gzip-zstd: $tool is not installed (Debian: apt-get install $tool)" >&2; exit 1; }
+done
+[[ -x /usr/bin/time ]] || { echo "bench-gzip-zstd: needs GNU time (/usr/bin/time)" >&2; exit 1; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddtsim-bench-gz.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+echo "bench-gzip-zstd: building the data generator and the zio test binary" >&2
+go build -o "$tmp/gen" ./internal/benchdata/gen
+go test -c -tags "${TAGS:-}" -o "$tmp/zio.test" ./zio
+echo "bench-gzip-zstd: generating $size of data" >&2
+"$tmp/gen" -o "$tmp/data" -size "$size"
+inputs=(images logs bin)
+for part in "${inputs[@]}"; do
+	find "$tmp/data/$part" -type f -print0 | sort -z | xargs -0 cat >"$tmp/$part.bin"
+	mkdir "$tmp/$part.blocks"
+	split -b 131072 -a 6 "$tmp/$part.bin" "$tmp/$part.blocks/b"
+done
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# c_mbs TOOL LEVEL PART: TOOL -LEVEL over PART's 128 KiB block files, MB/s of CPU time.
+c_mbs() {
+	local args=(-"$2" -c)
+	[[ $1 == zstd ]] && args+=(-q --single-thread)
+	local files=("$tmp/$3.blocks"/*)
+	/usr/bin/time -f '%U %S' -o "$tmp/t" "$1" "${args[@]}" "${files[@]}" "${files[@]}" "${files[@]}" "${files[@]}" >/dev/null
+	awk -v n="$((4 * $(stat -c %s "$tmp/$3.bin")))" '{ s = $1 + $2; if (s > 0) printf "%.1f\n", n / s / 1e6; else print "inf" }' "$tmp/t"
+}
+
+# go_mbs FILE: "NAME MB/s cpu-MB/s" of each zio case on FILE, the best of three.
+go_mbs() {
+	local base
+	base=$(basename "$1")
+	DDTSIM_BENCH_FILES=$1 GOMAXPROCS=1 "$tmp/zio.test" -test.run '^$' \
+		-test.bench "^BenchmarkWriteBlocks/${base//./\\.}/" -test.benchtime 0.3s -test.count 3 |
+		awk '/^BenchmarkWriteBlocks\// {
+			split($1, n, "/"); k = n[3]
+			for (i = 1; i <= NF; i++) {
+				if ($(i + 1) == "MB/s" && $i + 0 > w[k] + 0) w[k] = $i
+				if ($(i + 1) == "cpu-MB/s" && $i + 0 > c[k] + 0) c[k] = $i
+			}
+		}
+		END { for (k in w) print k, w[k], (k in c) ? c[k] : "-" }'
+}
+
+declare -A res
+levels=(gzip-1 gzip-6 gzip-9 zstd-1 zstd-3 zstd-9 zstd-19)
+for ((r = 1; r <= rounds; r++)); do
+	echo "bench-gzip-zstd: round $r of $rounds" >&2
+	for in in "${inputs[@]}"; do
+		f="$tmp/$in.bin"
+		for lv in "${levels[@]}"; do
+			res["$in $lv C"]+="$(c_mbs "${lv%%-*}" "${lv#*-}" "$in")"$'\n'
+		done
+		while read -r name w c; do
+			res["$in $name go"]+="$w"$'\n'
+			res["$in $name gocpu"]+="$c"$'\n'
+		done < <(go_mbs "$f")
+	done
+done
+
+med() { printf '%s' "${res["$1"]:-}" | median; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
+
+echo
+echo "ddtsim build: ${TAGS:-pure Go} (tags)"
+echo "data: $size set of internal/benchdata, 131072-byte records; host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+echo "MB/s on one core (10^6 input bytes/s), median of $rounds interleaved rounds"
+printf '%-7s %-11s | %9s | %9s %9s | %6s\n' input level "C tool" ddtsim "ddtsim cpu" ratio
+for in in "${inputs[@]}"; do
+	for lv in "${levels[@]}" zstd-3-r2.1; do
+		c=$(med "$in $lv C") g=$(med "$in $lv go") gc=$(med "$in $lv gocpu")
+		printf '%-7s %-11s | %9s | %9s %9s | %6s\n' "$in" "$lv" "${c:--}" "${g:--}" "${gc:--}" "$(ratio "$gc" "$c")"
+	done
+done
