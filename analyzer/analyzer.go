@@ -158,6 +158,9 @@ type Options struct {
 	// SpillWarn receives a failure to write a run (a *ddt.SpillError; the
 	// table then stays in memory, nothing is lost). Nil discards it.
 	SpillWarn func(error)
+	// Stages, when set, sums the time spent in each stage of the work
+	// (Stages): a diagnosis of what limits a scan. Scan sets its Workers.
+	Stages *Stages
 	// Shard, when sharded (Count > 1), scans only this run's share of the
 	// files (source.Shard): every run walks the whole tree; a file is
 	// read by the shard its identity (file system, inode) falls to, and
@@ -328,7 +331,12 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, 
 		}(s.acct[i])
 	}
 	stopCheckpoints := s.checkpoints()
+	if st := opts.Stages; st != nil {
+		st.Workers = jobs
+	}
+	walkStart := opts.Stages.now()
 	walked := src.Walk(ctx, func(f *source.File) { s.visit(ctx, f, chunks) }, s.warn)
+	opts.Stages.since(StageWalk, walkStart)
 	walkDone := ctx.Err() == nil // Walk returns early only when ctx is cancelled
 	if p := opts.Progress; p != nil && walkDone {
 		p.Walked.Store(true)

@@ -216,8 +216,10 @@ func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 			continue
 		}
 		for first := sg.first; first < sg.end; first += per {
+			t := s.opts.Stages.now()
 			select {
 			case out <- chunk{f: fl, first: first, end: min(first+per, sg.end)}:
+				s.opts.Stages.since(StageWalkBlocked, t)
 				sent++
 			case <-ctx.Done():
 				// Release the chunks that will never be sent, and the

@@ -22,6 +22,9 @@ type Lane struct {
 	// Sample N > 1 keeps only the contents in 1/N of the hash space
 	// (ddt.InSample); see Options.Sample.
 	Sample uint64
+	// Stages, when set, sums the time spent hashing, compressing and in
+	// the table (Options.Stages).
+	Stages *Stages
 	w      *zio.Writer
 }
 
@@ -51,15 +54,20 @@ func (l *Lane) Record(data []byte, zero, copyHoles bool) (ddt.Key, Outcome) {
 		return ddt.Key{}, Hole
 	}
 	var k ddt.Key
+	st := l.Stages
+	t := st.now()
 	if zero {
 		k = l.Zero.Get(lsize)
 	} else {
 		k = ddt.KeyOf(data)
+		t = st.since(StageHash, t)
 	}
 	if l.Sample > 1 && !ddt.InSample(k, l.Sample) {
 		return k, Unsampled
 	}
-	if !l.Table.Ref(k, lsize) {
+	first := l.Table.Ref(k, lsize)
+	t = st.since(StageTable, t)
+	if !first {
 		return k, Ref
 	}
 	// The first reference settles the entry. An all-zero block reaching
@@ -71,12 +79,14 @@ func (l *Lane) Record(data []byte, zero, copyHoles bool) (ddt.Key, Outcome) {
 			l.w = zio.NewWriter(l.Policy)
 		}
 		b = l.w.Write(data)
+		t = st.since(StageCompress, t)
 	}
 	if b.Kind == zio.Embedded {
 		l.Table.Set(k, 0)
 	} else {
 		l.Table.Set(k, uint32(b.PSize))
 	}
+	st.since(StageTable, t)
 	return k, New
 }
 

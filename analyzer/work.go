@@ -19,10 +19,15 @@ import (
 // (checkpoint.go).
 func (s *scan) work(ctx context.Context, in <-chan chunk, a *accountant) {
 	var buf []byte // a record, made at the first chunk read
-	lane := &Lane{Policy: s.opts.Policy, Table: s.table, Zero: s.zero, Sample: s.opts.Sample}
+	st := s.opts.Stages
+	lane := &Lane{Policy: s.opts.Policy, Table: s.table, Zero: s.zero, Sample: s.opts.Sample, Stages: st}
+	t := st.now()
 	for ch := range in {
+		st.since(StageIdle, t)
 		buf = s.chunk(ctx, ch, buf, lane, a)
+		t = st.now()
 	}
+	st.since(StageIdle, t)
 }
 
 // chunk reads and accounts one chunk with buf for a record (made when
@@ -46,7 +51,9 @@ func (s *scan) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, a *a
 	i := ch.first
 	for ; i < ch.end && !fl.failed.Load() && i < fl.limit.Load(); i++ {
 		data := buf[:fl.lsize]
+		t := s.opts.Stages.now()
 		r := s.read(fl, i, data)
+		s.opts.Stages.since(StageRead, t)
 		a.mu.Lock()
 		a.c.ReadBytes += r.read
 		if r.ok {
@@ -66,7 +73,9 @@ func (s *scan) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, a *a
 	if i < ch.end {
 		fl.incomplete.Store(true)
 	}
+	t := s.opts.Stages.now()
 	s.release(fl)
+	s.opts.Stages.since(StageFinish, t)
 	a.fl = nil
 	a.mu.Unlock()
 	return buf

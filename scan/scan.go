@@ -44,6 +44,9 @@ type Options struct {
 	// the pages its reading brought in are dropped once read, those
 	// cached before kept (source.Walker.KeepCache).
 	KeepCache bool
+	// Stages, when set, sums the time the scan spends in each stage of its
+	// work (analyzer.Stages).
+	Stages *analyzer.Stages
 	// By breaks the figures down by group: "dir", "ext" or "size"
 	// (breakdown.Kinds, case-insensitive); "" for none. Not with a
 	// sample. The report lists the groups largest first by logical bytes
@@ -290,6 +293,7 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		CountLinks:    opts.CountLinks,
 		OneFileSystem: opts.OneFileSystem,
 		KeepCache:     opts.KeepCache,
+		Stages:        opts.Stages,
 		Sample:        set.SampleRate(),
 		Zvol:          set.Zvol,
 		Guest:         set.Guest,

@@ -368,3 +368,23 @@ func TestSampledSaved(t *testing.T) {
 		t.Errorf("full scan saves %.1f%%, the sample says %.1f%% to %.1f%%:\n%s", truth, lo, hi, out)
 	}
 }
+
+// --stages prints where the scan's time went on stderr, after the scan;
+// stdout is the report, byte for byte as without it (but for the peak RSS
+// of the process, which the first run may raise).
+func TestStagesOnStderr(t *testing.T) {
+	noRSS := regexp.MustCompile(`process [^ ]+ peak RSS`)
+	code, want, errs := runT(sampleDir)
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	code, out, errs := runT("--stages", sampleDir)
+	if out, want = noRSS.ReplaceAllString(out, ""), noRSS.ReplaceAllString(want, ""); code != 0 || out != want || !strings.Contains(want, "DDT entries") {
+		t.Errorf("--stages: exit %d, stdout differs: %v", code, out != want)
+	}
+	for _, s := range []string{"stages: wall ", "  read ", "  hash ", "  compress ", "  walk "} {
+		if !strings.Contains(errs, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, errs)
+		}
+	}
+}

@@ -97,8 +97,15 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 	if testDoneHook != nil {
 		opts.Done = func(analyzer.FileInfo, uint64, uint64) { testDoneHook() }
 	}
+	if s.Stages {
+		opts.Stages = &analyzer.Stages{}
+	}
+	start := time.Now()
 	res, err := scan.Run(ctx, set, s.Paths, opts)
 	bar.stop()
+	if opts.Stages != nil {
+		opts.Stages.Print(stderr, time.Since(start))
+	}
 	var se *scan.SaveError
 	if sde := (*scan.SpillDirError)(nil); errors.As(err, &sde) {
 		return nil, s.spillDirError(sde)

@@ -1,0 +1,67 @@
+package analyzer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ddtsim/ddtsim/internal/testkit"
+	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/zio"
+)
+
+// A scan with Options.Stages gives the same result as without, and times
+// every stage it went through: reading, hashing, compressing (lz4: the
+// distinct records) and the table in the workers, which together with
+// their finishing and idle time stay within the workers' wall time; the
+// walk's time within the scan's, its waiting within its time. Print lists
+// them all.
+func TestStages(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 40 {
+		testkit.Write(t, filepath.Join(dir, fmt.Sprintf("f%02d", i)), testkit.Rand(int64(i%10), 300<<10))
+	}
+	opts := func(st *Stages) Options {
+		return Options{Policy: testkit.Policy(t, zio.LZ4), Sparse: model.SparseAuto, Jobs: 2, Stages: st}
+	}
+	plain, err := Scan(context.Background(), []string{dir}, opts(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &Stages{}
+	start := time.Now()
+	timed, err := Scan(context.Background(), []string{dir}, opts(st))
+	wall := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if timed.Counters != plain.Counters || !reflect.DeepEqual(timed.Histogram, plain.Histogram) {
+		t.Errorf("with stages: %+v; without: %+v", timed.Counters, plain.Counters)
+	}
+	var workers time.Duration
+	for s := StageRead; s <= StageIdle; s++ {
+		workers += st.Duration(s)
+	}
+	for _, s := range []Stage{StageRead, StageHash, StageCompress, StageTable, StageWalk} {
+		if st.Duration(s) <= 0 {
+			t.Errorf("%s: %v", s, st.Duration(s))
+		}
+	}
+	if st.Workers != 2 || workers > time.Duration(st.Workers)*wall || st.Duration(StageWalk) > wall ||
+		st.Duration(StageWalkBlocked) > st.Duration(StageWalk) {
+		t.Errorf("%d workers: %v in all, walk %v (blocked %v); the scan took %v", st.Workers, workers,
+			st.Duration(StageWalk), st.Duration(StageWalkBlocked), wall)
+	}
+	var out bytes.Buffer
+	st.Print(&out, wall)
+	for s := StageRead; s <= StageIdle; s++ {
+		if !strings.Contains(out.String(), "  "+s.String()+" ") {
+			t.Errorf("Print does not list %s:\n%s", s, out.String())
+		}
+	}
+}
