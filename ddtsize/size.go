@@ -866,7 +866,11 @@ func newMetaWriter(rel *zio.Release, v zio.Vdev, bs int) *metaWriter {
 	if err != nil {
 		panic(fmt.Sprintf("ddtsize: metadata compressor: %v", err))
 	}
-	return &metaWriter{p: p, comp: comp, out: make([]byte, bs)}
+	mw := &metaWriter{p: p, comp: comp}
+	if _, ok := comp.(zio.Sizer); !ok {
+		mw.out = make([]byte, bs)
+	}
+	return mw
 }
 
 // compress returns the compressed size of a block and whether it fits the
@@ -876,6 +880,10 @@ func (mw *metaWriter) compress(data []byte) (uint64, bool) {
 	d := mw.p.MaxCompressedSize(lsize)
 	if d == 0 {
 		return lsize, false
+	}
+	if sz, ok := mw.comp.(zio.Sizer); ok { // lz4, lzjb: the length only
+		c, fits := sz.Size(data, int(d))
+		return uint64(c), fits && uint64(c) <= d
 	}
 	c, err := mw.comp.Compress(mw.out[:d], data)
 	return uint64(c), err == nil && uint64(c) <= d
