@@ -58,6 +58,10 @@ type Options struct {
 	// (analyzer.Options.Progress): files and bytes found by the walk,
 	// bytes read or skipped in holes (once for all lanes).
 	Progress *analyzer.Progress
+	// KeepCache leaves what the sweep reads in the page cache; by default
+	// the pages its reading brought in are dropped once read
+	// (source.Walker.KeepCache).
+	KeepCache bool
 }
 
 // Counters describe what the sweep read.
@@ -129,7 +133,7 @@ func Run(ctx context.Context, paths []string, opts Options) (*Result, error) {
 			s.worker(ctx, files)
 		}()
 	}
-	w := &source.Walker{Paths: paths, Openers: jobs}
+	w := &source.Walker{Paths: paths, Openers: jobs, KeepCache: opts.KeepCache}
 	if opts.Guest {
 		w.Guest, w.GuestParts = guest.Open, guest.Parts
 	}

@@ -100,3 +100,28 @@ func TestCacheFlag(t *testing.T) {
 		}
 	}
 }
+
+// sweep drops what it read from the page cache as scan does, and keeps it
+// with --cache.
+func TestSweepCacheFlag(t *testing.T) {
+	dir := t.TempDir()
+	testkit.NeedDroppableCache(t, dir)
+	p := filepath.Join(dir, "big")
+	if err := os.WriteFile(p, testkit.Rand(3, 8<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, flags := range [][]string{nil, {"--cache"}} {
+		testkit.Evict(t, p)
+		args := append(append([]string{"sweep", "-o", "recordsize=64K,128K", "-o", "compression=off,lz4"}, flags...), dir)
+		if code, _, errs := runT(args...); code != 0 {
+			t.Fatalf("%q: exit %d, %s", args, code, errs)
+		}
+		n, all := testkit.ResidentPages(t, p), len(testkit.Resident(t, p))
+		switch {
+		case flags == nil && n != 0:
+			t.Errorf("sweep: %d of %d pages cached after it; want none", n, all)
+		case flags != nil && n < all/2:
+			t.Errorf("sweep --cache: %d of %d pages cached after it; want them kept", n, all)
+		}
+	}
+}

@@ -22,6 +22,7 @@ type sweepCmd struct {
 	Histogram int      `name:"histogram" placeholder:"N" help:"After the table, print the zdb -S text of row N (1 = first row)."`
 	JSON      bool     `name:"json" help:"Print the rows as JSON (with each row's zdb -S text)."`
 	Jobs      int      `short:"j" default:"0" help:"Files read at once (0: one per CPU)."`
+	Cache     bool     `name:"cache" negatable:"" help:"--cache leaves what the sweep reads in the page cache; by default (--no-cache) the pages it brings into the cache are dropped once read, as for scan."`
 	Paths     []string `arg:"" name:"path" help:"Files and directories to scan (each byte is read once for all combinations)."`
 }
 
@@ -57,7 +58,7 @@ func (s *sweepCmd) Run(std *streams) error {
 func (s *sweepCmd) runContext(ctx context.Context, interruptCode func() int, set model.Settings, lanes []*zio.Policy, stdout, stderr io.Writer) error {
 	prog := &analyzer.Progress{}
 	bar := startProgress(prog, stderr) // on a terminal only, as the scan's
-	res, err := sweep.Run(ctx, s.Paths, sweep.Options{Lanes: lanes, Sparse: set.Sparse, Guest: set.Guest, Jobs: s.Jobs, Progress: prog,
+	res, err := sweep.Run(ctx, s.Paths, sweep.Options{Lanes: lanes, Sparse: set.Sparse, Guest: set.Guest, Jobs: s.Jobs, Progress: prog, KeepCache: s.Cache,
 		Warn: func(path string, err error) {
 			bar.println(fmt.Sprintf("ddtsim: %s: %s", escape.Path(path), scan.Reason(path, err)))
 		}})
