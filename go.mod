@@ -3,6 +3,7 @@ module github.com/ddtsim/ddtsim
 go 1.26.8
 
 require (
+	github.com/DataDog/zstd v1.4.5
 	github.com/alecthomas/kong v1.17.0
 	github.com/duckdb/duckdb-go/v2 v2.10506.0
 	github.com/google/go-cmp v0.7.0

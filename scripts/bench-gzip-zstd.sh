@@ -27,8 +27,8 @@
 #     time (cpu).
 #
 # ratio = ddtsim cpu MB/s ÷ the C tool's MB/s (above 1: ddtsim faster).
-# TAGS="zlib libzstd" measures the cgo build (zlib and libzstd, the system's
-# libraries: zlib1g-dev, libzstd-dev) instead of the pure-Go one.
+# TAGS="zlib libzstd" measures the cgo build (the system's zlib, zlib1g-dev;
+# zstd 1.4 compiled from github.com/DataDog/zstd) instead of the pure-Go one.
 # ZFS itself compresses with the kernel's zlib (gzip) and zstd 1.4.5; the C
 # tools here are the system's (gzip 1.12's own deflate; libzstd 1.5).
 set -euo pipefail

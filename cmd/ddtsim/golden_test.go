@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ddtsim/ddtsim/compress/gzip"
+	"github.com/ddtsim/ddtsim/compress/zstd"
 	"github.com/ddtsim/ddtsim/internal/golden"
 )
 
@@ -108,14 +109,17 @@ func TestGoldenZdbS(t *testing.T) {
 }
 
 // exactCompression reports whether ddtsim reproduces compression v bit for
-// bit (gzip and zstd are approximations with a measured error, tested in
-// their packages).
+// bit (gzip and zstd are approximations with a measured error in the
+// pure-Go build, tested in their packages; zstd is exact with -tags
+// libzstd, gzip-1 with -tags zlib).
 func exactCompression(v string) bool {
-	switch v {
-	case "off", "lz4", "lzjb", "zle", "on":
+	switch {
+	case v == "off", v == "lz4", v == "lzjb", v == "zle", v == "on":
 		return true
-	case "gzip-1":
+	case v == "gzip-1":
 		return gzip.Exact // the system zlib build (-tags zlib)
+	case strings.HasPrefix(v, "zstd"):
+		return zstd.Exact // the libzstd build (-tags libzstd)
 	}
 	return false
 }
