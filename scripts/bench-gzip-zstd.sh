@@ -43,23 +43,20 @@ for tool in gzip zstd; do
 done
 [[ -x /usr/bin/time ]] || { echo "bench-gzip-zstd: needs GNU time (/usr/bin/time)" >&2; exit 1; }
 
+# shellcheck source=scripts/blockbench.sh
+. scripts/blockbench.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddtsim-bench-gz.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
 echo "bench-gzip-zstd: building the data generator and the zio test binary" >&2
-go build -o "$tmp/gen" ./internal/benchdata/gen
 go test -c -tags "${TAGS:-}" -o "$tmp/zio.test" ./zio
 echo "bench-gzip-zstd: generating $size of data" >&2
-"$tmp/gen" -o "$tmp/data" -size "$size"
-inputs=(images logs bin)
+bb_inputs "$size"
 for part in "${inputs[@]}"; do
-	find "$tmp/data/$part" -type f -print0 | sort -z | xargs -0 cat >"$tmp/$part.bin"
 	mkdir "$tmp/$part.blocks"
 	split -b 131072 -a 6 "$tmp/$part.bin" "$tmp/$part.blocks/b"
 done
-
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # c_mbs TOOL LEVEL PART: TOOL -LEVEL over PART's 128 KiB block files, MB/s of CPU time.
 c_mbs() {
@@ -71,20 +68,7 @@ c_mbs() {
 }
 
 # go_mbs FILE: "NAME MB/s cpu-MB/s" of each zio case on FILE, the best of three.
-go_mbs() {
-	local base
-	base=$(basename "$1")
-	DDTSIM_BENCH_FILES=$1 GOMAXPROCS=1 "$tmp/zio.test" -test.run '^$' \
-		-test.bench "^BenchmarkWriteBlocks/${base//./\\.}/" -test.benchtime 0.3s -test.count 3 |
-		awk '/^BenchmarkWriteBlocks\// {
-			split($1, n, "/"); k = n[3]
-			for (i = 1; i <= NF; i++) {
-				if ($(i + 1) == "MB/s" && $i + 0 > w[k] + 0) w[k] = $i
-				if ($(i + 1) == "cpu-MB/s" && $i + 0 > c[k] + 0) c[k] = $i
-			}
-		}
-		END { for (k in w) print k, w[k], (k in c) ? c[k] : "-" }'
-}
+go_mbs() { bb_go_mbs "$tmp/zio.test" BenchmarkWriteBlocks "$1" 0.3s 3; }
 
 declare -A res
 levels=(gzip-1 gzip-6 gzip-9 zstd-1 zstd-3 zstd-9 zstd-19)
@@ -102,8 +86,6 @@ for ((r = 1; r <= rounds; r++)); do
 	done
 done
 
-med() { printf '%s' "${res["$1"]:-}" | median; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
 
 echo
 echo "ddtsim build: ${TAGS:-pure Go} (tags)"

@@ -52,12 +52,13 @@ if ! command -v lz4 >/dev/null; then
 	exit 1
 fi
 
+# shellcheck source=scripts/blockbench.sh
+. scripts/blockbench.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddtsim-bench-lz4.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
 echo "bench-lz4: building the data generator and the compress/lz4 test binary" >&2
-go build -o "$tmp/gen" ./internal/benchdata/gen
 go test -c -o "$tmp/lz4.test" ./compress/lz4
 
 # The CPU-time harness of the C library, when gcc and liblz4.so.1 are here.
@@ -120,15 +121,7 @@ else
 fi
 
 echo "bench-lz4: generating $size of data" >&2
-"$tmp/gen" -o "$tmp/data" -size "$size"
-inputs=()
-for part in images logs bin; do
-	find "$tmp/data/$part" -type f -print0 | sort -z | xargs -0 cat >"$tmp/$part.bin"
-	inputs+=("$part")
-done
-
-# median: the middle one of the numbers on stdin.
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+bb_inputs "$size"
 
 # c_mbs FILE: lz4 -1's compression MB/s on FILE in 128 KiB blocks.
 c_mbs() {
@@ -136,22 +129,8 @@ c_mbs() {
 		awk '$1 == "-1" { for (i = 1; i <= NF; i++) if ($(i + 1) == "MB/s") { print $i; exit } }'
 }
 
-# go_mbs FILE: prints "NAME MB/s cpu-MB/s" for each Go benchmark on FILE, the
-# best of five runs.
-go_mbs() {
-	local base
-	base=$(basename "$1")
-	DDTSIM_BENCH_FILES=$1 GOMAXPROCS=1 "$tmp/lz4.test" -test.run '^$' \
-		-test.bench "^BenchmarkBlocks/${base//./\\.}/" -test.benchtime 0.2s -test.count 5 |
-		awk '/^BenchmarkBlocks\// {
-			split($1, n, "/"); sub(/-[0-9]+$/, "", n[3]); k = n[3]
-			for (i = 1; i <= NF; i++) {
-				if ($(i + 1) == "MB/s" && $i + 0 > w[k] + 0) w[k] = $i
-				if ($(i + 1) == "cpu-MB/s" && $i + 0 > c[k] + 0) c[k] = $i
-			}
-		}
-		END { for (k in w) print k, w[k], (k in c) ? c[k] : "-" }'
-}
+# go_mbs FILE: "NAME MB/s cpu-MB/s" of each Go benchmark on FILE, the best of five.
+go_mbs() { bb_go_mbs "$tmp/lz4.test" BenchmarkBlocks "$1" 0.2s 5; }
 
 declare -A res # "input column" -> newline-separated figures of the rounds
 for ((r = 1; r <= rounds; r++)); do
@@ -171,8 +150,6 @@ for ((r = 1; r <= rounds; r++)); do
 	done
 done
 
-med() { printf '%s' "${res["$1"]:-}" | median; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
 
 echo
 echo "data: $size set of internal/benchdata, 131072-byte blocks; host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
