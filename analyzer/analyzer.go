@@ -372,8 +372,16 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, 
 	return res, ctx.Err()
 }
 
-// chunkQueue is the depth of the queue of chunks to jobs workers.
-func chunkQueue(jobs int) int { return 4*jobs + 64 }
+// chunkQueue is the depth of the queue of chunks to jobs workers: 4 a job,
+// and 64 more unless the limit of open files is low (each chunk queued may
+// hold its file open: found by a new user, at ulimit -n 64 the 64 more
+// made a scan lose most of a tree to EMFILE).
+func chunkQueue(jobs int) int {
+	if source.FileLimit() < source.PlentyOfFiles {
+		return 4 * jobs
+	}
+	return 4*jobs + 64
+}
 
 // PeakRSS returns the process's peak resident set size so far, bytes
 // (getrusage ru_maxrss, which Linux gives in KiB), or 0 if unknown.

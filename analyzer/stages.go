@@ -83,7 +83,11 @@ func (st *Stages) Print(w io.Writer, wall time.Duration) {
 		}
 		return 100 * float64(d) / float64(of)
 	}
-	fmt.Fprintf(w, "stages: wall %.2f s; %d workers, %.2f s in all:\n", wall.Seconds(), st.Workers, total.Seconds())
+	workers := "workers"
+	if st.Workers == 1 {
+		workers = "worker"
+	}
+	fmt.Fprintf(w, "stages: wall %.2f s; %d %s, %.2f s in all:\n", wall.Seconds(), st.Workers, workers, total.Seconds())
 	for s := StageRead; s <= StageIdle; s++ {
 		fmt.Fprintf(w, "  %-22s %9.2f s %5.1f%%\n", s, st.Duration(s).Seconds(), share(st.Duration(s), total))
 	}

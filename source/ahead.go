@@ -1,6 +1,7 @@
 package source
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -20,8 +21,10 @@ import (
 //
 // Bounds: at most aheadBatches batches of aheadBatch entries are open
 // ahead at any time, whatever the depth, and no more descriptors than a
-// quarter of the limit of open files (RLIMIT_NOFILE; below 4 × aheadBatch,
-// nothing is opened ahead); when no batch is free, the walk opens the
+// quarter of the limit of open files; below PlentyOfFiles (a low ulimit
+// -n), nothing is opened ahead, so that the descriptors a scan needs stay
+// what they were without (found by a new user: at ulimit -n 64 a scan lost
+// most of a tree to EMFILE). When no batch is free, the walk opens the
 // file itself. An open ahead refused for want of descriptors (EMFILE,
 // ENFILE) ends the opening ahead for the rest of the walk: from then on the
 // walk opens each file itself, as without openers, so that the files
@@ -72,6 +75,23 @@ type openers struct {
 	free    []*batch // batches to reuse
 }
 
+// PlentyOfFiles is the limit of open files (FileLimit) from which a scan
+// holds more descriptors than it needs to go on (files opened ahead, a
+// deeper queue to the workers: a few hundred); under it, it holds what it
+// needs only. The Go runtime raises the soft limit to the hard one at
+// start-up, so only a hard limit this low (ulimit -n) stays under it.
+const PlentyOfFiles = 1024
+
+// FileLimit is the process's limit of open files (RLIMIT_NOFILE's soft
+// limit), or MaxUint64 when unlimited or unknown.
+func FileLimit() uint64 {
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) != nil || rl.Cur == unix.RLIM_INFINITY {
+		return math.MaxUint64
+	}
+	return rl.Cur
+}
+
 // newOpeners starts n goroutines opening ahead (at most aheadMax: no more
 // batches are in flight); nil for n < 1.
 func newOpeners(n int) *openers {
@@ -80,13 +100,11 @@ func newOpeners(n int) *openers {
 	}
 	n = min(n, aheadMax)
 	o := &openers{work: make(chan *batch, aheadMax), max: min(aheadMax, aheadBatches*n)}
-	var rl unix.Rlimit
-	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil && rl.Cur != unix.RLIM_INFINITY {
-		o.max = min(o.max, int(rl.Cur/4/aheadBatch))
-	}
-	if o.max < 1 {
+	limit := FileLimit()
+	if limit < PlentyOfFiles {
 		return nil
 	}
+	o.max = int(min(uint64(o.max), limit/4/aheadBatch))
 	for range n {
 		o.wg.Add(1)
 		go o.run()

@@ -152,20 +152,8 @@ func TestOpenAheadCancelled(t *testing.T) {
 // free again), and leaves nothing open.
 func TestOpenAheadOutOfDescriptors(t *testing.T) {
 	root := aheadTree(t)
-	var old unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
-		t.Skip(err)
-	}
 	before := openFDs(t)
-	lim := old
-	lim.Cur = uint64(before + 200)
-	if lim.Cur > old.Max {
-		t.Skipf("hard limit %d", old.Max)
-	}
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
-		t.Skip(err)
-	}
-	defer unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+	setFileLimit(t, uint64(before+PlentyOfFiles)) // files are opened ahead
 	var hog []int
 	yielded, after := 0, 0
 	maxAfter := 0
@@ -219,5 +207,39 @@ func TestOpenAheadOutOfDescriptors(t *testing.T) {
 	}
 	if n := openFDs(t) - before; n != 0 {
 		t.Errorf("%d descriptors left open", n)
+	}
+}
+
+// setFileLimit sets the soft limit of open files for the rest of the test.
+func setFileLimit(t *testing.T, n uint64) {
+	t.Helper()
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Skip(err)
+	}
+	lim := old
+	lim.Cur = n
+	if n > old.Max {
+		t.Skipf("hard limit %d", old.Max)
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { unix.Setrlimit(unix.RLIMIT_NOFILE, &old) })
+}
+
+// Under a low limit of open files (below PlentyOfFiles: ulimit -n 64 and
+// the like) nothing is opened ahead: the walk holds what it held without
+// openers, and yields the same.
+func TestOpenAheadNotUnderLowLimit(t *testing.T) {
+	root := aheadTree(t)
+	want := walkAhead(t, &Walker{}, root, nil)
+	setFileLimit(t, uint64(openFDs(t)+100))
+	got := walkAhead(t, &Walker{Openers: 4}, root, nil)
+	if !slices.Equal(got.files, want.files) || got.c != want.c || len(got.warns) != 0 {
+		t.Errorf("%d files, counters %+v, warnings %q; want the %d files of a walk without openers", len(got.files), got.c, got.warns, len(want.files))
+	}
+	if got.maxFDs > maxDirFDs+2 || got.leaked != 0 {
+		t.Errorf("%d descriptors open at most (a walk without openers holds %d), %d left open", got.maxFDs, want.maxFDs, got.leaked)
 	}
 }

@@ -387,4 +387,10 @@ func TestStagesOnStderr(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", s, errs)
 		}
 	}
+	// A scan refused before it began (found by a new user: it printed a
+	// block of zeros): no stages.
+	code, out, errs = runT("--stages", filepath.Join(t.TempDir(), "missing"))
+	if code != exitUsage || out != "" || strings.Contains(errs, "stages:") || !strings.Contains(errs, "nothing to scan") {
+		t.Errorf("missing path with --stages: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
 }

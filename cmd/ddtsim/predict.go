@@ -103,7 +103,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 	start := time.Now()
 	res, err := scan.Run(ctx, set, s.Paths, opts)
 	bar.stop()
-	if opts.Stages != nil {
+	if opts.Stages != nil && res != nil { // a scan ran (not one refused before it began)
 		opts.Stages.Print(stderr, time.Since(start))
 	}
 	var se *scan.SaveError
