@@ -8,8 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zio"
@@ -32,20 +30,11 @@ func TestLowFileLimitScansAll(t *testing.T) {
 	for i := range 500 {
 		testkit.Write(t, filepath.Join(dir, "flat", fmt.Sprintf("f%03d", i)), []byte(fmt.Sprintf("x%d", i)))
 	}
-	var old unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil || old.Max < 64 {
-		t.Skip("cannot set the limit of open files", err)
-	}
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil || len(ents) > 24 {
 		t.Skipf("%d descriptors open already (%v)", len(ents), err)
 	}
-	lim := old
-	lim.Cur = 64
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
-		t.Skip(err)
-	}
-	defer unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+	testkit.SetFileLimit(t, 64)
 	for _, jobs := range []int{1, 2} {
 		var warns []string
 		var mu sync.Mutex

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/internal/testseam"
 	"golang.org/x/sys/unix"
 )
@@ -153,7 +154,7 @@ func TestOpenAheadCancelled(t *testing.T) {
 func TestOpenAheadOutOfDescriptors(t *testing.T) {
 	root := aheadTree(t)
 	before := openFDs(t)
-	setFileLimit(t, uint64(before+PlentyOfFiles)) // files are opened ahead
+	testkit.SetFileLimit(t, uint64(before+PlentyOfFiles)) // files are opened ahead
 	var hog []int
 	yielded, after := 0, 0
 	maxAfter := 0
@@ -210,31 +211,13 @@ func TestOpenAheadOutOfDescriptors(t *testing.T) {
 	}
 }
 
-// setFileLimit sets the soft limit of open files for the rest of the test.
-func setFileLimit(t *testing.T, n uint64) {
-	t.Helper()
-	var old unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
-		t.Skip(err)
-	}
-	lim := old
-	lim.Cur = n
-	if n > old.Max {
-		t.Skipf("hard limit %d", old.Max)
-	}
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
-		t.Skip(err)
-	}
-	t.Cleanup(func() { unix.Setrlimit(unix.RLIMIT_NOFILE, &old) })
-}
-
 // Under a low limit of open files (below PlentyOfFiles: ulimit -n 64 and
 // the like) nothing is opened ahead: the walk holds what it held without
 // openers, and yields the same.
 func TestOpenAheadNotUnderLowLimit(t *testing.T) {
 	root := aheadTree(t)
 	want := walkAhead(t, &Walker{}, root, nil)
-	setFileLimit(t, uint64(openFDs(t)+100))
+	testkit.SetFileLimit(t, uint64(openFDs(t)+100))
 	got := walkAhead(t, &Walker{Openers: 4}, root, nil)
 	if !slices.Equal(got.files, want.files) || got.c != want.c || len(got.warns) != 0 {
 		t.Errorf("%d files, counters %+v, warnings %q; want the %d files of a walk without openers", len(got.files), got.c, got.warns, len(want.files))
