@@ -236,6 +236,14 @@ type Block struct {
 	// Embedded is set for a block embedded in its block pointer ("EMBEDDED";
 	// it has no DVA).
 	Embedded bool
+	// Level is the block's level: 0 for data, 1 for an L1 indirect block...
+	Level int
+	// Fill is the F= field: the non-hole level-0 blocks beneath (1 for a
+	// level-0 block; 0 when the line has none). Tree only.
+	Fill uint64
+	// Checksum is the cksum= field as printed ("" when absent: embedded).
+	// Tree only.
+	Checksum string
 }
 
 // sizeToken matches zdb's "<lsize>L/<psize>P" token, both in hex.
@@ -248,6 +256,16 @@ var sizeToken = regexp.MustCompile(`^([0-9a-f]+)L/([0-9a-f]+)P$`)
 // appear; indirect (L1, L2, ...) blocks are skipped. Every DVA present is
 // accepted (zdb -ddddd prints only the first one, even with copies > 1).
 func (c Case) Objects() (map[string][]Block, error) {
+	return c.objects(false)
+}
+
+// Tree is Objects with every level: each file's L0, L1, ... blocks in
+// listing order (an indirect block before the blocks beneath it).
+func (c Case) Tree() (map[string][]Block, error) {
+	return c.objects(true)
+}
+
+func (c Case) objects(all bool) (map[string][]Block, error) {
 	p := filepath.Join(c.Dir, "zdb-ddddd-objects.txt.gz")
 	f, err := os.Open(p)
 	if err != nil {
@@ -258,15 +276,16 @@ func (c Case) Objects() (map[string][]Block, error) {
 	if err != nil {
 		return nil, fmt.Errorf("golden: %s: %w", p, err)
 	}
-	objs, err := parseObjects(zr)
+	objs, err := parseObjects(zr, all)
 	if err != nil {
 		return nil, fmt.Errorf("golden: %s: %w", p, err)
 	}
 	return objs, nil
 }
 
-// parseObjects implements Objects on the uncompressed listing.
-func parseObjects(r io.Reader) (map[string][]Block, error) {
+// parseObjects implements Objects (and with all, Tree) on the
+// uncompressed listing.
+func parseObjects(r io.Reader, all bool) (map[string][]Block, error) {
 	objs := map[string][]Block{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16<<20)
@@ -301,12 +320,17 @@ func parseObjects(r io.Reader) (map[string][]Block, error) {
 			if len(lvl) < 2 || lvl[0] != 'L' || strings.Trim(lvl[1:], "0123456789") != "" {
 				return nil, fmt.Errorf("line %d: unexpected line in block list: %q", n, line)
 			}
-			if lvl != "L0" {
+			if lvl != "L0" && !all {
 				continue
 			}
 			b, err := parseL0(fields)
 			if err != nil {
 				return nil, fmt.Errorf("line %d: %w: %q", n, err, line)
+			}
+			if all {
+				b.Level, _ = strconv.Atoi(lvl[1:])
+			} else {
+				b.Fill, b.Checksum = 0, "" // Objects: sizes only
 			}
 			objs[path] = append(objs[path], b)
 		}
@@ -317,7 +341,8 @@ func parseObjects(r io.Reader) (map[string][]Block, error) {
 	return objs, nil
 }
 
-// parseL0 parses the fields of an L0 line: "<offset> L0 <DVA>... <l>L/<p>P
+// parseL0 parses the fields of a block's line (any level; the name is
+// historical): "<offset> L0 <DVA>... <l>L/<p>P
 // F=.. B=.. cksum=..", or "<offset> L0 EMBEDDED et=<type> <l>L/<p>P B=..".
 func parseL0(fields []string) (Block, error) {
 	var b Block
@@ -329,6 +354,14 @@ func parseL0(fields []string) (Block, error) {
 	for _, f := range fields[2:] {
 		if f == "EMBEDDED" {
 			b.Embedded = true
+			continue
+		}
+		if v, ok := strings.CutPrefix(f, "F="); ok {
+			b.Fill, _ = strconv.ParseUint(v, 10, 64)
+			continue
+		}
+		if v, ok := strings.CutPrefix(f, "cksum="); ok {
+			b.Checksum = v
 			continue
 		}
 		m := sizeToken.FindStringSubmatch(f)

@@ -347,7 +347,7 @@ func TestParseObjectsFormats(t *testing.T) {
 		"\tpath\t/empty\n" +
 		"Indirect blocks:\n" +
 		"\n"
-	got, err := parseObjects(strings.NewReader(in))
+	got, err := parseObjects(strings.NewReader(in), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,6 +362,20 @@ func TestParseObjectsFormats(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("parseObjects:\n got %+v\nwant %+v", got, want)
 	}
+	tree, err := parseObjects(strings.NewReader(in), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTree := []Block{
+		{Offset: 0, LSize: 0x20000, PSize: 0x400, Level: 2, Fill: 3, Checksum: "1:2:3:4"},
+		{Offset: 0, LSize: 0x20000, PSize: 0x400, Level: 1, Fill: 3, Checksum: "1:2:3:4"},
+		{Offset: 0, LSize: 0x20000, PSize: 0x15000, Fill: 1, Checksum: "1:2:3:4"},
+		{Offset: 0x20000, LSize: 0x20000, PSize: 0x18000, Fill: 1, Checksum: "1:2:3:4"},
+		{Offset: 0x40000, LSize: 0x20000, PSize: 0x5d, Embedded: true},
+	}
+	if !reflect.DeepEqual(tree["/dir/with space"], wantTree) {
+		t.Errorf("parseObjects, all levels:\n got %+v\nwant %+v", tree["/dir/with space"], wantTree)
+	}
 
 	head := "    Object  lvl\n\tpath\t/f\nIndirect blocks:\n"
 	for name, bad := range map[string]string{
@@ -373,7 +387,7 @@ func TestParseObjectsFormats(t *testing.T) {
 		"dup path":    head + "    Object  lvl\n\tpath\t/f\n",
 		"huge offset": head + "  10000000000000000 L0 0:1:1000 200L/200P\n",
 	} {
-		if m, err := parseObjects(strings.NewReader(bad)); err == nil {
+		if m, err := parseObjects(strings.NewReader(bad), false); err == nil {
 			t.Errorf("%s: parseObjects = %+v, want an error", name, m)
 		}
 	}
