@@ -13,6 +13,7 @@ import (
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/source"
+	"github.com/ddtsim/ddtsim/space"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -228,6 +229,7 @@ type Counters struct {
 	SourceHoles    uint64 `json:"source_holes"`    // records wholly inside a source hole, never read
 	ZeroBlocks     uint64 `json:"zero_blocks"`     // all-zero records stored as data (compression=off)
 	Embedded       uint64 `json:"embedded"`        // records stored in their block pointer, not counted by zdb -S
+	EmbeddedLSize  uint64 `json:"embedded_lsize"`  // their logical size, bytes (LUSED counts it)
 	Stored         uint64 `json:"stored"`          // records allocated and counted by zdb -S
 	UniqueBlocks   uint64 `json:"unique_blocks"`   // DDT entries: unique stored contents
 	UniqueEmbedded uint64 `json:"-"`               // unique embedded contents (internal)
@@ -235,6 +237,17 @@ type Counters struct {
 	Unsampled      uint64 `json:"unsampled"`       // records left out by --sample
 	TableBytes     uint64 `json:"table_bytes"`     // the table's own memory at its peak (ddt.Table.PeakBytes)
 	SpillRuns      uint64 `json:"spill_runs"`      // times the table was spilled to disk (Options.Mem)
+	// Indirect are the files' indirect blocks (space.File), one copy;
+	// Dirs the directories' ZAP objects (space.Dir), of the directories
+	// listed (walked or not). The metadata that zfs list counts beside the
+	// data (package space). In a sharded scan a file split between shards
+	// has the indirect blocks of each piece counted (whole ones where the
+	// pieces hold whole indirect blocks: source.ShardChunkBytes does up to
+	// 1M records; the levels above them once per piece); a resumed scan
+	// counts those of a file cut short by the interruption from where it
+	// resumed.
+	Indirect space.Blocks `json:"indirect_blocks"`
+	DirZAPs  space.Blocks `json:"directory_zaps"`
 	// PeakRSS is the process's peak resident set, bytes (PeakRSS()). Scan
 	// leaves it 0, so that equal scans have equal counters; the command
 	// sets it when it reports.
@@ -250,6 +263,7 @@ func (c *Counters) add(o *Counters) {
 	c.ZeroBlocks += o.ZeroBlocks
 	c.Compressed += o.Compressed
 	c.Unsampled += o.Unsampled
+	c.Indirect.Add(o.Indirect)
 }
 
 // Result is a finished scan.
@@ -300,6 +314,10 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, 
 	}
 	if r := opts.Resume; r != nil && r.Table != nil {
 		s.table = r.Table
+	}
+	s.md = space.Metadata(opts.Policy)
+	if w, ok := src.(*source.Walker); ok && w.Listed == nil {
+		w.Listed = s.listed
 	}
 	s.walkLane = &Lane{Policy: opts.Policy, Table: s.table, Zero: s.zero, Sample: opts.Sample}
 	if opts.Started != nil {
@@ -354,6 +372,10 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, 
 	}
 	res.Counters.Errors = uint64(s.errors.Load())
 	res.Counters.Changed = uint64(s.changedFiles.Load())
+	s.spaceMu.Lock()
+	res.Counters.Indirect.Add(s.indirectBlocks)
+	res.Counters.DirZAPs = s.dirBlocks
+	s.spaceMu.Unlock()
 	if r := opts.Resume; r != nil {
 		res.Counters.add(&r.Counters)
 		res.Counters.Changed += r.Counters.Changed
@@ -364,6 +386,7 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, 
 	res.Counters.Stored = st.Refs
 	res.Counters.UniqueEmbedded = st.EmbeddedEntries
 	res.Counters.Embedded = st.EmbeddedRefs
+	res.Counters.EmbeddedLSize = st.EmbeddedLSize
 	res.Counters.TableBytes = uint64(s.table.PeakBytes())
 	res.Counters.SpillRuns = uint64(s.table.SpillRuns())
 	if err := s.table.Err(); err != nil {

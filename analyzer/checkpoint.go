@@ -104,6 +104,9 @@ func (s *scan) checkpoint() {
 		}
 	}
 	c.Files, c.LogicalBytes = s.walkFiles.Load(), s.walkBytes.Load()
+	s.spaceMu.Lock()
+	c.Indirect.Add(s.indirectBlocks)
+	s.spaceMu.Unlock()
 	c.Errors = uint64(s.errors.Load())
 	c.Changed = uint64(s.changedFiles.Load())
 	if r := s.opts.Resume; r != nil {

@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/guest"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/source"
+	"github.com/ddtsim/ddtsim/space"
+	"github.com/ddtsim/ddtsim/zio"
 )
 
 // chunkBytes is how much of one file one work item covers: large files are
@@ -33,6 +36,13 @@ type scan struct {
 	window   *window // with Options.Started: how far the walk may run ahead
 
 	changedFiles atomic.Int64
+
+	// The metadata policy (space.Metadata), and the indirect blocks and
+	// directories accounted so far (under spaceMu).
+	md             *zio.Policy
+	spaceMu        sync.Mutex
+	indirectBlocks space.Blocks
+	dirBlocks      space.Blocks
 
 	// files and bytes counted by the walk so far (the files visited
 	// that this shard counts), for a checkpoint's counters.
@@ -70,6 +80,12 @@ type file struct {
 	// run): more than limit when records past the new end were accounted
 	// before the shrink was seen.
 	reached atomic.Uint64
+	// The block pointers of the file's indirect blocks (bpTally): counts
+	// per indirect block (made at the first), and one past the last
+	// record that is not a hole.
+	l1mu     sync.Mutex
+	l1       map[uint64]space.L1 // by indirect block: record / 1024
+	lastData atomic.Uint64
 }
 
 // shrink notes that fl now has only n records.
@@ -378,6 +394,9 @@ func (s *scan) finish(fl *file) {
 		}
 	}
 	fl.src.Close()
+	if !fl.abandoned.Load() {
+		s.indirect(fl)
+	}
 	if fl.started && s.opts.Finished != nil && !fl.abandoned.Load() {
 		s.opts.Finished(fl.info)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/zio"
 )
 
@@ -21,18 +22,19 @@ func (s *scan) work(ctx context.Context, in <-chan chunk, a *accountant) {
 	var buf []byte // a record, made at the first chunk read
 	st := s.opts.Stages
 	lane := &Lane{Policy: s.opts.Policy, Table: s.table, Zero: s.zero, Sample: s.opts.Sample, Stages: st}
+	bps := &bpTally{seen: map[uint64]struct{}{}}
 	t := st.now()
 	for ch := range in {
 		st.since(StageIdle, t)
-		buf = s.chunk(ctx, ch, buf, lane, a)
+		buf = s.chunk(ctx, ch, buf, lane, a, bps)
 		t = st.now()
 	}
 	st.since(StageIdle, t)
 }
 
 // chunk reads and accounts one chunk with buf for a record (made when
-// nil); it returns buf.
-func (s *scan) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, a *accountant) []byte {
+// nil), tallying its block pointers in bps; it returns buf.
+func (s *scan) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, a *accountant, bps *bpTally) []byte {
 	fl := ch.f
 	if ctx.Err() != nil {
 		a.mu.Lock()
@@ -48,6 +50,7 @@ func (s *scan) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, a *a
 	a.mu.Lock()
 	a.fl, a.first, a.next = fl, ch.first, ch.first
 	a.mu.Unlock()
+	bps.start(fl)
 	i := ch.first
 	for ; i < ch.end && !fl.failed.Load() && i < fl.limit.Load(); i++ {
 		data := buf[:fl.lsize]
@@ -57,7 +60,8 @@ func (s *scan) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, a *a
 		a.mu.Lock()
 		a.c.ReadBytes += r.read
 		if r.ok {
-			s.account(fl, i, data, r, lane, &a.c)
+			k, o := s.account(fl, i, data, r, lane, &a.c)
+			bps.add(i, k, o)
 			a.next = i + 1
 		}
 		a.mu.Unlock()
@@ -65,6 +69,7 @@ func (s *scan) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, a *a
 			break
 		}
 	}
+	bps.flush()
 	a.mu.Lock()
 	if i > ch.first {
 		fl.accounted(i)
@@ -127,8 +132,8 @@ func (s *scan) read(fl *file, i uint64, data []byte) readRecord {
 }
 
 // account accounts record i of fl, read (r) into data, in the table and
-// in c.
-func (s *scan) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane, c *Counters) {
+// in c; it returns the record's key and outcome (Lane.Record).
+func (s *scan) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane, c *Counters) (ddt.Key, Outcome) {
 	p := s.opts.Policy
 	if r.sourceHole {
 		c.SourceHoles++
@@ -144,7 +149,7 @@ func (s *scan) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane
 		if s.opts.OnBlock != nil {
 			s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Hole: true, Zero: true, Tag: fl.tag, Count: 1})
 		}
-		return
+		return k, o
 	}
 	if r.zero {
 		c.ZeroBlocks++
@@ -152,7 +157,7 @@ func (s *scan) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane
 	switch o {
 	case Unsampled:
 		c.Unsampled++
-		return
+		return k, o
 	case New:
 		if !r.zero && p.Compression != zio.Off {
 			c.Compressed++
@@ -161,6 +166,7 @@ func (s *scan) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane
 	if s.opts.OnBlock != nil {
 		s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Key: k, Zero: r.zero, Tag: fl.tag, Count: 1})
 	}
+	return k, o
 }
 
 // recordsNow returns how many records fl holds now, at most i, when a read

@@ -28,6 +28,7 @@ type Summary struct {
 	Refs            uint64 // stored blocks, all references
 	EmbeddedEntries uint64 // unique contents stored as embedded block pointers
 	EmbeddedRefs    uint64 // embedded blocks, all references
+	EmbeddedLSize   uint64 // their logical size, bytes, all references
 }
 
 // Stat is one cell group of the histogram: block count and size sums in bytes

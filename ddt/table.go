@@ -471,6 +471,7 @@ func (t *Table) Summarize() (*Histogram, Summary) {
 		if r.psize == 0 {
 			s.EmbeddedEntries++
 			s.EmbeddedRefs += r.ref
+			s.EmbeddedLSize += r.ref * uint64(r.lsize)
 			return true
 		}
 		s.Entries++

@@ -11,6 +11,7 @@ import (
 	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/source"
+	"github.com/ddtsim/ddtsim/space"
 	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -46,6 +47,9 @@ type Scan struct {
 	// DDT is the modelled size of the real dedup table (EstimateDDT); nil
 	// until estimated.
 	DDT *DDTEstimate `json:"ddt_size,omitempty"`
+	// Space is what zfs list and zpool list will show (EstimateSpace);
+	// nil until estimated.
+	Space *space.Prediction `json:"space,omitempty"`
 	// Decision is what the figures mean for turning dedup on (set by
 	// EstimateDDT); nil when there is nothing to decide on.
 	Decision *Decision `json:"decision,omitempty"`
@@ -229,6 +233,24 @@ func (s *Scan) WriteText(w io.Writer) error {
 			zdb.Nicenum(t.Referenced.DSize, true), t.Referenced.DSize, zdb.Nicenum(t.Allocated.DSize, true), t.Allocated.DSize)
 		pr("  raw capacity %s (%d bytes) without dedup, %s (%d bytes) with dedup (ASIZE: %s)\n",
 			zdb.Nicenum(s.Raw.Referenced, true), s.Raw.Referenced, zdb.Nicenum(s.Raw.Allocated, true), s.Raw.Allocated, s.Raw.Note)
+	}
+	if sp := s.Space; sp != nil && !nothing {
+		off, on := sp.Figures, sp.Figures
+		if sp.Other != nil {
+			if s.Properties["dedup"] == "on" || s.Properties["dedup"] != "" && s.Properties["dedup"] != "off" {
+				off = *sp.Other
+			} else {
+				on = *sp.Other
+			}
+		}
+		pr("  zfs list     USED %s (%d bytes), LUSED %s (%d bytes), compressratio %.2fx; with dedup USED %s (%d bytes): dedup never lowers USED\n",
+			zdb.Nicenum(off.Used, true), off.Used, zdb.Nicenum(off.LUsed, true), off.LUsed, off.CompressRatio, zdb.Nicenum(on.Used, true), on.Used)
+		pr("  zpool list   ALLOC %s (%d bytes) without dedup, %s (%d bytes) with dedup (DEDUP %.2fx)\n",
+			zdb.Nicenum(off.Alloc, true), off.Alloc, zdb.Nicenum(on.Alloc, true), on.Alloc, on.Dedup)
+		m := off.Metadata
+		pr("  metadata     %s (%d bytes) a copy: indirect blocks %s, directories %s, dnodes and fixed objects %s; zfs list and zpool list count it and the pool's own, zdb -S does not\n",
+			zdb.Nicenum(m.ASize, true), m.ASize, zdb.Nicenum(s.Counters.Indirect.ASize, true), zdb.Nicenum(s.Counters.DirZAPs.ASize, true),
+			zdb.Nicenum(m.ASize-s.Counters.Indirect.ASize-s.Counters.DirZAPs.ASize, true))
 	}
 	if s.Pool.Mixed {
 		pr("  assumption   the top-level vdevs differ in shape: DSIZE and raw capacity assume every block (all copies) is written to the first, %s\n", s.Pool.DSizeVdev)

@@ -639,6 +639,7 @@ func (res *Result) Report(ram uint64) (*report.Scan, error) {
 		rep.SetVolume(p.RecordSize)
 	}
 	rep.EstimateDDT(p, ram)
+	rep.EstimateSpace(p)
 	if set.Dedup != "" {
 		rep.Properties["dedup"] = set.Dedup // as given: verify, sha256,verify, ...
 	}

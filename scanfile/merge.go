@@ -131,6 +131,7 @@ func MergeHistogram(paths []string, h *ddt.Histogram) (*Merged, error) {
 			return nil, fmt.Errorf("%s: a saved scan of format version 1 has no Parquet table for an engine to read: save it again with ddtsim resume, or use ddtsim merge", paths[i])
 		}
 		m.Summary.EmbeddedRefs += in.Counters.Embedded
+		m.Summary.EmbeddedLSize += in.Counters.EmbeddedLSize
 		m.Summary.EmbeddedEntries += in.Counters.UniqueEmbedded
 	}
 	m.Histogram = h
@@ -345,6 +346,7 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 		m.Summary.Refs += r.sum.Refs
 		m.Summary.EmbeddedEntries += r.sum.EmbeddedEntries
 		m.Summary.EmbeddedRefs += r.sum.EmbeddedRefs
+		m.Summary.EmbeddedLSize += r.sum.EmbeddedLSize
 		disagree += r.disagree
 		sampled = append(sampled, r.sampled...)
 	}
@@ -424,6 +426,7 @@ func mergePartition(p int, scans []*input, policy *zio.Policy, sample bool) (*pa
 		if cur.PSize == 0 {
 			res.sum.EmbeddedEntries++
 			res.sum.EmbeddedRefs += ref
+			res.sum.EmbeddedLSize += ref * uint64(cur.LSize)
 			if sample {
 				res.sampled = append(res.sampled, ddt.Entry{Refcnt: ref, LSize: uint32(cur.LSize)})
 			}
@@ -676,4 +679,6 @@ func AddCounters(dst, src *analyzer.Counters) {
 			f.SetUint(f.Uint() + s.Field(i).Uint())
 		}
 	}
+	dst.Indirect.Add(src.Indirect)
+	dst.DirZAPs.Add(src.DirZAPs)
 }

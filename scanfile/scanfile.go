@@ -87,6 +87,7 @@ func setTableCounters(c *analyzer.Counters, st ddt.Summary) {
 	c.Stored = st.Refs
 	c.UniqueEmbedded = st.EmbeddedEntries
 	c.Embedded = st.EmbeddedRefs
+	c.EmbeddedLSize = st.EmbeddedLSize
 }
 
 // Write saves s in the directory path (format version 3: a manifest and

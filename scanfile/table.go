@@ -383,6 +383,7 @@ func TakeSnapshot(t *ddt.Table, reuse *Snapshot) (snap *Snapshot, ok bool, err e
 			if r := &part[i]; r.PSize == 0 {
 				snap.sum.EmbeddedEntries++
 				snap.sum.EmbeddedRefs += uint64(r.Refcnt)
+				snap.sum.EmbeddedLSize += uint64(r.Refcnt) * uint64(r.LSize)
 			} else {
 				snap.sum.Entries++
 				snap.sum.Refs += uint64(r.Refcnt)

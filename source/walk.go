@@ -82,7 +82,25 @@ type Walker struct {
 	// into chunks of this size, which must be a whole number of the
 	// consumer's records (ShardChunkBytes); 0 splits none.
 	ChunkBytes uint64
+	// Listed, when set, is called with every directory's entries once
+	// listed (all of them, whatever they are and whether walked further),
+	// on the walk's goroutine, by the shard that counts the walk. The
+	// Names are valid during the call only.
+	Listed func(Names)
 }
+
+// Names are a directory's entries as listed: Len of them, Name(i) the
+// i-th's name (sorted by bytes; valid until the next call to Name).
+type Names interface {
+	Len() int
+	Name(i int) []byte
+}
+
+// listedNames is a listing as Names.
+type listedNames struct{ l *listing }
+
+func (n listedNames) Len() int          { return n.l.len() }
+func (n listedNames) Name(i int) []byte { return n.l.nameBytes(i) }
 
 type devIno struct{ dev, ino uint64 }
 
@@ -338,6 +356,9 @@ func (s *walk) enterDir(ctx context.Context, dirfd int, name string, st *unix.St
 	if err := l.list.read(fd, s.dent); err != nil {
 		// What was read before the error is walked.
 		s.walkWarn(path(), &os.PathError{Op: "readdirent", Path: path(), Err: err})
+	}
+	if s.w.Listed != nil && s.w.Shard.CountsWalk() {
+		s.w.Listed(listedNames{&l.list})
 	}
 	parts := s.dirParts(l, path)
 	for l.i = 0; l.i < l.list.len(); l.i++ {

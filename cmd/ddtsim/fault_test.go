@@ -222,8 +222,8 @@ func TestOutOfFileDescriptors(t *testing.T) {
 		if wcode != 0 {
 			t.Fatalf("the files opened, alone: exit %d, %s", wcode, werrs)
 		}
-		sameFigures(t, "figures", figures(t, out, "files", "dirs", "errors", "logical_bytes"),
-			figures(t, want, "files", "dirs", "errors", "logical_bytes"))
+		sameFigures(t, "figures", figures(t, out, "files", "dirs", "errors", "logical_bytes", "directory_zaps"),
+			figures(t, want, "files", "dirs", "errors", "logical_bytes", "directory_zaps"))
 	})
 
 	t.Run("spill", func(t *testing.T) {
@@ -266,7 +266,7 @@ func TestOutOfFileDescriptors(t *testing.T) {
 			t.Errorf("exit %d, stderr %q; want exit %d, stderr %q", code, errs, exitWithErrors, want)
 		}
 		_, empty, _ := runT("--json", t.TempDir())
-		sameFigures(t, "figures", figures(t, out, "dirs", "errors"), figures(t, empty, "dirs", "errors"))
+		sameFigures(t, "figures", figures(t, out, "dirs", "errors", "directory_zaps"), figures(t, empty, "dirs", "errors", "directory_zaps"))
 		if left, err := os.ReadDir(tmp); err != nil || len(left) != 0 {
 			t.Errorf("%d entries left in --tmpdir (%v)", len(left), err)
 		}

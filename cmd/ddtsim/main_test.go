@@ -111,7 +111,7 @@ func TestJSONMatchesZdbText(t *testing.T) {
 			Allocated, Referenced struct{ Blocks, LSize, PSize, DSize uint64 }
 		}
 		Ratios   *struct{ Dedup, Compress, Copies, Combined float64 }
-		Counters map[string]uint64
+		Counters map[string]any
 		Zdb      string `json:"zdb_S"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
@@ -126,10 +126,10 @@ func TestJSONMatchesZdbText(t *testing.T) {
 	if doc.Release != "2.4.4" || doc.Properties["compression"] != "lz4" || doc.Properties["recordsize"] != "128K" {
 		t.Errorf("model fields: %s %v", doc.Release, doc.Properties)
 	}
-	if doc.Total.Referenced.Blocks != 8 || doc.Total.Allocated.Blocks != 5 || doc.Counters["files"] != 3 {
+	if doc.Total.Referenced.Blocks != 8 || doc.Total.Allocated.Blocks != 5 || doc.Counters["files"] != float64(3) {
 		t.Errorf("totals %+v, counters %v; want 8 referenced, 5 allocated blocks, 3 files", doc.Total, doc.Counters)
 	}
-	if doc.Total.Referenced.LSize != 8*128<<10 || doc.Counters["logical_bytes"] != 2*300<<10+132000 {
+	if doc.Total.Referenced.LSize != 8*128<<10 || doc.Counters["logical_bytes"] != float64(2*300<<10+132000) {
 		t.Errorf("sizes: %+v %v", doc.Total, doc.Counters)
 	}
 	if doc.Ratios == nil || doc.Ratios.Dedup <= 1 || doc.Ratios.Compress <= 1 {

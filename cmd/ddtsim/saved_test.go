@@ -143,6 +143,13 @@ func TestMergeOfHalvesEqualsFullScan(t *testing.T) {
 			}
 			delete(fc, "dirs")
 			delete(mc, "dirs")
+			// Nor their listings: their ZAPs are the full scan's only.
+			fz, mz := fc["directory_zaps"].(map[string]any), mc["directory_zaps"].(map[string]any)
+			if fz["count"].(float64)+fz["embedded"].(float64) != mz["count"].(float64)+mz["embedded"].(float64)+3 {
+				t.Errorf("directory ZAPs: full %v, merged %v", fz, mz)
+			}
+			delete(fc, "directory_zaps")
+			delete(mc, "directory_zaps")
 			// Each half compressed the blocks it found first.
 			if fc["compressed_runs"].(float64) > mc["compressed_runs"].(float64) {
 				t.Errorf("compressor runs: full %v, merged halves %v", fc["compressed_runs"], mc["compressed_runs"])

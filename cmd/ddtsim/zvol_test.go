@@ -24,12 +24,30 @@ func volTree(t *testing.T) string {
 	return dir
 }
 
+// counterDoc is the counters object of a --json report: the numbers by
+// name (the nested metadata tallies are left out).
+type counterDoc map[string]uint64
+
+func (c *counterDoc) UnmarshalJSON(b []byte) error {
+	var all map[string]any
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	*c = counterDoc{}
+	for k, v := range all {
+		if f, ok := v.(float64); ok {
+			(*c)[k] = uint64(f)
+		}
+	}
+	return nil
+}
+
 type volDoc struct {
 	Properties map[string]string
 	Total      struct {
 		Allocated struct{ Blocks, LSize uint64 }
 	}
-	Counters map[string]uint64
+	Counters counterDoc
 	DDT      *struct {
 		Format          string
 		Entries, Unique uint64
