@@ -255,3 +255,34 @@ func newCLevel(l int) (cLevel, error) {
 }
 
 func (c cLevel) Level() int { return c.level }
+
+// BenchmarkBlocks (-tags zlib) compresses the 128 KiB blocks of the
+// benchmark data set (compresstest.BenchBlocks; scripts/bench-gzip-zstd.sh
+// passes its files) at gzip-1, 6 and 9 with capacity D = L − L/8: the port
+// ("gzip-N") and C zlib ("czlib-gzip-N"), one fresh state per input.
+func BenchmarkBlocks(b *testing.B) {
+	compresstest.BenchBlocks(b, func() []compresstest.BlockCase {
+		var cases []compresstest.BlockCase
+		dst := make([]byte, compresstest.BlockSize)
+		for _, l := range []int{1, 6, 9} {
+			p, _ := New(l)
+			c, err := czlib.New(l)
+			if err != nil {
+				b.Fatal(err)
+			}
+			size := func(compress func(dst, src []byte) (int, error)) func(blk []byte) int {
+				return func(blk []byte) int {
+					n, err := compress(dst[:compresstest.Capacity(len(blk))], blk)
+					if err != nil {
+						return len(blk)
+					}
+					return n
+				}
+			}
+			cases = append(cases,
+				compresstest.BlockCase{Name: fmt.Sprintf("gzip-%d", l), Size: size(p.Compress)},
+				compresstest.BlockCase{Name: fmt.Sprintf("czlib-gzip-%d", l), Size: size(c.Compress)})
+		}
+		return cases
+	})
+}
