@@ -26,11 +26,19 @@
 #     zstd-3 of release 2.1 (no early abort); MB/s of wall time and of CPU
 #     time (cpu).
 #
+#   - C zlib (gzip levels only, when zlib1g-dev is installed):
+#     BenchmarkBlocks of package compress/gzip (-tags zlib, GOMAXPROCS=1,
+#     best of three runs of 0.3 s): the system's C zlib called as ZFS calls
+#     deflate, beside the same benchmark of ddtsim's port of the kernel's
+#     deflate, on the same records; "zlib cpu" is C zlib's MB/s of CPU
+#     time, "port/zlib" the port's cpu figure there over C zlib's.
+#
 # ratio = ddtsim cpu MB/s ÷ the C tool's MB/s (above 1: ddtsim faster).
-# TAGS="zlib libzstd" measures the cgo build (the system's zlib, zlib1g-dev;
-# zstd 1.4 compiled from github.com/DataDog/zstd) instead of the pure-Go one.
-# ZFS itself compresses with the kernel's zlib (gzip) and zstd 1.4.5; the C
-# tools here are the system's (gzip 1.12's own deflate; libzstd 1.5).
+# gzip is the same pure-Go port of the kernel's deflate in every build.
+# TAGS="libzstd" measures the cgo zstd (zstd 1.4 compiled from
+# github.com/DataDog/zstd) instead of the pure-Go one. ZFS itself
+# compresses with the kernel's deflate (gzip) and zstd 1.4.5; the C tools
+# here are the system's (gzip 1.12's own deflate; libzstd 1.5).
 set -euo pipefail
 
 size=${1:-64M}
@@ -51,6 +59,12 @@ trap 'exit 130' INT TERM
 
 echo "bench-gzip-zstd: building the data generator and the zio test binary" >&2
 go test -c -tags "${TAGS:-}" -o "$tmp/zio.test" ./zio
+czlib=
+if dpkg -s zlib1g-dev >/dev/null 2>&1; then
+	go test -c -tags zlib -o "$tmp/gzip.test" ./compress/gzip && czlib=1
+else
+	echo "bench-gzip-zstd: zlib1g-dev is not installed: no C zlib column" >&2
+fi
 echo "bench-gzip-zstd: generating $size of data" >&2
 bb_inputs "$size"
 for part in "${inputs[@]}"; do
@@ -83,6 +97,11 @@ for ((r = 1; r <= rounds; r++)); do
 			res["$in $name go"]+="$w"$'\n'
 			res["$in $name gocpu"]+="$c"$'\n'
 		done < <(go_mbs "$f")
+		if [[ -n $czlib ]]; then
+			while read -r name w c; do
+				res["$in $name blk"]+="$c"$'\n'
+			done < <(bb_go_mbs "$tmp/gzip.test" BenchmarkBlocks "$f" 0.3s 3)
+		fi
 	done
 done
 
@@ -91,10 +110,11 @@ echo
 echo "ddtsim build: ${TAGS:-pure Go} (tags)"
 echo "data: $size set of internal/benchdata, 131072-byte records; host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 echo "MB/s on one core (10^6 input bytes/s), median of $rounds interleaved rounds"
-printf '%-7s %-11s | %9s | %9s %9s | %6s\n' input level "C tool" ddtsim "ddtsim cpu" ratio
+printf '%-7s %-11s | %9s | %9s %9s | %6s | %9s %9s\n' input level "C tool" ddtsim "ddtsim cpu" ratio "zlib cpu" "port/zlib"
 for in in "${inputs[@]}"; do
 	for lv in "${levels[@]}" zstd-3-r2.1; do
 		c=$(med "$in $lv C") g=$(med "$in $lv go") gc=$(med "$in $lv gocpu")
-		printf '%-7s %-11s | %9s | %9s %9s | %6s\n' "$in" "$lv" "${c:--}" "${g:--}" "${gc:--}" "$(ratio "$gc" "$c")"
+		z=$(med "$in czlib-$lv blk") p=$(med "$in $lv blk")
+		printf '%-7s %-11s | %9s | %9s %9s | %6s | %9s %9s\n' "$in" "$lv" "${c:--}" "${g:--}" "${gc:--}" "$(ratio "$gc" "$c")" "${z:--}" "$(ratio "$p" "$z")"
 	done
 done

@@ -3,6 +3,7 @@ package gzip
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // ErrNoFit: the zlib stream did not fit in the capacity D. It corresponds to
@@ -18,18 +19,6 @@ const (
 	MaxLevel = 9
 )
 
-// levelMap gives the github.com/klauspost/compress/zlib level used for each
-// ZFS gzip level (index 1..9). Go's deflate encoders compress a little less
-// than zlib's at the same nominal level, so each ZFS level maps to the library
-// level whose total PSIZE came closest to C zlib 1.2.13 at that level over the
-// ~755 stored 128 KiB blocks of the golden input tree (ZFS 2.3.2 rules,
-// ashift 12), measured with -tags zlib. Total PSIZE error of the chosen level
-// vs C zlib: gzip-1 +0.17%, 2 +0.11%, 3 +0.26%, 4 +0.40%, 5 −0.01%,
-// 6 +0.02%, 7 +0.12%, 8 +0.13%, 9 +0.15% (klauspost beat the standard
-// library's compress/zlib, whose best choices were off by −0.97%, −0.28%,
-// −0.10%, −0.02%, −0.02%, +0.09%, +0.19%, +0.20% and +0.22%).
-var levelMap = [MaxLevel + 1]int{0, 3, 4, 5, 6, 7, 9, 9, 9, 9}
-
 // zlib stream framing (RFC 1950).
 const (
 	headerSize  = 2 // CMF, FLG
@@ -44,10 +33,11 @@ func checkLevel(level int) error {
 	return nil
 }
 
-// zlibHeader returns the 2-byte zlib header C zlib's deflate writes for a
-// stream with windowBits 15 at compression level: CMF 0x78, FLG with FLEVEL
-// 0 (level 1), 1 (2..5), 2 (6) or 3 (7..9) and the FCHECK bits (deflate.c:
-// deflate(), "Write the zlib header").
+// zlibHeader returns the 2-byte zlib header the kernel's deflate (and C
+// zlib's) writes for a stream with windowBits 15 at compression level: CMF
+// 0x78, FLG with FLEVEL (level-1)/2 capped at 3 — 0 (level 1), 1 (2..5),
+// 2 (6) or 3 (7..9) — and the FCHECK bits (deflate.c: zlib_deflate(),
+// "Write the zlib header").
 func zlibHeader(level int) [2]byte {
 	var flevel byte
 	switch {
@@ -63,4 +53,57 @@ func zlibHeader(level int) [2]byte {
 	h := uint16(0x78)<<8 | uint16(flevel)<<6
 	h += 31 - h%31
 	return [2]byte{byte(h >> 8), byte(h)}
+}
+
+// Exact reports whether Compress reproduces ZFS's gzip-N output byte for
+// byte. It is true in every build: Compress is a port of the Linux kernel's
+// deflate, which ZFS on Linux calls (see the package documentation).
+const Exact = true
+
+// Compressor holds the state of one kernel deflate stream (about 200 KiB,
+// allocated by New), reset before every call as ZFS initialises a fresh
+// stream for every block. A Compressor is not safe for concurrent use; keep
+// one per goroutine and reuse it: Compress performs no allocation.
+type Compressor struct {
+	level int
+	d     *deflater
+}
+
+// New returns a compressor for ZFS gzip-level (1..9); it fails for any other
+// level.
+func New(level int) (*Compressor, error) {
+	if err := checkLevel(level); err != nil {
+		return nil, err
+	}
+	return &Compressor{level: level, d: new(deflater)}, nil
+}
+
+// Level returns the ZFS gzip level the Compressor was made for.
+func (c *Compressor) Level() int { return c.level }
+
+// Compress compresses src into dst, whose length is the capacity D in bytes,
+// as gzip_compress() (module/zfs/gzip.c) → z_compress_level()
+// (module/os/linux/spl/spl-zlib.c) does on Linux with s_len = len(src) and
+// d_len = len(dst): one deflate(Z_FINISH) of a fresh stream (level N,
+// windowBits 15, memLevel 8, default strategy) through the kernel's deflate.
+// It returns c = the zlib stream length in bytes (2-byte header + deflate
+// data + 4-byte Adler-32), or ErrNoFit when the whole stream does not fit
+// in len(dst); it stops as soon as a block shows that it cannot. dst[:c]
+// holds the stream, the kernel's bytes; bytes of dst beyond c, and all of
+// dst after ErrNoFit, are unspecified.
+//
+// len(src) must not exceed math.MaxUint32 (ZFS blocks are at most 16 MiB).
+func (c *Compressor) Compress(dst, src []byte) (int, error) {
+	if len(src) > math.MaxUint32 {
+		panic("gzip: input larger than 4 GiB")
+	}
+	d := c.d
+	d.reset(c.level, dst, src)
+	ok := d.compress()
+	n := d.n
+	d.src, d.out = nil, nil // keep no reference to the caller's buffers
+	if !ok {
+		return 0, ErrNoFit
+	}
+	return n, nil
 }

@@ -135,10 +135,15 @@ func TestNoAlloc(t *testing.T) {
 	}
 }
 
+// FuzzCompress: the stream decodes to the input with Go's compress/zlib
+// reader (and has the kernel's header for the level); with capacity D it
+// is written within D, and Compress fails with ErrNoFit exactly when the
+// stream is longer than D (tried at the fuzzer's D and at c−1, c).
 func FuzzCompress(f *testing.F) {
 	f.Add([]byte("hello, hello, hello"), uint16(40), uint8(6))
 	f.Add(compresstest.LCG(3000), uint16(2500), uint8(1))
 	f.Add(make([]byte, 4096), uint16(112), uint8(9))
+	f.Add(bytes.Repeat([]byte("abcabd"), 12000), uint16(300), uint8(4))
 	cs := make([]*Compressor, 10)
 	for l := 1; l <= 9; l++ {
 		cs[l], _ = New(l)
@@ -148,6 +153,8 @@ func FuzzCompress(f *testing.F) {
 		cc := leveled.Codec(cs[l])
 		full := cc.RoundTrip(t, "ample capacity", src, len(src)+len(src)/100+64)
 		cc.CheckFit(t, src, full, int(d))
+		cc.CheckFit(t, src, full, len(full)-1)
+		cc.CheckFit(t, src, full, len(full))
 	})
 }
 

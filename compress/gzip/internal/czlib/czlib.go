@@ -1,6 +1,10 @@
 //go:build zlib
 
-package gzip
+// Package czlib calls userland C zlib (the system's, Debian zlib1g-dev: 1.2.13
+// here) exactly as ZFS's z_compress_level() calls the kernel's deflate. It is
+// the reference that package gzip's differential tests (-tags zlib) compare
+// the port of the kernel's deflate with; ddtsim's model does not use it.
+package czlib
 
 /*
 #cgo LDFLAGS: -lz
@@ -58,59 +62,48 @@ static void ddtsim_gzip_free(z_stream *s) {
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
 	"unsafe"
 )
 
-// Exact reports whether this build reproduces C zlib's deflate byte for byte.
-// It is true in this build (-tags zlib): the output is the system zlib's.
-const Exact = true
+// ErrNoFit: the zlib stream did not fit in the output buffer (deflate
+// returned Z_OK with the output full).
+var ErrNoFit = errors.New("czlib: output does not fit")
+
+// Version is the version of the zlib linked (zlibVersion()).
+func Version() string { return C.GoString(C.zlibVersion()) }
 
 // Compressor holds one C zlib deflate state (about 270 KiB of C memory at
 // memLevel 8, windowBits 15), reset before every call; it is freed when the
-// Compressor becomes unreachable. A Compressor is not safe for concurrent
-// use; keep one per goroutine and reuse it: Compress performs no Go
-// allocation.
+// Compressor becomes unreachable. It is not safe for concurrent use.
 type Compressor struct {
 	level int
 	s     *C.z_stream
 }
 
-// New returns a compressor for ZFS gzip-level (1..9); it fails for any other
-// level, or when zlib cannot allocate its state.
+// New returns a compressor at zlib level 1..9.
 func New(level int) (*Compressor, error) {
-	if err := checkLevel(level); err != nil {
-		return nil, err
+	if level < 1 || level > 9 {
+		return nil, fmt.Errorf("czlib: level %d out of range 1..9", level)
 	}
 	s := C.ddtsim_gzip_new(C.int(level))
 	if s == nil {
-		return nil, fmt.Errorf("gzip: zlib deflateInit2 failed at level %d", level)
+		return nil, fmt.Errorf("czlib: deflateInit2 failed at level %d", level)
 	}
 	c := &Compressor{level: level, s: s}
 	runtime.AddCleanup(c, func(s *C.z_stream) { C.ddtsim_gzip_free(s) }, s)
 	return c, nil
 }
 
-// Level returns the ZFS gzip level the Compressor was made for.
-func (c *Compressor) Level() int { return c.level }
-
-// Compress compresses src into dst, whose length is the capacity D in bytes,
-// exactly like gzip_compress() (module/zfs/gzip.c) → z_compress_level()
-// (module/os/linux/spl/spl-zlib.c) called with s_len = len(src) and d_len =
-// len(dst): one deflate(Z_FINISH) of a freshly initialised stream (level N,
-// windowBits 15, memLevel 8, default strategy) into dst. It returns c = the
-// zlib stream length in bytes (2-byte header + deflate data + 4-byte
-// Adler-32), or ErrNoFit when the whole stream does not fit in len(dst).
-// dst[:c] holds the stream; bytes of dst beyond c, and all of dst after
-// ErrNoFit, are unspecified.
-//
-// len(src) and len(dst) must not exceed math.MaxUint32 (zlib's uInt; ZFS
-// blocks are at most 16 MiB).
+// Compress runs one deflate(Z_FINISH) of src into dst (capacity len(dst))
+// on a freshly reset stream (level, windowBits 15, memLevel 8, default
+// strategy) and returns the stream length, or ErrNoFit.
 func (c *Compressor) Compress(dst, src []byte) (int, error) {
 	if len(src) > math.MaxUint32 || len(dst) > math.MaxUint32 {
-		panic("gzip: buffer larger than 4 GiB")
+		panic("czlib: buffer larger than 4 GiB")
 	}
 	if len(dst) == 0 {
 		return 0, ErrNoFit // zlib refuses a NULL output buffer
@@ -125,8 +118,6 @@ func (c *Compressor) Compress(dst, src []byte) (int, error) {
 	case n == 0:
 		return 0, ErrNoFit
 	default:
-		// deflateReset or deflate reported a state error: cannot happen
-		// with a valid stream; ZFS would also store the block as is.
-		return 0, fmt.Errorf("gzip: zlib deflate failed at level %d", c.level)
+		return 0, fmt.Errorf("czlib: deflate failed at level %d", c.level)
 	}
 }
