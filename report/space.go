@@ -8,16 +8,16 @@ import (
 // EstimateSpace predicts what zfs list and zpool list will show once the
 // data is copied (package space): with dedup as the policy has it, and the
 // other way (Space.Other). Call it after EstimateDDT (with dedup on, the
-// DDT's size is part of it); a sampled scan's figures are estimates like
-// the rest. Volumes are not modelled yet: Space stays nil for them.
+// DDT's size is part of it), and after SetVolume for volumes (one a file,
+// children of an empty root file system); a sampled scan's figures are
+// estimates like the rest.
 func (s *Scan) EstimateSpace(p *zio.Policy) {
-	s.Space = nil
-	if s.Properties["type"] == "volume" {
-		return
-	}
 	c := s.Counters
 	in := space.Input{Policy: p, Data: s.Total, EmbeddedLSize: c.EmbeddedLSize, Objects: c.Files + c.Dirs + c.Symlinks + c.Special,
 		Indirect: c.Indirect, Dirs: c.DirZAPs}
+	if s.Properties["type"] == "volume" {
+		in.Volumes = c.Files
+	}
 	if s.DDT != nil {
 		in.DDTOnDisk = s.DDT.OnDisk
 	}

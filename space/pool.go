@@ -55,11 +55,14 @@ func MOS(p *zio.Policy) Blocks {
 	return b
 }
 
-// allocReserve is what zpool list counts in ALLOC beyond every block's
-// raw size, bytes: measured 128 KiB on every 2.3 golden pool, 4 KiB on
-// 2.1 (the log space map's blocks, written after the last sync the
-// datasets see).
-func allocReserve(p *zio.Policy) uint64 {
+// zilBlock is what zpool list counts in ALLOC beyond every block's raw
+// size, per dataset written with a sync at its end (cp's last fsync, dd's
+// conv=fsync on each volume): one ZIL block, allocated and not charged to
+// the dataset (zdb -bb: "ZIL intent log"), 128 KiB in 2.2 and later (its
+// first log block is sized for the records it holds), 4 KiB in 2.1;
+// measured on every golden pool (one for the file systems, one per
+// volume).
+func zilBlock(p *zio.Policy) uint64 {
 	if newer(p) {
 		return 128 << 10
 	}
@@ -92,10 +95,25 @@ const (
 const zplFixed = 7
 
 // fixedZAPs are the PSIZE of the blocks of the dataset's fixed objects
-// that are not embedded: the SA attribute registration (a microzap of the
-// ZPL's attribute names) and layouts (a fat ZAP: header and a leaf), the
-// user/group/project accounting objects.
-var fixedZAPs = []uint64{1024, 1024, 1024}
+// that are not embedded, as zdb -bb lists them on the golden input's pool:
+// the master node (512), the SA attribute registration (1.5K), the SA
+// layouts (a fat ZAP: header and leaf, 4K each), and one more (the
+// delete queue, the shares directory: an empty file system's USEDDS on the
+// golden zvol pools asks for it).
+var fixedZAPs = []uint64{512, 1536, 4096, 4096, 4096}
+
+// Volume returns the metadata of a volume besides its indirect blocks
+// (one copy of each block, under md): its objset block, a dnode block (the
+// zvol object and its properties ZAP, embedded: zvol_create_cb()) and
+// the meta-dnode's chain of indirect blocks.
+func Volume(md *zio.Policy) Blocks {
+	b := block(md, dnodeBlock, dnodeHeader+2*dnodeBytes)
+	for range metaDnodeLevels - 1 {
+		b.Add(IndirectBlock(md, L1{N: 1}))
+	}
+	b.Add(Blocks{Count: 1, LSize: 4096, PSize: 4096, ASize: md.Vdev.ASize(4096)})
+	return b
+}
 
 // Dataset returns the metadata of a ZPL dataset holding objects objects
 // besides its fixed ones (one copy of each block, under md): the dnode

@@ -21,6 +21,11 @@ type Input struct {
 	// (the top one not included: the dataset's root is one of the fixed
 	// objects), symlinks and special files; hard links share one.
 	Objects uint64
+	// Volumes > 0: the data is that many volumes (zfs create -V, one per
+	// file, as ddtsim --zvol scans them), children of the pool's root
+	// dataset, which stays an empty file system; Objects and Dirs are
+	// then ignored.
+	Volumes uint64
 	// Indirect and Dirs are the files' indirect blocks and the
 	// directories' ZAPs (File, Dir), one copy of each.
 	Indirect, Dirs Blocks
@@ -66,16 +71,28 @@ func Predict(in Input) Figures {
 	dsize := func(asize uint64) uint64 { return asize >> 9 * ratio }
 
 	meta := in.Indirect
-	meta.Add(in.Dirs)
-	meta.Add(Dataset(md, in.Objects))
 	mos := MOS(p)
-
 	var f Figures
+	if in.Volumes == 0 {
+		meta.Add(in.Dirs)
+		meta.Add(Dataset(md, in.Objects))
+		f.UsedDS = in.Data.Referenced.DSize + uint64(md.Copies)*dsize(meta.ASize)
+		f.LRefer = in.Data.Referenced.LSize + in.EmbeddedLSize + meta.PSize
+		f.UsedChild = uint64(mosCopies) * dsize(mos.ASize)
+		f.LUsed = f.LRefer + mos.PSize
+	} else {
+		// The root file system, empty; the volumes are its children.
+		root := Dataset(md, 0)
+		for range in.Volumes {
+			meta.Add(Volume(md))
+		}
+		f.UsedDS = uint64(md.Copies) * dsize(root.ASize)
+		f.LRefer = root.PSize
+		f.UsedChild = uint64(mosCopies)*dsize(mos.ASize) + in.Data.Referenced.DSize + uint64(md.Copies)*dsize(meta.ASize)
+		f.LUsed = f.LRefer + mos.PSize + in.Data.Referenced.LSize + in.EmbeddedLSize + meta.PSize
+		meta.Add(root)
+	}
 	f.Metadata = meta
-	f.UsedDS = in.Data.Referenced.DSize + uint64(md.Copies)*dsize(meta.ASize)
-	f.LRefer = in.Data.Referenced.LSize + in.EmbeddedLSize + meta.PSize
-	f.UsedChild = uint64(mosCopies) * dsize(mos.ASize)
-	f.LUsed = f.LRefer + mos.PSize
 	data := in.Data.Referenced
 	if p.Dedup {
 		data = in.Data.Allocated
@@ -89,7 +106,7 @@ func Predict(in Input) Figures {
 				return in.DDTOnDisk
 			}
 			return 0
-		}()) + allocReserve(p)
+		}()) + max(in.Volumes, 1)*p.Vdev.ASize(zilBlock(p))
 	if ps := in.Data.Referenced.PSize + meta.PSize + mos.PSize; ps > 0 {
 		f.CompressRatio = round2(float64(f.LUsed) / float64(ps))
 	}
