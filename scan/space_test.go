@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/ddtsim/ddtsim/compress/gzip"
 	"github.com/ddtsim/ddtsim/compress/zstd"
 	"github.com/ddtsim/ddtsim/internal/golden"
@@ -41,12 +43,13 @@ func goldenSpace(t *testing.T, c golden.Case) (zfs, zpool *zdb.ListTable) {
 const spaceTolerance = 0.01
 
 // TestGoldenSpace scans the golden input sets under every golden case's
-// settings (file systems, and volumes one a file) and compares what package space predicts zfs
-// list -p and zpool list -p will show with what they showed on the real
-// pool: USED, USEDDS, LUSED, LREFER and ALLOC within 1%, the dedup ratio
-// as printed, compressratio within 0.01 plus the data's own error (gzip
-// and zstd are approximations in the pure-Go build). The errors are
-// logged as a table (the README's).
+// settings (file systems, and volumes one a file) and compares what
+// package space predicts zfs list -p and zpool list -p will show with what
+// they showed on the real pool: USED, USEDDS, LUSED, LREFER and ALLOC
+// within 1%, the dedup ratio as printed, compressratio within 0.01 (where
+// this build approximates the compressor, zstd in pure Go, the data's own
+// error is allowed on top). The errors are logged as a table (the
+// README's).
 func TestGoldenSpace(t *testing.T) {
 	cases, inputs := golden.ForScanTest(t)
 	zvols, vols := golden.ForZvolTest(t)
@@ -54,73 +57,135 @@ func TestGoldenSpace(t *testing.T) {
 	worst := 0.0
 	for _, c := range append(cases, zvols...) {
 		t.Run(c.Name, func(t *testing.T) {
-			var set model.Settings
 			in := inputs
 			if c.Zvol != "" {
-				set, _ = zvolSettings(t, c, false)
 				in = vols
-			} else {
-				text := model.Text{Release: c.Release, Vdevs: []string{c.Vdevs}, Ashift: strconv.Itoa(c.Ashift), Sparse: c.Sparse, Properties: c.Properties()}
-				var err error
-				if set, err = model.Parse(text); err != nil {
-					t.Fatal(err)
-				}
 			}
-			res, err := scan.Run(context.Background(), set, in, scan.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Close()
-			rep, err := res.Report(0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rep.Space == nil {
-				t.Fatal("no space prediction")
-			}
-			f := rep.Space.Figures
-			zfs, zpool := goldenSpace(t, c)
-			// Where this build approximates the compressor (gzip, zstd
-			// in pure Go), the data's own error is allowed on top: the
-			// predicted data DSIZE against the real blocks' (zdb -ddddd).
-			tol := spaceTolerance
-			approx := !exactCompression(c.Props["compression"])
-			if approx && c.Zvol == "" {
-				real := realDataDSize(t, c, res.Policy)
-				e := float64(rep.Total.Referenced.DSize)/float64(real) - 1
-				tol += max(e, -e)
-				t.Logf("data DSIZE %d, real %d (%+.2f%%): tolerance %.2f%%", rep.Total.Referenced.DSize, real, 100*e, 100*tol)
-			}
-			row := []string{c.Name}
-			for _, col := range []struct {
-				name string
-				tab  *zdb.ListTable
-				got  uint64
-			}{
-				{"USED", zfs, f.Used}, {"USEDDS", zfs, f.UsedDS}, {"LUSED", zfs, f.LUsed}, {"LREFER", zfs, f.LRefer},
-				{"ALLOC", zpool, f.Alloc},
-			} {
-				v, ok := col.tab.Size("tank", col.name)
-				if !ok {
-					t.Fatalf("no %s for tank", col.name)
-				}
-				e := float64(col.got)/float64(v.Lo) - 1
-				row = append(row, fmt.Sprintf("%+.2f%%", 100*e))
-				worst = max(worst, e, -e)
-				if e > tol || -e > tol {
-					t.Errorf("%s: predicted %d, real %d (%+.2f%%)", col.name, col.got, v.Lo, 100*e)
-				}
-			}
-			if d, ok := zpool.Ratio("tank", "DEDUP"); !ok || d != f.Dedup && !(approx && d-f.Dedup < 0.015 && f.Dedup-d < 0.015) {
-				t.Errorf("DEDUP: predicted %.2f, real %.2f", f.Dedup, d)
-			}
-			if r, ok := zfs.Ratio("tank", "RATIO"); !ok || (r-f.CompressRatio > 0.015 || f.CompressRatio-r > 0.015) && !approx {
-				t.Errorf("compressratio: predicted %.2f, real %.2f", f.CompressRatio, r)
-			}
-			table = append(table, "| "+strings.Join(row, " | ")+" |")
+			row, w := checkSpace(t, c, in)
+			table, worst = append(table, row), max(worst, w)
 		})
 	}
 	t.Logf("\n| case | USED | USEDDS | LUSED | LREFER | ALLOC |\n|---|---|---|---|---|---|\n%s\nworst %.2f%%", strings.Join(table, "\n"), 100*worst)
+}
+
+// TestGoldenSpaceCases is TestGoldenSpace on the cases made for the space
+// model (testdata/golden/space: thousands of small files, fat ZAPs, deep
+// directories, symlinks and hard links; large, repeated and sparse files;
+// raidz, mirror, ashift 9, copies=2, dedup), their inputs generated here;
+// zdb -S is compared byte for byte too.
+func TestGoldenSpaceCases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates 400 MB of input (-short)")
+	}
+	cases, err := golden.SpaceCases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 6 {
+		t.Errorf("%d space cases, want at least 6", len(cases))
+	}
+	inputs := map[string][]string{}
+	root := t.TempDir()
+	var table []string
+	worst := 0.0
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			in, ok := inputs[c.Input]
+			if !ok {
+				dir := filepath.Join(root, c.Input)
+				if err := golden.GenerateSpaceInput(dir, c.Input); err != nil {
+					t.Fatal(err)
+				}
+				ents, err := os.ReadDir(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range ents {
+					in = append(in, filepath.Join(dir, e.Name()))
+				}
+				inputs[c.Input] = in
+			}
+			row, w := checkSpace(t, c, in)
+			table, worst = append(table, row), max(worst, w)
+		})
+	}
+	t.Logf("\n| case | USED | USEDDS | LUSED | LREFER | ALLOC |\n|---|---|---|---|---|---|\n%s\nworst %.2f%%", strings.Join(table, "\n"), 100*worst)
+}
+
+// checkSpace scans in under c's settings and checks the space prediction
+// (and, for the space cases, zdb -S) against what real ZFS printed; it
+// returns the row of errors and the largest.
+func checkSpace(t *testing.T, c golden.Case, in []string) (string, float64) {
+	t.Helper()
+	var set model.Settings
+	if c.Zvol != "" {
+		set, _ = zvolSettings(t, c, false)
+	} else {
+		text := model.Text{Release: c.Release, Vdevs: []string{c.Vdevs}, Ashift: strconv.Itoa(c.Ashift), Sparse: c.Sparse, Properties: c.Properties()}
+		var err error
+		if set, err = model.Parse(text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := scan.Run(context.Background(), set, in, scan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	rep, err := res.Report(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Space == nil {
+		t.Fatal("no space prediction")
+	}
+	if c.Input == golden.SpaceTree || c.Input == golden.SpaceBig {
+		want, err := c.ZdbS()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Zdb != want {
+			t.Errorf("zdb -S differs from real zdb -S (-real +ddtsim):\n%s", cmp.Diff(strings.Split(want, "\n"), strings.Split(rep.Zdb, "\n")))
+		}
+	}
+	f := rep.Space.Figures
+	zfs, zpool := goldenSpace(t, c)
+	tol := spaceTolerance
+	approx := !exactCompression(c.Props["compression"])
+	if approx && c.Zvol == "" && c.Input == "all" {
+		real := realDataDSize(t, c, res.Policy)
+		e := float64(rep.Total.Referenced.DSize)/float64(real) - 1
+		tol += max(e, -e)
+		t.Logf("data DSIZE %d, real %d (%+.2f%%): tolerance %.2f%%", rep.Total.Referenced.DSize, real, 100*e, 100*tol)
+	}
+	row := []string{c.Name}
+	worst := 0.0
+	for _, col := range []struct {
+		name string
+		tab  *zdb.ListTable
+		got  uint64
+	}{
+		{"USED", zfs, f.Used}, {"USEDDS", zfs, f.UsedDS}, {"LUSED", zfs, f.LUsed}, {"LREFER", zfs, f.LRefer},
+		{"ALLOC", zpool, f.Alloc},
+	} {
+		v, ok := col.tab.Size("tank", col.name)
+		if !ok {
+			t.Fatalf("no %s for tank", col.name)
+		}
+		e := float64(col.got)/float64(v.Lo) - 1
+		row = append(row, fmt.Sprintf("%+.2f%%", 100*e))
+		worst = max(worst, e, -e)
+		if e > tol || -e > tol {
+			t.Errorf("%s: predicted %d, real %d (%+.2f%%)", col.name, col.got, v.Lo, 100*e)
+		}
+	}
+	if d, ok := zpool.Ratio("tank", "DEDUP"); !ok || d != f.Dedup && !(approx && d-f.Dedup < 0.015 && f.Dedup-d < 0.015) {
+		t.Errorf("DEDUP: predicted %.2f, real %.2f", f.Dedup, d)
+	}
+	if r, ok := zfs.Ratio("tank", "RATIO"); !ok || (r-f.CompressRatio > 0.015 || f.CompressRatio-r > 0.015) && !approx {
+		t.Errorf("compressratio: predicted %.2f, real %.2f", f.CompressRatio, r)
+	}
+	return "| " + strings.Join(row, " | ") + " |", worst
 }
 
 // exactCompression reports whether this build reproduces the compressor

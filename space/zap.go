@@ -29,7 +29,7 @@ const (
 	// leafBytesPerChunk is the expected lz4 output per used chunk of a
 	// leaf (entry chunks carry a 64-bit hash; names compress a little),
 	// leafBase that of the leaf header and hash table.
-	leafBytesPerChunk = 18
+	leafBytesPerChunk = 8
 	leafBase          = 900
 	fzapHeaderPSize   = 1024 // the header block: the pointer table embedded in it
 )

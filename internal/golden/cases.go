@@ -73,6 +73,29 @@ func Cases() ([]Case, error) {
 	return cases, nil
 }
 
+// SpaceCases parses testdata/golden/space/*/case.env: the cases made for
+// the space model (zfs list, zpool list), whose input is SpaceTree or
+// SpaceBig (GenerateSpaceInput), sorted by name.
+func SpaceCases() ([]Case, error) {
+	dirs, err := filepath.Glob(filepath.Join(Root(), "space", "*", "case.env"))
+	if err != nil {
+		return nil, err
+	}
+	var cases []Case
+	for _, env := range dirs {
+		c, err := loadCase(filepath.Dir(env))
+		if err != nil {
+			return nil, err
+		}
+		if c.Input != SpaceTree && c.Input != SpaceBig {
+			return nil, fmt.Errorf("golden: %s: input %q is not a space input", env, c.Input)
+		}
+		cases = append(cases, c)
+	}
+	sort.Slice(cases, func(i, j int) bool { return cases[i].Name < cases[j].Name })
+	return cases, nil
+}
+
 // FindCase returns the case called name (a directory of testdata/golden/cases).
 func FindCase(name string) (Case, error) {
 	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
