@@ -17,13 +17,44 @@ type bpTally struct {
 	fl    *file
 	group uint64 // indirect block (record / 1024) being counted
 	cur   space.L1
-	seen  map[uint64]struct{} // contents met in it
+	seen  seenSet // contents met in it
+}
+
+// seenSet is a set of 64-bit hashes, at most space.BPsPerBlock of them
+// (one indirect block's), in open addressing; reset in O(1) by moving to
+// the next generation.
+type seenSet struct {
+	key [2 * space.BPsPerBlock]uint64
+	gen [2 * space.BPsPerBlock]uint32
+	cur uint32
+}
+
+// reset empties s.
+func (s *seenSet) reset() {
+	s.cur++
+	if s.cur == 0 { // wrapped: clear for real
+		s.gen = [len(s.gen)]uint32{}
+		s.cur = 1
+	}
+}
+
+// add adds h and reports whether it was there already.
+func (s *seenSet) add(h uint64) bool {
+	for i := h % uint64(len(s.key)); ; i = (i + 1) % uint64(len(s.key)) {
+		if s.gen[i] != s.cur {
+			s.key[i], s.gen[i] = h, s.cur
+			return false
+		}
+		if s.key[i] == h {
+			return true
+		}
+	}
 }
 
 // start begins a chunk of fl.
 func (t *bpTally) start(fl *file) {
 	t.fl, t.cur = fl, space.L1{}
-	clear(t.seen)
+	t.seen.reset()
 }
 
 // add counts record i, whose key and outcome the lane gave.
@@ -37,11 +68,8 @@ func (t *bpTally) add(i uint64, k ddt.Key, o Outcome) {
 		t.group = g
 	}
 	t.cur.N++
-	h := binary.LittleEndian.Uint64(k[:8])
-	if _, ok := t.seen[h]; ok {
+	if t.seen.add(binary.LittleEndian.Uint64(k[:8])) {
 		t.cur.Repeat++
-	} else {
-		t.seen[h] = struct{}{}
 	}
 	t.fl.sawData(i)
 }
@@ -53,7 +81,7 @@ func (t *bpTally) flush() {
 	}
 	t.fl.addL1(t.group, t.cur)
 	t.cur = space.L1{}
-	clear(t.seen)
+	t.seen.reset()
 }
 
 // sawData notes that record i of fl is not a hole.

@@ -22,7 +22,7 @@ func (s *scan) work(ctx context.Context, in <-chan chunk, a *accountant) {
 	var buf []byte // a record, made at the first chunk read
 	st := s.opts.Stages
 	lane := &Lane{Policy: s.opts.Policy, Table: s.table, Zero: s.zero, Sample: s.opts.Sample, Stages: st}
-	bps := &bpTally{seen: map[uint64]struct{}{}}
+	bps := &bpTally{}
 	t := st.now()
 	for ch := range in {
 		st.since(StageIdle, t)
