@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/space"
 )
 
 // WriteCSV writes the report as CSV (RFC 4180, comma, LF), one table per
@@ -29,7 +30,19 @@ import (
 //     with --ram the ARC verdict (arc_ram, arc_max, arc_meta_limit,
 //     arc_limit, arc_share, arc_verdict); the decision line (decision,
 //     decision_worth_it, decision_compression_saves,
-//     decision_dedup_saves);
+//     decision_dedup_saves); what zfs list -p and zpool list -p will
+//     show once the files are copied into a new pool's root dataset
+//     (package space; the JSON's "space"), without dedup: zfs_used,
+//     zfs_usedds, zfs_usedchild, zfs_logicalused, zfs_logicalreferenced,
+//     zfs_compressratio, zpool_alloc, zpool_dedupratio; and with dedup,
+//     the same names ending in _dedup (zfs_used_dedup, …,
+//     zpool_dedupratio_dedup), whatever the dedup property says; then the
+//     copy's metadata, one copy of each block, that zdb -S leaves out
+//     (metadata_blocks allocated, metadata_embedded, metadata_lsize, metadata_psize,
+//     metadata_asize; metadata_indirect_asize and
+//     metadata_directories_asize of it). The ratios are cut to two
+//     decimals, as zfs prints them; no such rows when nothing could be
+//     estimated;
 //  3. with a breakdown: header group,files,…; one row per group, then the
 //     row "(total)", the column sums.
 //
@@ -158,6 +171,32 @@ func (s *Scan) WriteCSV(w io.Writer) error {
 		kv("decision_compression_saves", strconv.FormatInt(d.CompressionSaves, 10))
 		kv("decision_dedup_saves", strconv.FormatInt(d.DedupSaves, 10))
 	}
+	if off, on := s.spaceByDedup(); off != nil || on != nil {
+		for _, f := range []struct {
+			suffix string
+			f      *space.Figures
+		}{{"", off}, {"_dedup", on}} {
+			if f.f == nil {
+				continue
+			}
+			kv("zfs_used"+f.suffix, u(f.f.Used))
+			kv("zfs_usedds"+f.suffix, u(f.f.UsedDS))
+			kv("zfs_usedchild"+f.suffix, u(f.f.UsedChild))
+			kv("zfs_logicalused"+f.suffix, u(f.f.LUsed))
+			kv("zfs_logicalreferenced"+f.suffix, u(f.f.LRefer))
+			kv("zfs_compressratio"+f.suffix, ff(f.f.CompressRatio))
+			kv("zpool_alloc"+f.suffix, u(f.f.Alloc))
+			kv("zpool_dedupratio"+f.suffix, ff(f.f.Dedup))
+		}
+		m := s.Space.Metadata // the same with dedup or without: metadata is never deduplicated
+		kv("metadata_blocks", u(m.Count))
+		kv("metadata_embedded", u(m.Embedded))
+		kv("metadata_lsize", u(m.LSize))
+		kv("metadata_psize", u(m.PSize))
+		kv("metadata_asize", u(m.ASize))
+		kv("metadata_indirect_asize", u(c.Indirect.ASize))
+		kv("metadata_directories_asize", u(c.DirZAPs.ASize))
+	}
 
 	// 3. breakdown
 	if b := s.Breakdown; b != nil {
@@ -187,4 +226,21 @@ func (s *Scan) WriteCSV(w io.Writer) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// spaceByDedup returns what zfs list and zpool list will show (Space)
+// without dedup and with it, whichever the scan's policy has; nil for
+// one not predicted (Space.Other nil), both nil without a prediction or
+// when nothing could be estimated (NothingSampled).
+func (s *Scan) spaceByDedup() (off, on *space.Figures) {
+	sp := s.Space
+	if sp == nil || s.NothingSampled() {
+		return nil, nil
+	}
+	// The dedup property as given: on, verify, sha256,verify, ... are on.
+	off, on = &sp.Figures, sp.Other
+	if d := s.Properties["dedup"]; d != "" && d != "off" {
+		off, on = on, off
+	}
+	return off, on
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/breakdown"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/space"
 	"github.com/ddtsim/ddtsim/zdb"
 )
 
@@ -88,6 +89,7 @@ func (s *Scan) WriteHTML(w io.Writer) error {
 			v.HasDedupIv = fmt.Sprintf("95%%: %s to %s", zdb.Nicenum(uint64(e.Allocated.Low), true), zdb.Nicenum(uint64(e.Allocated.High), true))
 		}
 	}
+	v.Space = spaceTable(s)
 	if b := s.Breakdown; b != nil {
 		v.BreakdownSVG = breakdownSVG(b)
 		v.ZerosText = zerosText(b.Zeros, saved)
@@ -113,6 +115,41 @@ type htmlView struct {
 	HistSVG, BreakdownSVG           template.HTML
 	Rows                            []htmlRow
 	ZerosText                       string
+	// Space is what zfs list and zpool list will show: nil without a
+	// prediction.
+	Space []htmlRow
+}
+
+// spaceTable returns the rows of the table "What zfs list and zpool list
+// will show" (Scan.Space): a figure without dedup and with it, metadata
+// once (the same either way); nil when there is no prediction or nothing
+// could be estimated.
+func spaceTable(s *Scan) []htmlRow {
+	off, on := s.spaceByDedup()
+	if off == nil && on == nil {
+		return nil
+	}
+	b := func(v uint64) htmlCell { return htmlCell{zdb.Nicenum(v, true), fmt.Sprintf("%d bytes", v)} }
+	x := func(r float64) htmlCell { return htmlCell{fmt.Sprintf("%.2fx", r), ""} }
+	row := func(name string, cell func(*space.Figures) htmlCell) htmlRow {
+		r := htmlRow{Name: name}
+		for _, f := range []*space.Figures{off, on} {
+			c := htmlCell{Text: "-"}
+			if f != nil {
+				c = cell(f)
+			}
+			r.Cells = append(r.Cells, c)
+		}
+		return r
+	}
+	return []htmlRow{
+		row("USED (zfs list)", func(f *space.Figures) htmlCell { return b(f.Used) }),
+		row("LUSED (zfs list)", func(f *space.Figures) htmlCell { return b(f.LUsed) }),
+		row("compressratio (zfs list)", func(f *space.Figures) htmlCell { return x(f.CompressRatio) }),
+		row("ALLOC (zpool list)", func(f *space.Figures) htmlCell { return b(f.Alloc) }),
+		row("DEDUP (zpool list)", func(f *space.Figures) htmlCell { return x(f.Dedup) }),
+		{Name: "metadata, one copy: indirect blocks, dnodes, directories", Cells: []htmlCell{b(s.Space.Metadata.ASize)}},
+	}
 }
 
 type htmlCell struct{ Text, Exact string }
@@ -282,6 +319,9 @@ th{background:#e8eef7;color:#24344f;font-weight:600}
 td:first-child,th:first-child{text-align:left;white-space:normal;word-break:break-all}
 tr:nth-child(even) td{background:#fafbfd}
 tr.total td{font-weight:600;border-top:2px solid #9aa9c0;background:#f0f4fa}
+table.space{width:auto;min-width:60%}
+table.space td:first-child{word-break:normal}
+table.space td[colspan]{text-align:center}
 .note{color:#4a5262;font-size:13px}
 footer{margin-top:28px;color:#7a8291;font-size:12px}
 </style>
@@ -301,6 +341,16 @@ footer{margin-top:28px;color:#7a8291;font-size:12px}
 <div class="card"><span>compress ratio</span><b>{{.Compress}}</b>{{if .Estimated}}<small>{{.Estimated}}</small>{{end}}{{if .CompressIv}}<small>{{.CompressIv}}</small>{{end}}</div>
 <div class="{{.SavedClass}}"><span>saved</span><b>{{.Saved}}</b>{{if .Estimated}}<small>{{.Estimated}}</small>{{end}}</div>
 </div>
+{{with .Space}}
+<h2>What zfs list and zpool list will show</h2>
+<table class="space">
+<thead><tr><th>once copied into a new pool's root dataset</th><th>without dedup</th><th>with dedup</th></tr></thead>
+<tbody>
+{{range .}}<tr><td>{{.Name}}</td>{{$span := eq (len .Cells) 1}}{{range .Cells}}<td{{if .Exact}} title="{{.Exact}}"{{end}}{{if $span}} colspan="2"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>
+<p class="note">{{if $.Estimated}}Estimated from the sample, as the figures above. {{end}}zdb -S, and the figures above, count level-0 file data only; zfs list and zpool list also count metadata (indirect blocks, dnodes, directories) and the pool's own (the MOS, and the DDT with dedup). Dedup never lowers USED, as each dataset is charged in full for the blocks it references; ALLOC shows the saving.</p>
+{{end}}
 
 <h2>DDT histogram</h2>
 <div class="legend">DSIZE per refcnt bucket:<i style="background:#9cc3e6"></i>referenced (without dedup)<i style="background:#1f5fa8"></i>allocated (with dedup)</div>
