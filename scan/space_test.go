@@ -158,6 +158,18 @@ func checkSpace(t *testing.T, c golden.Case, in []string) (string, float64) {
 		tol += max(e, -e)
 		t.Logf("data DSIZE %d, real %d (%+.2f%%): tolerance %.2f%%", rep.Total.Referenced.DSize, real, 100*e, 100*tol)
 	}
+	// With dedup on 2.2 and later the table goes through the dedup log:
+	// the zfs list taken right after the copy saw it part flushed, the
+	// prediction is the flushed table (zdb -DD after the export). Its
+	// share of the figure is not asserted there for USED, USEDCHILD's
+	// sums and ALLOC; USEDDS and LREFER are.
+	ddtShare := 0.0
+	if res.Policy.Dedup && res.Policy.Release.DDTLeaf32K && rep.DDT != nil {
+		if v, ok := zfs.Size("tank", "USED"); ok {
+			ddtShare = float64(rep.DDT.OnDisk) / float64(v.Lo)
+			t.Logf("dedup log part flushed when zfs list ran: the DDT's %.2f%% of USED not asserted", 100*ddtShare)
+		}
+	}
 	row := []string{c.Name}
 	worst := 0.0
 	for _, col := range []struct {
@@ -175,6 +187,10 @@ func checkSpace(t *testing.T, c golden.Case, in []string) (string, float64) {
 		e := float64(col.got)/float64(v.Lo) - 1
 		row = append(row, fmt.Sprintf("%+.2f%%", 100*e))
 		worst = max(worst, e, -e)
+		tol := tol
+		if col.name != "USEDDS" && col.name != "LREFER" {
+			tol += ddtShare
+		}
 		if e > tol || -e > tol {
 			t.Errorf("%s: predicted %d, real %d (%+.2f%%)", col.name, col.got, v.Lo, 100*e)
 		}

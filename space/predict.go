@@ -94,10 +94,14 @@ func Predict(in Input) Figures {
 	}
 	f.Metadata = meta
 	data := in.Data.Referenced
+	// The DDT's PSIZE, about: one copy of its deflated size (deflation
+	// takes the parity out again).
+	var ddtPSize uint64
 	if p.Dedup {
 		data = in.Data.Allocated
 		f.UsedChild += in.DDTOnDisk
-		f.LUsed += in.DDTOnDisk / mosCopies / ratio * 512 // the DDT's PSIZE, about: one copy
+		ddtPSize = in.DDTOnDisk / mosCopies
+		f.LUsed += ddtPSize
 	}
 	f.Used = f.UsedDS + f.UsedChild
 	f.Alloc = p.RawSize(data.DSize) + uint64(md.Copies)*meta.ASize + uint64(mosCopies)*mos.ASize +
@@ -107,7 +111,7 @@ func Predict(in Input) Figures {
 			}
 			return 0
 		}()) + max(in.Volumes, 1)*p.Vdev.ASize(zilBlock(p))
-	if ps := in.Data.Referenced.PSize + meta.PSize + mos.PSize; ps > 0 {
+	if ps := in.Data.Referenced.PSize + meta.PSize + mos.PSize + ddtPSize; ps > 0 {
 		f.CompressRatio = round2(float64(f.LUsed) / float64(ps))
 	}
 	f.Dedup = 1
