@@ -4,7 +4,11 @@
 // equal within the text's display precision: cell by cell, the four ratios
 // of zdb's ratio line (cmd/zdb/zdb.c: dump_dedup_ratio()), and, where the
 // text lists DDT objects, the DDT's size. When they differ it says where,
-// by how much, and what most likely explains the pattern. Compare returns
+// by how much, and what most likely explains the pattern. When the text
+// also holds zfs list or zpool list tables (or only those), it sets the
+// model's prediction of them (package space) beside them too: USED,
+// USEDDS, REFER, LUSED, LREFER and compressratio of the pool's root
+// dataset, ALLOC and the dedup ratio of the pool. Compare returns
 // an Outcome or an error wrapping ErrUnusable; exit statuses are the
 // command line's.
 package compare
@@ -18,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/space"
 	"github.com/ddtsim/ddtsim/zdb"
 )
 
@@ -64,6 +69,16 @@ type Options struct {
 	// the model stands for; when the text's era excludes them, the report
 	// says so. Empty: not checked.
 	ReleaseFrom, ReleaseTo string
+	// Space is the prediction of zfs list and zpool list, compared when
+	// the text holds those tables; nil: they are left out (and a text of
+	// nothing else is unusable).
+	Space *space.Prediction
+	// SpaceTolerance is how far (relative: 0.01 = 1%) each predicted zfs
+	// list or zpool list figure may lie outside the values its printed
+	// figure stands for and still count as equal; 0: it must print alike.
+	SpaceTolerance float64
+	// Dedup is the model's dedup property, for the report.
+	Dedup string
 }
 
 // Cell is one cell of the side-by-side table.
@@ -146,6 +161,10 @@ type Comparison struct {
 	// actual text has DDT object lines (zdb -D…, zpool status -D); nil
 	// otherwise. It does not decide the verdict.
 	DDTSize *DDTSize `json:"ddt_size,omitempty"`
+	// Space sets the figures of the text's zfs list and zpool list tables
+	// beside their prediction; empty when it has none.
+	Space          []Figure `json:"space,omitempty"`
+	SpaceTolerance float64  `json:"space_tolerance,omitempty"`
 }
 
 // DDTSize is the model's DDT (ddtsize.Estimate) beside the real
@@ -195,8 +214,18 @@ var ErrUnusable = errors.New("nothing to compare with")
 // text has no usable table.
 func Compare(pred *ddt.Histogram, actual *zdb.Parsed, opts Options) (*Comparison, error) {
 	t := actual.Primary()
+	if t == nil && len(actual.Lists) > 0 {
+		c := &Comparison{
+			Model: opts.Model, Source: opts.Source, Era: actual.Era,
+			Rows: []Row{}, Ratios: []Ratio{}, Differences: []string{}, Causes: []string{}, Notes: []string{},
+		}
+		if err := c.addSpace(actual, opts); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 	if t == nil {
-		why := "no DDT histogram table in it"
+		why := "no DDT histogram table (nor a zfs list or zpool list table) in it"
 		if actual.Usable() {
 			why = "it has DDT sizes but no histogram table"
 		}
@@ -302,7 +331,70 @@ func Compare(pred *ddt.Histogram, actual *zdb.Parsed, opts Options) (*Comparison
 	if eraNote != "" && c.Equal {
 		c.Notes = append(c.Notes, eraNote)
 	}
+	if len(actual.Lists) > 0 {
+		if err := c.addSpace(actual, opts); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// addSpace compares the text's zfs list and zpool list tables
+// (compareSpace) and folds them into the verdict: any figure beyond the
+// tolerance makes the comparison Different. With no DDT table (c.Table
+// nil) they are the verdict, and a text with none of the columns compared
+// is unusable.
+func (c *Comparison) addSpace(actual *zdb.Parsed, opts Options) error {
+	if opts.Space == nil {
+		if c.Table == nil {
+			return fmt.Errorf("%w: the text holds only zfs list or zpool list tables, and there is no prediction of them", ErrUnusable)
+		}
+		c.Notes = append(c.Notes, "the text holds zfs list or zpool list tables, but there is no prediction of them: left out")
+		return nil
+	}
+	c.SpaceTolerance = opts.SpaceTolerance
+	c.compareSpace(opts.Space, actual.Lists, opts)
+	if len(c.Space) == 0 {
+		if c.Table == nil {
+			return fmt.Errorf("%w: its zfs list and zpool list tables have none of the columns ddtsim predicts (%s)", ErrUnusable, spaceColumnNames)
+		}
+		c.Notes = append(c.Notes, "the text's zfs list and zpool list tables have none of the columns ddtsim predicts ("+spaceColumnNames+"): left out")
+		return nil
+	}
+	n, k := 0, c.spaceDiffers()
+	count := map[string]int{}
+	for _, f := range c.Space {
+		count[f.Command]++
+		n++
+	}
+	var what []string
+	for _, kind := range []string{zdb.ListZfs, zdb.ListZpool} {
+		if count[kind] > 0 {
+			what = append(what, fmt.Sprintf("%d %s", count[kind], kind))
+		}
+	}
+	figures := strings.Join(what, " and ") + " figures"
+	tol := fmt.Sprintf("%g%%", 100*opts.SpaceTolerance)
+	c.describeSpace()
+	switch {
+	case c.Table == nil && k == 0:
+		c.Outcome, c.Equal = Equal, true
+		c.Verdict = fmt.Sprintf("EQUAL within %s: all %s", tol, figures)
+	case c.Table == nil:
+		c.Outcome, c.Equal = Different, false
+		c.Verdict = fmt.Sprintf("DIFFERENT: %d of %d figures differ by more than %s (%s)", k, n, tol, figures)
+	case k == 0:
+		c.Verdict += fmt.Sprintf("; and all %s within %s", figures, tol)
+	case c.Outcome == Different:
+		c.Verdict += fmt.Sprintf("; and %d of %d zfs list / zpool list figures differ by more than %s", k, n, tol)
+	default:
+		c.Verdict = fmt.Sprintf("DIFFERENT: %d of %d zfs list / zpool list figures differ by more than %s (the DDT table: %s)", k, n, tol, c.Verdict)
+		c.Outcome, c.Equal = Different, false
+	}
+	if k > 0 {
+		c.Causes = append(c.Causes, c.spaceCauses(opts.Space.Other, opts)...)
+	}
+	return nil
 }
 
 func (c *Comparison) allRows() []*Row {
@@ -605,7 +697,44 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	var b strings.Builder
 	pr := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	pr("predicted: ddtsim, %s\n", c.Model)
-	pr("actual:    %s: %s, line %d (era: %s)\n\n", c.Source, c.Table.Description(), c.TableLine, c.Era.Text)
+	if c.Table != nil {
+		pr("actual:    %s: %s, line %d (era: %s)\n", c.Source, c.Table.Description(), c.TableLine, c.Era.Text)
+		if len(c.Space) > 0 {
+			pr("           and %s\n", c.spaceSources())
+		}
+		pr("\n")
+		c.writeTable(pr)
+	} else {
+		pr("actual:    %s: %s\n", c.Source, c.spaceSources())
+	}
+	c.writeSpace(pr)
+	pr("\n%s\n", c.Verdict)
+	if len(c.Differences) > 0 {
+		pr("Where:\n")
+		const max = 20
+		for i, d := range c.Differences {
+			if i == max {
+				pr("  ... and %d more (see --json)\n", len(c.Differences)-max)
+				break
+			}
+			pr("  %s\n", d)
+		}
+	}
+	if len(c.Causes) > 0 {
+		pr("Likely causes:\n")
+		for _, s := range c.Causes {
+			pr("  - %s\n", s)
+		}
+	}
+	for _, n := range c.Notes {
+		pr("Note: %s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeTable writes the side-by-side histogram and the ratios.
+func (c *Comparison) writeTable(pr func(string, ...any)) {
 	pr("%-6s %-10s %8s %8s %8s %8s %8s %8s %8s %8s\n", "bucket", "", "alloc", "", "", "", "refer", "", "", "")
 	pr("%-6s %-10s %8s %8s %8s %8s %8s %8s %8s %8s\n", "refcnt", "", "blocks", "LSIZE", "PSIZE", "DSIZE", "blocks", "LSIZE", "PSIZE", "DSIZE")
 	for _, r := range c.allRows() {
@@ -658,27 +787,4 @@ func (c *Comparison) WriteText(w io.Writer) error {
 			pr("* no ratio line in the actual text: the range its Total row allows\n")
 		}
 	}
-	pr("\n%s\n", c.Verdict)
-	if len(c.Differences) > 0 {
-		pr("Where:\n")
-		const max = 20
-		for i, d := range c.Differences {
-			if i == max {
-				pr("  ... and %d more (see --json)\n", len(c.Differences)-max)
-				break
-			}
-			pr("  %s\n", d)
-		}
-	}
-	if len(c.Causes) > 0 {
-		pr("Likely causes:\n")
-		for _, s := range c.Causes {
-			pr("  - %s\n", s)
-		}
-	}
-	for _, n := range c.Notes {
-		pr("Note: %s\n", n)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }

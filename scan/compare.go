@@ -11,7 +11,9 @@ import (
 
 // Compare sets the result (and rep, its Report) beside what real zdb
 // printed for the same files (actual, parsed from source: a file name or
-// the zdb command run) and returns the comparison with its notes: the
+// the zdb command run), and the space rep predicts (rep.Space) beside the
+// zfs list and zpool list tables actual holds, and returns the comparison
+// with its notes: the
 // paths the scan could not read, the DDT size when actual has one, and
 // what the parser could not use of actual. opts gives the tolerances; the
 // model's description, the bytes suffix and the release span are the
@@ -26,6 +28,8 @@ func (res *Result) Compare(rep *report.Scan, actual *zdb.Parsed, source string, 
 	opts.Source = source
 	opts.ReleaseFrom = fmt.Sprintf("%d.%d", rel.First[0], rel.First[1])
 	opts.ReleaseTo = fmt.Sprintf("%d.%d", rel.Last[0], rel.Last[1])
+	opts.Space = rep.Space
+	opts.Dedup = rep.Properties["dedup"]
 	cmp, err := compare.Compare(res.Scan.Histogram, actual, opts)
 	if err != nil {
 		return nil, err

@@ -12,8 +12,63 @@ import (
 // column names (any columns, in any order: -o), then a row per dataset or
 // vdev (zpool list -v indents the vdevs under their pool).
 type ListTable struct {
-	Columns []string // upper case, as printed: NAME, USED, LUSED, ALLOC, ...
-	Rows    [][]string
+	// Kind is ListZfs or ListZpool, told by the columns (ListKind); ""
+	// when they tell neither.
+	Kind    string     `json:"kind"`
+	Line    int        `json:"line"`    // the header's line in the text (1-based)
+	Columns []string   `json:"columns"` // upper case, as printed: NAME, USED, LUSED, ALLOC, ...
+	Rows    [][]string `json:"rows"`
+	// RowLines are the rows' lines in the text (Parse sets them; nil from
+	// ParseList).
+	RowLines []int `json:"row_lines,omitempty"`
+	// RowsLeftOut counts the rows past the first MaxListRows (Parse).
+	RowsLeftOut int `json:"rows_left_out,omitempty"`
+}
+
+// Kinds of ListTable.
+const (
+	ListZfs   = "zfs list"
+	ListZpool = "zpool list"
+)
+
+// zfs list and zpool list column headers (zfs_prop.c, zpool_prop.c: the
+// properties' column names) that tell the two apart: only zpool list
+// prints these …
+var zpoolColumns = map[string]bool{
+	"SIZE": true, "ALLOC": true, "FREE": true, "CKPOINT": true, "EXPANDSZ": true, "FRAG": true, "CAP": true,
+	"DEDUP": true, "HEALTH": true, "ALTROOT": true, "BCLONE_USED": true, "BCLONE_SAVED": true, "BCLONE_RATIO": true,
+	"DEDUP_SAVED": true, "DEDUP_USED": true, "GUID": true, "LOAD_GUID": true,
+}
+
+// … and only zfs list these.
+var zfsColumns = map[string]bool{
+	"USED": true, "AVAIL": true, "REFER": true, "MOUNTPOINT": true, "USEDSNAP": true, "USEDDS": true,
+	"USEDREFRESERV": true, "USEDCHILD": true, "LUSED": true, "LREFER": true, "RATIO": true, "REFRATIO": true,
+	"TYPE": true, "COMPRESS": true, "RECSIZE": true, "QUOTA": true, "RESERV": true,
+	"VOLSIZE": true, "VOLBLOCK": true, "WRITTEN": true, "ORIGIN": true, "CREATION": true,
+}
+
+// ListKind tells zfs list (ListZfs) from zpool list (ListZpool) columns
+// (a header's fields after NAME): the kind most of the known columns
+// belong to, "" when none is known or they tie (zpool status's NAME
+// STATE READ WRITE CKSUM is neither).
+func ListKind(columns []string) string {
+	zfs, zpool := 0, 0
+	for _, c := range columns {
+		if zfsColumns[c] {
+			zfs++
+		}
+		if zpoolColumns[c] {
+			zpool++
+		}
+	}
+	switch {
+	case zfs > zpool:
+		return ListZfs
+	case zpool > zfs:
+		return ListZpool
+	}
+	return ""
 }
 
 // ErrNotList: the text has no zfs list / zpool list header (a NAME column
@@ -34,7 +89,7 @@ func ParseList(text string) (*ListTable, error) {
 		}
 		if t == nil {
 			if f[0] == "NAME" && len(f) > 1 {
-				t = &ListTable{Columns: f}
+				t = &ListTable{Kind: ListKind(f[1:]), Line: i + 1, Columns: f}
 			}
 			continue
 		}
@@ -92,4 +147,79 @@ func (t *ListTable) Ratio(name, col string) (float64, bool) {
 	}
 	r, err := strconv.ParseFloat(strings.TrimSuffix(s, "x"), 64)
 	return r, err == nil
+}
+
+// MaxListRows is how many rows of one zfs list or zpool list table Parse
+// keeps; it counts the others (ListTable.RowsLeftOut).
+const MaxListRows = 1000
+
+// listHeader starts a list table at the current line when fields are a
+// zfs list or zpool list header, and reports whether they were.
+func (ps *parser) listHeader(fields []string) bool {
+	if fields[0] != "NAME" || len(fields) < 2 {
+		return false
+	}
+	k := ListKind(fields[1:])
+	if k == "" {
+		return false
+	}
+	ps.endTable()
+	ps.endList()
+	ps.inStatus = false
+	ps.list = &ListTable{Kind: k, Line: ps.n, Columns: fields, Rows: [][]string{}}
+	return true
+}
+
+// listRow reads the line (raw, split into fields) as a row of the current
+// list table, and reports whether it was one: as many fields as columns,
+// or, under zpool list -v, an indented vdev row with its last columns
+// empty.
+func (ps *parser) listRow(raw string, fields []string) bool {
+	t := ps.list
+	n := len(t.Columns)
+	switch {
+	case len(fields) == 0 || len(fields) > n || fields[0] == "NAME":
+		return false
+	case cmdRe.MatchString(strings.Join(fields, " ")) || promptRe.MatchString(strings.Join(fields, " ")):
+		return false // the next command
+	case len(fields) < n && (t.Kind != ListZpool || raw[0] != ' ' && raw[0] != '\t'):
+		return false
+	}
+	if len(t.Rows) == MaxListRows {
+		t.RowsLeftOut++
+		return true
+	}
+	row := make([]string, n)
+	copy(row, fields)
+	for i := len(fields); i < n; i++ {
+		row[i] = "-"
+	}
+	t.Rows = append(t.Rows, row)
+	t.RowLines = append(t.RowLines, ps.n)
+	return true
+}
+
+// endList ends the current list table, if any.
+func (ps *parser) endList() {
+	t := ps.list
+	if t == nil {
+		return
+	}
+	ps.list = nil
+	if len(t.Rows) == 0 {
+		ps.p.Diags = append(ps.p.Diags, Diag{t.Line, SevWarning, t.Kind + " header without rows (cut short?)"})
+		return
+	}
+	ps.p.Lists = append(ps.p.Lists, t)
+}
+
+// List returns the first table of the kind (ListZfs, ListZpool) in the
+// text, nil when there is none.
+func (p *Parsed) List(kind string) *ListTable {
+	for _, t := range p.Lists {
+		if t.Kind == kind {
+			return t
+		}
+	}
+	return nil
 }

@@ -209,6 +209,9 @@ type Parsed struct {
 	Objects   []DDTObject       `json:"ddt_objects"`
 	Logs      []DDTLog          `json:"ddt_logs"`
 	Summaries []DedupSummary    `json:"dedup_summaries"`
+	// Lists are the zfs list and zpool list tables in the text (with a
+	// header line), in order.
+	Lists []*ListTable `json:"lists,omitempty"`
 	// Empty is set when zdb said "All DDTs are empty".
 	Empty bool `json:"all_ddts_empty"`
 	// Orphans are ratio lines that follow no table, such as the one zdb -D
@@ -275,7 +278,7 @@ var (
 	// A command line, with an optional shell prompt of up to two words
 	// ending in $ # % or >: "$ zdb -S tank", "[root@host centos]# zdb -DDD
 	// tank", "user@host:~$ sudo zpool status -D tank".
-	cmdRe    = regexp.MustCompile(`^(?:(?:[^\s$#%>]+(?:\s[^\s$#%>]+)?\s*)?[$#%>]\s*)?(?:sudo\s+(?:-\S+\s+)*)?((?:\S*/)?(?:zdb|zpool)\s+\S.*)$`)
+	cmdRe    = regexp.MustCompile(`^(?:(?:[^\s$#%>]+(?:\s[^\s$#%>]+)?\s*)?[$#%>]\s*)?(?:sudo\s+(?:-\S+\s+)*)?((?:\S*/)?(?:zdb|zpool|zfs)\s+\S.*)$`)
 	promptRe = regexp.MustCompile(`^(?:[^\s$#%>]+(?:\s[^\s$#%>]+)?\s*)?[$#%>]$`)
 	// zdb -D lines.
 	ddtHeaderRe = regexp.MustCompile(`^DDT-(\w+): version=(\d+)(?: \[(\w+)\])?; flags=0x([0-9a-fA-F]+)(?: \[([A-Z ]*)\])?; rootobj=(\d+)$`)
@@ -310,8 +313,9 @@ type parser struct {
 	// Per-line diagnostics kept so far, and their bytes (see keepDiag).
 	kept, keptBytes int
 	cur             *HistogramTable
-	hdr             int       // header lines of cur seen: 1 bucket, 2 underscores, 3 names, 4 dashes
-	pending         TableKind // kind of the next table, from a title line
+	list            *ListTable // the zfs list or zpool list table being read
+	hdr             int        // header lines of cur seen: 1 bucket, 2 underscores, 3 names, 4 dashes
+	pending         TableKind  // kind of the next table, from a title line
 	pendObj         string
 	last            *HistogramTable // the table a ratio line would belong to
 	inStatus        bool            // inside zpool status's pool:/config: block
@@ -571,6 +575,7 @@ func (ps *parser) end() *Parsed {
 		ps.step()
 	}
 	ps.endTable()
+	ps.endList()
 	ps.finish()
 	return ps.p
 }
@@ -662,6 +667,12 @@ func (ps *parser) line(raw string) int {
 	norm := strings.Join(fields, " ")
 	wasLog := ps.lastLog
 	ps.lastLog = false
+	if ps.list != nil {
+		if ps.listRow(raw, fields) {
+			return 0
+		}
+		ps.endList()
+	}
 
 	if len(fields) == 0 {
 		if ps.cur != nil && ps.hdr >= 4 || ps.cur != nil && len(ps.cur.Rows) > 0 {
@@ -686,6 +697,10 @@ func (ps *parser) line(raw string) int {
 	if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
 		ps.endTable()
 		return 0 // a Markdown code fence around a paste
+	}
+
+	if ps.listHeader(fields) {
+		return 0
 	}
 
 	// Table header lines.

@@ -60,6 +60,9 @@ func (p *Parsed) WriteText(w io.Writer, name string) error {
 			pr("               (read as %s; the format alone does not say: see the note below)\n", s.OnDisk.Meaning)
 		}
 	}
+	for _, l := range p.Lists {
+		pr("  %-12s line %d: %s, %s (first: %s)\n", l.Kind, l.Line, plural(len(l.Columns)-1, "column"), plural(len(l.Rows)+l.RowsLeftOut, "row"), l.Rows[0][0])
+	}
 	primary := p.Primary()
 	for _, t := range p.Tables {
 		mark := ""

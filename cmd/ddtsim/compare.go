@@ -19,12 +19,13 @@ import (
 
 type compareCmd struct {
 	Scan      scanCmd       `embed:""`
-	ZdbOutput string        `name:"zdb-output" placeholder:"FILE" xor:"actual" help:"The actual text: what zdb -S printed for these files' pool (zdb -DD or zpool status -D output also works, for a pool whose data was all written with dedup on); - reads standard input."`
+	ZdbOutput string        `name:"zdb-output" placeholder:"FILE" xor:"actual" help:"The actual text: what zdb -S printed for these files' pool (zdb -DD or zpool status -D output also works, for a pool whose data was all written with dedup on), and/or what zfs list and zpool list printed for it (with their header lines; -p or human sizes; the first row: the pool's root dataset, the pool), one after the other; - reads standard input."`
 	Pool      string        `placeholder:"POOL" xor:"actual" help:"Run zdb -S POOL (read-only) and compare with what it prints. zdb usually needs root."`
 	Exported  bool          `help:"With --pool: the pool is not imported; run zdb -e, which reads the pool from its disks."`
 	Dir       string        `placeholder:"DIR" help:"With --exported: the directory holding the pool's devices (zdb -e -p DIR), e.g. /dev/disk/by-id."`
 	Tolerance float64       `default:"0" help:"How far each of the four ratios may differ beyond its display precision and still count as equal (absolute, e.g. 0.01). Default 0: they must print alike. Cells: --cell-tolerance."`
 	CellTol   float64       `name:"cell-tolerance" default:"0" help:"How far each table cell may differ from the value it prints, as a fraction (0.005 = 0.5%), and still count as equal: for zstd, which the default build approximates. Default 0: cells must print alike."`
+	SpaceTol  float64       `name:"space-tolerance" default:"0.01" help:"How far each zfs list and zpool list figure (USED, USEDDS, REFER, LUSED, LREFER, RATIO; ALLOC, DEDUP) may lie from the value it prints, as a fraction (0.01 = 1%, the model's measured bound), and still count as equal."`
 	Timeout   time.Duration `default:"2h" help:"With --pool: stop zdb after this long (0: no limit). zdb -S reads every block pointer of the pool; large pools take hours."`
 }
 
@@ -58,6 +59,8 @@ func (c *compareCmd) Run(std *streams) error {
 		return fail("--tolerance %g: must be 0 or more", c.Tolerance)
 	case c.CellTol < 0 || c.CellTol >= 1 || c.CellTol != c.CellTol:
 		return fail("--cell-tolerance %g: must be a fraction from 0 to below 1 (0.005 = 0.5%%)", c.CellTol)
+	case c.SpaceTol < 0 || c.SpaceTol >= 1 || c.SpaceTol != c.SpaceTol:
+		return fail("--space-tolerance %g: must be a fraction from 0 to below 1 (0.01 = 1%%)", c.SpaceTol)
 	case c.Timeout < 0:
 		return fail("--timeout %s: must be 0 (no limit) or more", c.Timeout)
 	case len(s.Paths) == 0:
@@ -88,9 +91,9 @@ func (c *compareCmd) Run(std *streams) error {
 		if source == "-" {
 			source = "standard input"
 		}
-		if actual.Primary() == nil {
+		if actual.Primary() == nil && len(actual.Lists) == 0 {
 			printDiags(stderr, source, actual)
-			return fail("%s: no DDT histogram table found: nothing to compare with", source)
+			return fail("%s: no DDT histogram table found, nor a zfs list or zpool list table (with its header line): nothing to compare with", source)
 		}
 	} else {
 		if err := zdb.CheckPoolName(c.Pool); err != nil {
@@ -147,7 +150,7 @@ func (c *compareCmd) Run(std *streams) error {
 		return statusError{exitInterrupt, "interrupted"}
 	}
 
-	cmp, err := pred.res.Compare(pred.report, actual, source, compare.Options{Tolerance: c.Tolerance, CellTolerance: c.CellTol})
+	cmp, err := pred.res.Compare(pred.report, actual, source, compare.Options{Tolerance: c.Tolerance, CellTolerance: c.CellTol, SpaceTolerance: c.SpaceTol})
 	if err != nil {
 		printDiags(stderr, source, actual)
 		return fail("%s: %v", source, err)

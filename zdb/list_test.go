@@ -1,0 +1,99 @@
+package zdb
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A zdb -S text, then zfs list and zpool list -v (human sizes), with the
+// commands and a zpool status config between: Parse keeps the histogram
+// and reads both list tables, and takes zpool status's NAME header for
+// neither.
+func TestParseLists(t *testing.T) {
+	text := strings.Join([]string{
+		"$ zfs list -o space,logicalused,logicalreferenced,compressratio tank",
+		"NAME   AVAIL   USED  USEDSNAP  USEDDS  USEDREFRESERV  USEDCHILD  LUSED  LREFER  RATIO",
+		"tank   61.5G  41.7M         0   41.4M              0       312K  52.7M   52.6M  1.28x",
+		"$ zpool list -v tank",
+		"NAME                    SIZE  ALLOC   FREE  CKPOINT  EXPANDSZ   FRAG    CAP  DEDUP    HEALTH  ALTROOT",
+		"tank                     63.5G  41.8M  63.5G        -         -     0%     0%  1.00x    ONLINE  -",
+		"  raidz1-0               63.5G  41.8M  63.5G        -         -     0%  0.06%      -    ONLINE",
+		"    virtio-zdisk0  64.0G      -      -        -         -      -      -      -    ONLINE",
+		"",
+		"  pool: tank",
+		" state: ONLINE",
+		"config:",
+		"",
+		"\tNAME        STATE     READ WRITE CKSUM",
+		"\ttank        ONLINE       0     0     0",
+		"",
+		"$ zdb -S tank",
+		workedZdbS,
+	}, "\n")
+	p := ParseString(text)
+	if len(p.Lists) != 2 {
+		t.Fatalf("%d list tables, want 2: %+v", len(p.Lists), p.Lists)
+	}
+	zfs, zpool := p.List(ListZfs), p.List(ListZpool)
+	if zfs == nil || zpool == nil || zfs.Line != 2 || zpool.Line != 5 {
+		t.Fatalf("zfs list %+v, zpool list %+v", zfs, zpool)
+	}
+	if len(zfs.Rows) != 1 || !slices.Equal(zfs.RowLines, []int{3}) || len(zpool.Rows) != 3 {
+		t.Errorf("rows: zfs list %q (lines %v), zpool list %q", zfs.Rows, zfs.RowLines, zpool.Rows)
+	}
+	if v, ok := zfs.Size("", "USED"); !ok || v.Text != "41.7M" || !v.Contains(43728896) || v.Contains(43000000) {
+		t.Errorf("USED %+v %v", v, ok)
+	}
+	if r, ok := zfs.Ratio("tank", "RATIO"); !ok || r != 1.28 {
+		t.Errorf("RATIO %v %v", r, ok)
+	}
+	if v, ok := zpool.Size("", "ALLOC"); !ok || v.Text != "41.8M" {
+		t.Errorf("ALLOC %+v %v", v, ok)
+	}
+	if d, ok := zpool.Ratio("", "DEDUP"); !ok || d != 1 {
+		t.Errorf("DEDUP %v %v", d, ok)
+	}
+	if _, ok := zpool.Size("virtio-zdisk0", "ALTROOT"); ok {
+		t.Error("the short vdev row has an ALTROOT")
+	}
+	if p.Primary() == nil || p.Primary().Kind != KindSimulated {
+		t.Errorf("the zdb -S table is lost: %+v", p.Tables)
+	}
+	for _, d := range p.Diags {
+		if d.Severity != SevNote {
+			t.Errorf("diagnostic %s", d)
+		}
+	}
+	if len(p.Commands) != 3 {
+		t.Errorf("commands %+v, want the zfs list, zpool list and zdb -S lines", p.Commands)
+	}
+}
+
+func TestListKind(t *testing.T) {
+	for cols, want := range map[string]string{
+		"USED AVAIL REFER MOUNTPOINT":                                     ListZfs,
+		"SIZE ALLOC FREE CKPOINT EXPANDSZ FRAG CAP DEDUP HEALTH ALTROOT":  ListZpool,
+		"STATE READ WRITE CKSUM":                                          "",
+		"AVAIL USED USEDSNAP USEDDS USEDREFRESERV USEDCHILD LUSED LREFER": ListZfs,
+		"ALLOC DEDUP":       ListZpool,
+		"FOO BAR":           "",
+		"USED ALLOC":        "",
+		"USED DEDUP":        "",
+		"USED":              ListZfs,
+		"DEDUP RATIO ALLOC": ListZpool,
+	} {
+		if got := ListKind(strings.Fields(cols)); got != want {
+			t.Errorf("ListKind(%s) = %q, want %q", cols, got, want)
+		}
+	}
+}
+
+// A header with no rows is warned about and left out; a text of junk has
+// no lists.
+func TestParseListsNone(t *testing.T) {
+	p := ParseString("NAME  USED  AVAIL  REFER  MOUNTPOINT\n\nhello world\n")
+	if len(p.Lists) != 0 || len(p.Diags) == 0 || !strings.Contains(p.Diags[0].Msg, "zfs list header without rows") {
+		t.Errorf("lists %+v, diags %v", p.Lists, p.Diags)
+	}
+}
