@@ -1,7 +1,6 @@
 package scan_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/ddtsim/ddtsim/compare"
 	"github.com/ddtsim/ddtsim/internal/golden"
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/zdb"
 )
 
@@ -34,20 +31,7 @@ func TestGoldenCompareSpace(t *testing.T) {
 		}
 		ran++
 		t.Run(c.Name, func(t *testing.T) {
-			text := model.Text{Release: c.Release, Vdevs: []string{c.Vdevs}, Ashift: strconv.Itoa(c.Ashift), Sparse: c.Sparse, Properties: c.Properties()}
-			set, err := model.Parse(text)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := scan.Run(context.Background(), set, inputs, scan.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Close()
-			rep, err := res.Report(0)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res, rep := scanCase(t, c, inputs)
 			read := func(name string) string {
 				b, err := os.ReadFile(filepath.Join(c.Dir, name))
 				if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/ddtsim/ddtsim/compress/zstd"
 	"github.com/ddtsim/ddtsim/internal/golden"
 	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zio"
@@ -117,25 +118,7 @@ func TestGoldenSpaceCases(t *testing.T) {
 // returns the row of errors and the largest.
 func checkSpace(t *testing.T, c golden.Case, in []string) (string, float64) {
 	t.Helper()
-	var set model.Settings
-	if c.Zvol != "" {
-		set, _ = zvolSettings(t, c, false)
-	} else {
-		text := model.Text{Release: c.Release, Vdevs: []string{c.Vdevs}, Ashift: strconv.Itoa(c.Ashift), Sparse: c.Sparse, Properties: c.Properties()}
-		var err error
-		if set, err = model.Parse(text); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res, err := scan.Run(context.Background(), set, in, scan.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Close()
-	rep, err := res.Report(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, rep := scanCase(t, c, in)
 	if rep.Space == nil {
 		t.Fatal("no space prediction")
 	}
@@ -202,6 +185,33 @@ func checkSpace(t *testing.T, c golden.Case, in []string) (string, float64) {
 		t.Errorf("compressratio: predicted %.2f, real %.2f", f.CompressRatio, r)
 	}
 	return "| " + strings.Join(row, " | ") + " |", worst
+}
+
+// scanCase scans in under golden case c's settings (a volume a file for
+// a zvol case) and returns the result, closed when the test ends, and its
+// report.
+func scanCase(t *testing.T, c golden.Case, in []string) (*scan.Result, *report.Scan) {
+	t.Helper()
+	var set model.Settings
+	if c.Zvol != "" {
+		set, _ = zvolSettings(t, c, false)
+	} else {
+		text := model.Text{Release: c.Release, Vdevs: []string{c.Vdevs}, Ashift: strconv.Itoa(c.Ashift), Sparse: c.Sparse, Properties: c.Properties()}
+		var err error
+		if set, err = model.Parse(text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := scan.Run(context.Background(), set, in, scan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(res.Close)
+	rep, err := res.Report(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, rep
 }
 
 // exactCompression reports whether this build reproduces the compressor

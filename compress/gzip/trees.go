@@ -491,9 +491,13 @@ func genCodes(tree []node, maxCode int, count *[maxBits + 1]uint16) {
 	}
 }
 
-// scanTree is scan_tree(): count, in the bit-length tree's frequencies,
-// the run-length coded code lengths of tree.
-func (t *trees) scanTree(tree []node, maxCode int) {
+// lengthRuns cuts tree's code lengths 0..maxCode into the runs that
+// scan_tree() and send_tree() code (a run ends at a change of length, or
+// at 6, 7 or 138 repeats), and calls f with each: its length, how many
+// codes it covers, the length of the run before (−1 at first) and the
+// fewest repeats a repeat code may take there (3 or 4). tree[maxCode+1]
+// must hold a length that ends the last run (scanTree's guard).
+func lengthRuns(tree []node, maxCode int, f func(curLen, count, prevLen, minCount int)) {
 	prevLen := -1
 	nextLen := int(tree[0].len)
 	count := 0
@@ -501,7 +505,6 @@ func (t *trees) scanTree(tree []node, maxCode int) {
 	if nextLen == 0 {
 		maxCount, minCount = 138, 3
 	}
-	tree[maxCode+1].len = 0xffff // guard
 	for n := 0; n <= maxCode; n++ {
 		curLen := nextLen
 		nextLen = int(tree[n+1].len)
@@ -509,19 +512,7 @@ func (t *trees) scanTree(tree []node, maxCode int) {
 		if count < maxCount && curLen == nextLen {
 			continue
 		}
-		switch {
-		case count < minCount:
-			t.bltree[curLen].freq += uint16(count)
-		case curLen != 0:
-			if curLen != prevLen {
-				t.bltree[curLen].freq++
-			}
-			t.bltree[rep3to6].freq++
-		case count <= 10:
-			t.bltree[repz3to10].freq++
-		default:
-			t.bltree[repz11to138].freq++
-		}
+		f(curLen, count, prevLen, minCount)
 		count = 0
 		prevLen = curLen
 		switch {
@@ -535,23 +526,31 @@ func (t *trees) scanTree(tree []node, maxCode int) {
 	}
 }
 
+// scanTree is scan_tree(): count, in the bit-length tree's frequencies,
+// the run-length coded code lengths of tree.
+func (t *trees) scanTree(tree []node, maxCode int) {
+	tree[maxCode+1].len = 0xffff // guard
+	lengthRuns(tree, maxCode, func(curLen, count, prevLen, minCount int) {
+		switch {
+		case count < minCount:
+			t.bltree[curLen].freq += uint16(count)
+		case curLen != 0:
+			if curLen != prevLen {
+				t.bltree[curLen].freq++
+			}
+			t.bltree[rep3to6].freq++
+		case count <= 10:
+			t.bltree[repz3to10].freq++
+		default:
+			t.bltree[repz11to138].freq++
+		}
+	})
+}
+
 // sendTree is send_tree(): write tree's code lengths, run-length coded with
 // the bit-length tree (the same runs scanTree counted).
 func (t *trees) sendTree(tree []node, maxCode int) {
-	prevLen := -1
-	nextLen := int(tree[0].len)
-	count := 0
-	maxCount, minCount := 7, 4
-	if nextLen == 0 {
-		maxCount, minCount = 138, 3
-	}
-	for n := 0; n <= maxCode; n++ {
-		curLen := nextLen
-		nextLen = int(tree[n+1].len)
-		count++
-		if count < maxCount && curLen == nextLen {
-			continue
-		}
+	lengthRuns(tree, maxCode, func(curLen, count, prevLen, minCount int) {
 		switch {
 		case count < minCount:
 			for ; count > 0; count-- {
@@ -571,17 +570,7 @@ func (t *trees) sendTree(tree []node, maxCode int) {
 			t.sendCode(repz11to138, t.bltree[:])
 			t.sendBits(uint32(count-11), 7)
 		}
-		count = 0
-		prevLen = curLen
-		switch {
-		case nextLen == 0:
-			maxCount, minCount = 138, 3
-		case curLen == nextLen:
-			maxCount, minCount = 6, 3
-		default:
-			maxCount, minCount = 7, 4
-		}
-	}
+	})
 }
 
 // buildBLTree is build_bl_tree(): the bit-length tree for the two trees;
