@@ -222,6 +222,7 @@ type Counters struct {
 	Changed        uint64 `json:"changed"`         // files that changed while they were read (figures approximate)
 	Errors         uint64 `json:"errors"`          // paths that could not be read (fully)
 	LogicalBytes   uint64 `json:"logical_bytes"`   // sum of file sizes (of Files)
+	EmptyFiles     uint64 `json:"empty_files"`     // of Files, those of 0 bytes (with --zvol: no volume)
 	ScannedBytes   uint64 `json:"scanned_bytes"`   // file bytes the result covers (see above)
 	ReadBytes      uint64 `json:"read_bytes"`      // bytes actually read from the files
 	Records        uint64 `json:"records"`         // level-0 records of all files, holes included
@@ -372,6 +373,7 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, 
 	}
 	res.Counters.Errors = uint64(s.errors.Load())
 	res.Counters.Changed = uint64(s.changedFiles.Load())
+	res.Counters.EmptyFiles = s.walkEmpty.Load()
 	s.spaceMu.Lock()
 	res.Counters.Indirect.Add(s.indirectBlocks)
 	res.Counters.DirZAPs = s.dirBlocks

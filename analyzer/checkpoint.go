@@ -103,7 +103,7 @@ func (s *scan) checkpoint() {
 			st.InFlight = append(st.InFlight, Accounted{File: a.fl.info, First: a.first, End: a.next})
 		}
 	}
-	c.Files, c.LogicalBytes = s.walkFiles.Load(), s.walkBytes.Load()
+	c.Files, c.LogicalBytes, c.EmptyFiles = s.walkFiles.Load(), s.walkBytes.Load(), s.walkEmpty.Load()
 	s.spaceMu.Lock()
 	c.Indirect.Add(s.indirectBlocks)
 	s.spaceMu.Unlock()

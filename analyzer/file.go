@@ -47,6 +47,8 @@ type scan struct {
 	// files and bytes counted by the walk so far (the files visited
 	// that this shard counts), for a checkpoint's counters.
 	walkFiles, walkBytes atomic.Uint64
+	// walkEmpty: of those, the empty files (no volume is made of them).
+	walkEmpty atomic.Uint64
 }
 
 // file is one file being scanned (a regular file or a block device); its
@@ -166,6 +168,9 @@ func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 		s.walkBytes.Add(sf.Size)
 	}
 	if sf.Size == 0 {
+		if counted {
+			s.walkEmpty.Add(1)
+		}
 		if p := s.opts.Progress; p != nil && counted {
 			p.Files.Add(1)
 		}

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -26,12 +27,27 @@ type Figure struct {
 	Lo float64 `json:"actual_lo"`
 	Hi float64 `json:"actual_hi"`
 	// DiffPct is (Predicted − the middle of [Lo, Hi]) / that middle, in
-	// percent.
+	// percent: +Inf when the actual figure is 0 and the predicted one not
+	// (JSON: null).
 	DiffPct float64 `json:"difference_pct"`
 	// Equal: Predicted lies in [Lo, Hi] widened by the space tolerance
 	// (Options.SpaceTolerance) on either side.
 	Equal bool `json:"equal"`
 	Ratio bool `json:"ratio,omitempty"`
+}
+
+// MarshalJSON writes f with an infinite DiffPct as null (JSON has no
+// infinity: found by a new user, compare --json failed on an actual 0).
+func (f Figure) MarshalJSON() ([]byte, error) {
+	type plain Figure
+	out := struct {
+		plain
+		DiffPct *float64 `json:"difference_pct"`
+	}{plain: plain(f)}
+	if !math.IsInf(f.DiffPct, 0) && !math.IsNaN(f.DiffPct) {
+		out.DiffPct = &f.DiffPct
+	}
+	return json.Marshal(out)
 }
 
 // What each column of zfs list and zpool list is of the prediction

@@ -3,6 +3,7 @@ package compare
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -209,5 +210,27 @@ func TestCompareSpaceUnusable(t *testing.T) {
 		if !errors.Is(err, ErrUnusable) || !strings.Contains(err.Error(), tc.why) {
 			t.Errorf("%s: err %v, want %q", name, err, tc.why)
 		}
+	}
+}
+
+// TestFigureJSONInfinite: an actual figure of 0 beside a predicted one
+// gives an infinite difference, written as null in JSON, not an error
+// (found by a new user: compare --json exited 1 with "json: unsupported
+// value: +Inf").
+func TestFigureJSONInfinite(t *testing.T) {
+	eq, pct := figureEqual(5, 0, 0, 0.01)
+	if eq || !math.IsInf(pct, 1) {
+		t.Fatalf("figureEqual(5, 0, 0) = %v, %v", eq, pct)
+	}
+	b, err := json.Marshal(Figure{Column: "USED", Predicted: 5, Actual: "0", DiffPct: pct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"difference_pct":null`) || !strings.Contains(string(b), `"column":"USED"`) {
+		t.Errorf("JSON %s", b)
+	}
+	b, _ = json.Marshal(Figure{Column: "ALLOC", DiffPct: 1.5})
+	if !strings.Contains(string(b), `"difference_pct":1.5`) {
+		t.Errorf("JSON %s", b)
 	}
 }

@@ -194,8 +194,8 @@ func (s *Scan) WriteCSV(w io.Writer) error {
 		kv("metadata_lsize", u(m.LSize))
 		kv("metadata_psize", u(m.PSize))
 		kv("metadata_asize", u(m.ASize))
-		kv("metadata_indirect_asize", u(c.Indirect.ASize))
-		kv("metadata_directories_asize", u(c.DirZAPs.ASize))
+		kv("metadata_indirect_asize", u(s.Space.Indirect.ASize))
+		kv("metadata_directories_asize", u(s.Space.Directories.ASize))
 	}
 
 	// 3. breakdown

@@ -12,11 +12,15 @@ import (
 // children of an empty root file system); a sampled scan's figures are
 // estimates like the rest.
 func (s *Scan) EstimateSpace(p *zio.Policy) {
+	if s.NothingSampled() {
+		s.Space = nil // nothing to estimate the data from (found by a new user: JSON had metadata alone)
+		return
+	}
 	c := s.Counters
 	in := space.Input{Policy: p, Data: s.Total, EmbeddedLSize: c.EmbeddedLSize, Objects: c.Files + c.Dirs + c.Symlinks + c.Special,
 		Indirect: c.Indirect, Dirs: c.DirZAPs}
 	if s.Properties["type"] == "volume" {
-		in.Volumes = c.Files
+		in.Volumes = c.Files - min(c.Files, c.EmptyFiles) // zfs create -V refuses a size of 0
 	}
 	if s.DDT != nil {
 		in.DDTOnDisk = s.DDT.OnDisk

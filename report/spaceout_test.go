@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testkit"
+	"github.com/ddtsim/ddtsim/space"
 	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -130,10 +131,16 @@ func TestSpaceMissing(t *testing.T) {
 		dir := t.TempDir()
 		testkit.Write(t, filepath.Join(dir, "f"), testkit.Rand(5, 3<<20))
 		s := sampledScan(t, p, 1<<20, dir)
-		s.EstimateSpace(p)
-		if !s.NothingSampled() || s.Space == nil {
-			t.Fatalf("sample %+v, space %v: the test needs a prediction from a sample that kept nothing", s.Sample, s.Space)
+		if !s.NothingSampled() {
+			t.Fatalf("sample %+v: the test needs a sample that kept nothing", s.Sample)
 		}
+		// EstimateSpace leaves it out (found by a new user: JSON had a
+		// prediction of the metadata alone); set by hand, the writers
+		// leave it out too.
+		if s.EstimateSpace(p); s.Space != nil {
+			t.Errorf("a prediction from a sample that kept nothing: %+v", s.Space.Figures)
+		}
+		s.Space = &space.Prediction{Figures: space.Figures{Used: 1, Alloc: 1}}
 		noSpace(t, s)
 	})
 	t.Run("policy's own only", func(t *testing.T) {

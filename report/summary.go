@@ -249,8 +249,8 @@ func (s *Scan) WriteText(w io.Writer) error {
 			zdb.Nicenum(off.Alloc, true), off.Alloc, zdb.Nicenum(on.Alloc, true), on.Alloc, on.Dedup)
 		m := off.Metadata
 		pr("  metadata     %s (%d bytes) a copy: indirect blocks %s, directories %s, dnodes and fixed objects %s; zfs list and zpool list count it and the pool's own, zdb -S does not\n",
-			zdb.Nicenum(m.ASize, true), m.ASize, zdb.Nicenum(s.Counters.Indirect.ASize, true), zdb.Nicenum(s.Counters.DirZAPs.ASize, true),
-			zdb.Nicenum(m.ASize-s.Counters.Indirect.ASize-s.Counters.DirZAPs.ASize, true))
+			zdb.Nicenum(m.ASize, true), m.ASize, zdb.Nicenum(off.Indirect.ASize, true), zdb.Nicenum(off.Directories.ASize, true),
+			zdb.Nicenum(m.ASize-off.Indirect.ASize-off.Directories.ASize, true))
 	}
 	if s.Pool.Mixed {
 		pr("  assumption   the top-level vdevs differ in shape: DSIZE and raw capacity assume every block (all copies) is written to the first, %s\n", s.Pool.DSizeVdev)

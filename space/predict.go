@@ -50,8 +50,12 @@ type Figures struct {
 	Alloc         uint64  `json:"alloc"` // zpool list ALLOC: raw allocated bytes, parity included, each block once
 	Dedup         float64 `json:"dedupratio"`
 	// Metadata is the dataset's metadata, one copy (indirect blocks,
-	// directories, dnodes and its fixed objects), for reports.
-	Metadata Blocks `json:"metadata"`
+	// directories, dnodes and its fixed objects), for reports; Indirect
+	// and Directories are the first two parts of it (with volumes: no
+	// directories).
+	Metadata    Blocks `json:"metadata"`
+	Indirect    Blocks `json:"indirect"`
+	Directories Blocks `json:"directories"`
 }
 
 // Prediction holds the figures with dedup as the policy has it, and with
@@ -72,8 +76,9 @@ func Predict(in Input) Figures {
 
 	meta := in.Indirect
 	mos := MOS(p)
-	var f Figures
+	f := Figures{Indirect: in.Indirect}
 	if in.Volumes == 0 {
+		f.Directories = in.Dirs
 		meta.Add(in.Dirs)
 		meta.Add(Dataset(md, in.Objects))
 		f.UsedDS = in.Data.Referenced.DSize + uint64(md.Copies)*dsize(meta.ASize)

@@ -86,3 +86,44 @@ func TestSpaceCSVAndHTMLMatchJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestZvolSpaceVolumesOnly: with --zvol the prediction is of the volumes
+// alone: empty files make no volume (zfs create -V refuses a size of 0)
+// and the directories scanned have no ZAP on the pool (found by a new
+// user: 1,000 empty files gave USED 55M, and a directory of 5,000 files
+// 280K of directories). Two files with and without empty ones and
+// subdirectories beside them: the same figures.
+func TestZvolSpaceVolumesOnly(t *testing.T) {
+	plain, busy := t.TempDir(), t.TempDir()
+	for _, d := range []string{plain, busy} {
+		for i, n := range []int{300 << 10, 70 << 10} {
+			if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("v%d", i)), []byte(strings.Repeat(fmt.Sprintf("block %d ", i), n/8)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range 40 {
+		if err := os.WriteFile(filepath.Join(busy, fmt.Sprintf("empty-with-a-long-name-%02d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(busy, fmt.Sprintf("dir%02d", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	figures := func(dir string) space.Figures {
+		t.Helper()
+		code, js, errs := runT("--json", "--zvol", "-o", "compression=lz4", dir)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		var doc report.Scan
+		if err := json.Unmarshal([]byte(js), &doc); err != nil || doc.Space == nil {
+			t.Fatalf("JSON: %v, space %+v", err, doc.Space)
+		}
+		return doc.Space.Figures
+	}
+	p, b := figures(plain), figures(busy)
+	if p != b || p.Directories != (space.Blocks{}) || p.Indirect.Count == 0 {
+		t.Errorf("volumes of two files: %+v\nwith 40 empty files and 40 directories beside them: %+v", p, b)
+	}
+}
