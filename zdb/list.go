@@ -96,6 +96,7 @@ func ParseList(text string) (*ListTable, error) {
 		if f[0] == "NAME" {
 			continue // another command's header
 		}
+		f = joinTail(f, t.Columns)
 		if len(f) > len(t.Columns) {
 			return nil, fmt.Errorf("line %d: %d fields under %d columns: %q", i+1, len(f), len(t.Columns), line)
 		}
@@ -177,6 +178,7 @@ func (ps *parser) listHeader(fields []string) bool {
 func (ps *parser) listRow(raw string, fields []string) bool {
 	t := ps.list
 	n := len(t.Columns)
+	fields = joinTail(fields, t.Columns)
 	switch {
 	case len(fields) == 0 || len(fields) > n || fields[0] == "NAME":
 		return false
@@ -197,6 +199,17 @@ func (ps *parser) listRow(raw string, fields []string) bool {
 	t.Rows = append(t.Rows, row)
 	t.RowLines = append(t.RowLines, ps.n)
 	return true
+}
+
+// joinTail joins the fields beyond the columns into the last column when
+// that one is free text that may hold spaces (MOUNTPOINT, ALTROOT: found
+// by a new user, "/mnt/my tank" made the row unreadable).
+func joinTail(fields, cols []string) []string {
+	n := len(cols)
+	if len(fields) <= n || n < 2 || cols[n-1] != "MOUNTPOINT" && cols[n-1] != "ALTROOT" {
+		return fields
+	}
+	return append(fields[:n-1:n-1], strings.Join(fields[n-1:], " "))
 }
 
 // endList ends the current list table, if any.

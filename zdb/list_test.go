@@ -97,3 +97,21 @@ func TestParseListsNone(t *testing.T) {
 		t.Errorf("lists %+v, diags %v", p.Lists, p.Diags)
 	}
 }
+
+// TestListMountpointWithSpaces: a mountpoint (or altroot) holding spaces,
+// the last column, is one field (found by a new user: the row was not
+// understood and compare had nothing to compare with).
+func TestListMountpointWithSpaces(t *testing.T) {
+	text := "NAME   USED  AVAIL  REFER  MOUNTPOINT\ntank  15.0M     1G  14.7M  /mnt/my tank\n"
+	l, err := ParseList(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := l.Size("tank", "USED"); !ok || v.Text != "15.0M" || l.Rows[0][4] != "/mnt/my tank" {
+		t.Errorf("USED %+v %v, row %q", v, ok, l.Rows[0])
+	}
+	p := ParseString(text)
+	if len(p.Lists) != 1 || len(p.Lists[0].Rows) != 1 || p.Lists[0].Rows[0][4] != "/mnt/my tank" {
+		t.Errorf("parsed lists %+v", p.Lists)
+	}
+}
