@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/space"
 	"github.com/ddtsim/ddtsim/zdb"
 )
@@ -15,7 +16,7 @@ import (
 // prediction of it (package space): a size in bytes or a ratio.
 type Figure struct {
 	Command string `json:"command"` // zdb.ListZfs or zdb.ListZpool
-	Name    string `json:"name"`    // the row: the dataset or the pool
+	Name    string `json:"name"`    // the row: the dataset or the pool, escaped (internal/escape: control bytes, bad UTF-8)
 	Column  string `json:"column"`  // as printed: USED, LREFER, ALLOC, DEDUP, ...
 	Line    int    `json:"actual_line"`
 	// Predicted is bytes, or the ratio as zfs prints it (two decimals,
@@ -87,7 +88,7 @@ func (c *Comparison) compareSpace(pred *space.Prediction, lists []*zdb.ListTable
 		seen[t.Kind] = true
 		name := t.Rows[0][0]
 		if t.Kind == zdb.ListZfs && strings.Contains(name, "/") {
-			c.Notes = append(c.Notes, fmt.Sprintf("the zfs list table's first row is %s, a child dataset: ddtsim predicts the pool's root dataset, which received the copy", name))
+			c.Notes = append(c.Notes, fmt.Sprintf("the zfs list table's first row is %s, a child dataset: ddtsim predicts the pool's root dataset, which received the copy", escape.Path(name)))
 		}
 		for _, sc := range spaceColumns {
 			if sc.cmd != t.Kind {
@@ -97,7 +98,7 @@ func (c *Comparison) compareSpace(pred *space.Prediction, lists []*zdb.ListTable
 			if col < 0 || t.Rows[0][col] == "-" {
 				continue
 			}
-			f := Figure{Command: t.Kind, Name: name, Column: sc.col, Line: t.RowLines[0], Predicted: sc.of(&pred.Figures),
+			f := Figure{Command: t.Kind, Name: escape.Path(name), Column: sc.col, Line: t.RowLines[0], Predicted: sc.of(&pred.Figures),
 				Actual: t.Rows[0][col], Ratio: sc.ratio}
 			if sc.ratio {
 				r, ok := t.Ratio(name, sc.col)
@@ -119,7 +120,7 @@ func (c *Comparison) compareSpace(pred *space.Prediction, lists []*zdb.ListTable
 		}
 	}
 	if z, p := lists0(lists, zdb.ListZfs), lists0(lists, zdb.ListZpool); z != "" && p != "" && strings.SplitN(z, "/", 2)[0] != p {
-		c.Notes = append(c.Notes, fmt.Sprintf("the zfs list row is of %s, the zpool list row of pool %s: are they of the same pool?", z, p))
+		c.Notes = append(c.Notes, fmt.Sprintf("the zfs list row is of %s, the zpool list row of pool %s: are they of the same pool?", escape.Path(z), escape.Path(p)))
 	}
 }
 

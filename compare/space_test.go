@@ -234,3 +234,24 @@ func TestFigureJSONInfinite(t *testing.T) {
 		t.Errorf("JSON %s", b)
 	}
 }
+
+// TestCompareSpaceNameEscaped: a pool name with an escape sequence or bad
+// UTF-8, read from the file, is shown escaped (found by a new user: it
+// turned the terminal red).
+func TestCompareSpaceNameEscaped(t *testing.T) {
+	text := strings.ReplaceAll(listsP, "tank ", "ta\x1b[31mnk ")
+	c, err := Compare(workedHistogram(), zdb.ParseString(text), Options{Space: spacePred(), SpaceTolerance: 0.01, Source: "s", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Space) == 0 || c.Space[0].Name != `ta\x1b[31mnk` {
+		t.Fatalf("figures %+v", c.Space)
+	}
+	var out strings.Builder
+	if err := c.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "\x1b") {
+		t.Errorf("an escape byte reached the text:\n%q", out.String())
+	}
+}
