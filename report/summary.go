@@ -234,14 +234,12 @@ func (s *Scan) WriteText(w io.Writer) error {
 		pr("  raw capacity %s (%d bytes) without dedup, %s (%d bytes) with dedup (ASIZE: %s)\n",
 			zdb.Nicenum(s.Raw.Referenced, true), s.Raw.Referenced, zdb.Nicenum(s.Raw.Allocated, true), s.Raw.Allocated, s.Raw.Note)
 	}
-	if sp := s.Space; sp != nil && !nothing {
-		off, on := sp.Figures, sp.Figures
-		if sp.Other != nil {
-			if s.Properties["dedup"] == "on" || s.Properties["dedup"] != "" && s.Properties["dedup"] != "off" {
-				off = *sp.Other
-			} else {
-				on = *sp.Other
-			}
+	if off, on := s.spaceByDedup(); off != nil || on != nil {
+		// Without the other prediction, the policy's own stands for both.
+		if off == nil {
+			off = on
+		} else if on == nil {
+			on = off
 		}
 		pr("  zfs list     USED %s (%d bytes), LUSED %s (%d bytes), compressratio %.2fx; with dedup USED %s (%d bytes): dedup never lowers USED\n",
 			zdb.Nicenum(off.Used, true), off.Used, zdb.Nicenum(off.LUsed, true), off.LUsed, off.CompressRatio, zdb.Nicenum(on.Used, true), on.Used)

@@ -24,6 +24,23 @@ func casePolicy(t *testing.T, c golden.Case) *zio.Policy {
 	return p
 }
 
+// fileSystemCases returns the golden cases of files copied into a
+// dataset (not volumes).
+func fileSystemCases(t *testing.T) []golden.Case {
+	t.Helper()
+	cases, err := golden.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fs []golden.Case
+	for _, c := range cases {
+		if c.Zvol == "" {
+			fs = append(fs, c)
+		}
+	}
+	return fs
+}
+
 // goldenL1s returns, for every L1 block of every file of c, its block
 // pointers as IndirectBlock counts them (from the L0 blocks listed under
 // it: checksums equal to an earlier one's in the same L1 are repeats) and
@@ -64,15 +81,8 @@ func goldenL1s(t *testing.T, c golden.Case) (counts []L1, psize []uint64) {
 // wrote: the expected-size model must be within one allocation unit of
 // 99% of them, and within 2% (or two units) in total per case.
 func TestIndirectGolden(t *testing.T) {
-	cases, err := golden.Cases()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var all, off int
-	for _, c := range cases {
-		if c.Zvol != "" {
-			continue
-		}
+	for _, c := range fileSystemCases(t) {
 		md := Metadata(casePolicy(t, c))
 		counts, psize := goldenL1s(t, c)
 		var got, want uint64

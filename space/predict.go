@@ -101,21 +101,17 @@ func Predict(in Input) Figures {
 	data := in.Data.Referenced
 	// The DDT's PSIZE, about: one copy of its deflated size (deflation
 	// takes the parity out again).
-	var ddtPSize uint64
+	var ddtDSize, ddtPSize uint64
 	if p.Dedup {
 		data = in.Data.Allocated
-		f.UsedChild += in.DDTOnDisk
-		ddtPSize = in.DDTOnDisk / mosCopies
+		ddtDSize = in.DDTOnDisk
+		f.UsedChild += ddtDSize
+		ddtPSize = ddtDSize / mosCopies
 		f.LUsed += ddtPSize
 	}
 	f.Used = f.UsedDS + f.UsedChild
 	f.Alloc = p.RawSize(data.DSize) + uint64(md.Copies)*meta.ASize + uint64(mosCopies)*mos.ASize +
-		p.RawSize(func() uint64 {
-			if p.Dedup {
-				return in.DDTOnDisk
-			}
-			return 0
-		}()) + max(in.Volumes, 1)*p.Vdev.ASize(zilBlock(p))
+		p.RawSize(ddtDSize) + max(in.Volumes, 1)*p.Vdev.ASize(zilBlock(p))
 	if ps := in.Data.Referenced.PSize + meta.PSize + mos.PSize + ddtPSize; ps > 0 {
 		f.CompressRatio = round2(float64(f.LUsed) / float64(ps))
 	}

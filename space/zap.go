@@ -41,7 +41,14 @@ type Names interface {
 	Name(i int) []byte
 }
 
-var mzapBuf = sync.Pool{New: func() any { b := make([]byte, mzapMaxBlock); return &b }}
+// mzapWork is what microzap builds and compresses a block with (a
+// 128 KiB buffer, 32 KiB of lz4 tables), reused through mzapPool.
+type mzapWork struct {
+	buf [mzapMaxBlock]byte
+	lz4 lz4.Compressor
+}
+
+var mzapPool = sync.Pool{New: func() any { return new(mzapWork) }}
 
 // Dir returns the blocks (one copy each, under the metadata policy md) of
 // the ZAP object of a directory whose entries are names, as the ZPL
@@ -84,9 +91,9 @@ func microzap(md *zio.Policy, names Names) Blocks {
 	for size/mzapEntLen-1 < n {
 		size *= 2
 	}
-	bp := mzapBuf.Get().(*[]byte)
-	defer mzapBuf.Put(bp)
-	buf := (*bp)[:size]
+	w := mzapPool.Get().(*mzapWork)
+	defer mzapPool.Put(w)
+	buf := w.buf[:size]
 	clear(buf)
 	binary.LittleEndian.PutUint64(buf[0:], 1<<63|3)  // mz_block_type: ZBT_MICRO
 	binary.LittleEndian.PutUint64(buf[8:], 0x1e0701) // mz_salt: pointers XORed (mzap_create_impl()): a few random bytes
@@ -96,8 +103,7 @@ func microzap(md *zio.Policy, names Names) Blocks {
 		binary.LittleEndian.PutUint64(e, 8<<60|uint64(1000+i))
 		copy(e[14:14+mzapNameLen-1], names.Name(i))
 	}
-	var c lz4.Compressor
-	out, ok := c.Size(buf, int(md.MaxCompressedSize(uint64(size))))
+	out, ok := w.lz4.Size(buf, int(md.MaxCompressedSize(uint64(size))))
 	if !ok {
 		out = size + 1 // stored uncompressed
 	}

@@ -61,15 +61,8 @@ func goldenDirs(t *testing.T, c golden.Case) (entries map[string][]string, used 
 // (of all copies) but where the block compresses to about 112 bytes (the
 // directory's salt, random, decides whether it is embedded), 95% exact.
 func TestDirGolden(t *testing.T) {
-	cases, err := golden.Cases()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var all, off int
-	for _, c := range cases {
-		if c.Zvol != "" {
-			continue
-		}
+	for _, c := range fileSystemCases(t) {
 		p := casePolicy(t, c)
 		md := Metadata(p)
 		entries, used := goldenDirs(t, c)
