@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ddtsim/ddtsim/breakdown"
+	"github.com/ddtsim/ddtsim/internal/english"
 	"github.com/ddtsim/ddtsim/zdb"
 )
 
@@ -60,7 +61,7 @@ func writeBreakdown(w io.Writer, b *breakdown.Result, saved int64) error {
 // zerosText says in one sentence how much of the savings is zeros.
 func zerosText(z breakdown.Zeros, saved int64) string {
 	s := fmt.Sprintf("zeros: %s (%s of records never written), %s stored",
-		plural(z.Holes, "hole"), zdb.Nicenum(z.HoleLSize, true), plural(z.Referenced.Blocks, "all-zero block"))
+		english.Count(z.Holes, "hole"), zdb.Nicenum(z.HoleLSize, true), english.Count(z.Referenced.Blocks, "all-zero block"))
 	if z.Referenced.Blocks > 0 {
 		s += fmt.Sprintf(" (%s, deduplicated to %s)", zdb.Nicenum(z.Referenced.DSize, true), zdb.Nicenum(z.Allocated.DSize, true))
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/ddtsize"
+	"github.com/ddtsim/ddtsim/internal/english"
 	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -78,7 +79,7 @@ func (e *DDTEstimate) writeText(pr func(string, ...any)) {
 		e.Entries, e.Unique, e.Duplicate, kind, e.Release)
 	b := e.Basis
 	pr("    on disk    %s, %.0f B/entry: %s of %s blocks, %s-compressed, %d copies (MOS metadata)\n",
-		size(e.OnDisk), b.PerEntryOnDisk, plural(uint64(len(e.Objects)), "ZAP object"), zdb.Nicenum(b.BlockSize, true), b.Compression, b.Copies)
+		size(e.OnDisk), b.PerEntryOnDisk, english.Count(uint64(len(e.Objects)), "ZAP object"), zdb.Nicenum(b.BlockSize, true), b.Compression, b.Copies)
 	line := fmt.Sprintf("    in core    %s if wholly cached, %.0f B/entry", size(e.InCore), b.PerEntryInCore)
 	if e.LogInCore > 0 {
 		line += fmt.Sprintf("; %s (%d B/entry) while entries wait in the dedup log", zdb.Nicenum(e.LogInCore, true), ddtsize.LogEntryBytes)

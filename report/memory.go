@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/internal/english"
 	"github.com/ddtsim/ddtsim/zdb"
 )
 
@@ -20,7 +21,7 @@ func memoryLine(c analyzer.Counters) string {
 		line += fmt.Sprintf(", process %s peak RSS", zdb.Nicenum(c.PeakRSS, true))
 	}
 	if c.SpillRuns > 0 {
-		line += fmt.Sprintf("; spilled to disk in %s (--mem)", plural(c.SpillRuns, "run"))
+		line += fmt.Sprintf("; spilled to disk in %s (--mem)", english.Count(c.SpillRuns, "run"))
 	}
 	return line
 }

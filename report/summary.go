@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/internal/english"
 	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/source"
@@ -203,13 +203,13 @@ func (s *Scan) WriteText(w io.Writer) error {
 	if s.Sample != nil {
 		s.writeSample(pr)
 	}
-	pr("  files        %s, %s (%d bytes); %s%s\n", filesText(c), zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes, plural(c.Dirs, "directory"), s.walkText())
+	pr("  files        %s, %s (%d bytes); %s%s\n", filesText(c), zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes, english.Count(c.Dirs, "directory"), s.walkText())
 	pr("  skipped      %s\n", skippedText(c))
 	if c.Changed > 0 {
-		pr("  changed      %s changed while read: the figures for them are approximate\n", plural(c.Changed, "file"))
+		pr("  changed      %s changed while read: the figures for them are approximate\n", english.Count(c.Changed, "file"))
 	}
 	pr("  records      %d: %d stored, %d embedded in block pointers, %s; %s stored\n",
-		c.Records, c.Stored, c.Embedded, plural(c.Holes, "hole"), plural(c.ZeroBlocks, "all-zero block"))
+		c.Records, c.Stored, c.Embedded, english.Count(c.Holes, "hole"), english.Count(c.ZeroBlocks, "all-zero block"))
 	if c.ScannedBytes != c.LogicalBytes {
 		found := ""
 		if s.WalkUnfinished() {
@@ -371,22 +371,6 @@ func signedNice(v int64) string {
 	return zdb.Nicenum(uint64(v), true)
 }
 
-// plural writes n and the noun, with the noun's plural unless n is 1.
-func plural(n uint64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	switch {
-	case strings.HasSuffix(noun, "y"):
-		noun = noun[:len(noun)-1] + "ies"
-	case strings.HasSuffix(noun, "ch"), strings.HasSuffix(noun, "sh"):
-		noun += "es"
-	default:
-		noun += "s"
-	}
-	return fmt.Sprintf("%d %s", n, noun)
-}
-
 // ApplySample turns the report of a scan sampled at 1/est.N into estimates
 // for the whole data: the histogram, totals, ratio line and zdb text become
 // the scaled sample (ddt.EstimateSample), and est's intervals are printed.
@@ -458,9 +442,9 @@ func (s *Scan) guestText() string {
 // filesText counts the files read: regular files, and the block devices
 // named (read as files) apart.
 func filesText(c analyzer.Counters) string {
-	t := plural(c.Files-min(c.Devices, c.Files), "regular file")
+	t := english.Count(c.Files-min(c.Devices, c.Files), "regular file")
 	if c.Devices > 0 {
-		t += " and " + plural(c.Devices, "block device")
+		t += " and " + english.Count(c.Devices, "block device")
 	}
 	return t
 }
@@ -468,13 +452,13 @@ func filesText(c analyzer.Counters) string {
 // skippedText counts what the walk left out, and the errors; directories
 // on other file systems (-x) only when there were some.
 func skippedText(c analyzer.Counters) string {
-	t := fmt.Sprintf("%s, %s, %s, %s", plural(c.Symlinks, "symlink"), plural(c.Special, "special file"),
-		plural(c.HardLinks, "extra hard link"), plural(c.RepeatedFiles+c.RepeatedDirs, "repeated path"))
+	t := fmt.Sprintf("%s, %s, %s, %s", english.Count(c.Symlinks, "symlink"), english.Count(c.Special, "special file"),
+		english.Count(c.HardLinks, "extra hard link"), english.Count(c.RepeatedFiles+c.RepeatedDirs, "repeated path"))
 	if c.OtherFS > 0 {
-		t += ", " + plural(c.OtherFS, "directory") + " on other file systems (-x)"
+		t += ", " + english.Count(c.OtherFS, "directory") + " on other file systems (-x)"
 	}
 	if c.ImageParts > 0 {
-		t += ", " + plural(c.ImageParts, "image part") + " (VMDK extents, qcow2 data files: read through their image)"
+		t += ", " + english.Count(c.ImageParts, "image part") + " (VMDK extents, qcow2 data files: read through their image)"
 	}
-	return t + "; " + plural(c.Errors, "error")
+	return t + "; " + english.Count(c.Errors, "error")
 }

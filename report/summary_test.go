@@ -6,18 +6,6 @@ import (
 	"github.com/ddtsim/ddtsim/analyzer"
 )
 
-func TestPlural(t *testing.T) {
-	for _, c := range []struct {
-		n    uint64
-		noun string
-		want string
-	}{{1, "error", "1 error"}, {0, "error", "0 errors"}, {2, "directory", "2 directories"}, {3, "regular file", "3 regular files"}} {
-		if got := plural(c.n, c.noun); got != c.want {
-			t.Errorf("plural(%d, %q) = %q, want %q", c.n, c.noun, got, c.want)
-		}
-	}
-}
-
 // A block device read is not a regular file, and what -x left out is in
 // the text summary (both found by a new user).
 func TestFilesAndSkippedText(t *testing.T) {

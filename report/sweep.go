@@ -9,6 +9,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/ddtsize"
+	"github.com/ddtsim/ddtsim/internal/english"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/sweep"
 	"github.com/ddtsim/ddtsim/zdb"
@@ -145,7 +146,7 @@ func writeSweep(w io.Writer, p *zio.Policy, props SweepProperties, c sweep.Count
 		holes = fmt.Sprintf("; %s in source holes, not read", zdb.Nicenum(c.HoleBytes, true))
 	}
 	fmt.Fprintf(&b, "OpenZFS %s, %s, %s (%d bytes%s) read once for %s; best first by %s\nevery row: %s\n",
-		p.Version, plural(c.Files, "file"), zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes, holes, plural(uint64(len(rows)), "combination"), by, props)
+		p.Version, english.Count(c.Files, "file"), zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes, holes, english.Count(uint64(len(rows)), "combination"), by, props)
 	if partial {
 		// As the scan words it, with how much was read: the headline's
 		// files and bytes are those found (found by a new user: "180M

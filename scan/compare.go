@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ddtsim/ddtsim/compare"
+	"github.com/ddtsim/ddtsim/internal/english"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/zdb"
 )
@@ -35,7 +36,7 @@ func (res *Result) Compare(rep *report.Scan, actual *zdb.Parsed, source string, 
 		return nil, err
 	}
 	if n := res.Scan.Counters.Errors; n > 0 {
-		cmp.Notes = append(cmp.Notes, fmt.Sprintf("the scan could not read %d paths (see the messages above); the prediction leaves them out", n))
+		cmp.Notes = append(cmp.Notes, fmt.Sprintf("the scan could not read %s (see the messages above); the prediction leaves them out", english.Count(n, "path")))
 	}
 	if d := rep.DDT; d != nil {
 		cmp.CompareDDTSize(d.Entries, d.OnDisk, d.InCore, actual)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/ddtsim/ddtsim/internal/english"
 )
 
 // WriteJSON writes p as indented JSON.
@@ -20,7 +22,7 @@ func (p *Parsed) WriteJSON(w io.Writer) error {
 func (p *Parsed) WriteText(w io.Writer, name string) error {
 	var b strings.Builder
 	pr := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	pr("%s: %s\n", name, plural(p.Lines, "line"))
+	pr("%s: %s\n", name, english.Count(p.Lines, "line"))
 	pr("  era          %s\n", p.Era.Text)
 	for _, e := range p.Era.Evidence {
 		pr("               line %d: %s\n", e.Line, e.Says)
@@ -61,7 +63,7 @@ func (p *Parsed) WriteText(w io.Writer, name string) error {
 		}
 	}
 	for _, l := range p.Lists {
-		pr("  %-12s line %d: %s, %s (first: %s)\n", l.Kind, l.Line, plural(len(l.Columns)-1, "column"), plural(len(l.Rows)+l.RowsLeftOut, "row"), l.Rows[0][0])
+		pr("  %-12s line %d: %s, %s (first: %s)\n", l.Kind, l.Line, english.Count(len(l.Columns)-1, "column"), english.Count(len(l.Rows)+l.RowsLeftOut, "row"), l.Rows[0][0])
 	}
 	primary := p.Primary()
 	for _, t := range p.Tables {
@@ -69,7 +71,7 @@ func (p *Parsed) WriteText(w io.Writer, name string) error {
 		if t == primary && len(p.Tables) > 1 {
 			mark = " (the one compare uses)"
 		}
-		pr("  table        lines %d-%d: %s%s, %s", t.Line, t.EndLine, t.Description(), mark, plural(len(t.Rows), "bucket row"))
+		pr("  table        lines %d-%d: %s%s, %s", t.Line, t.EndLine, t.Description(), mark, english.Count(len(t.Rows), "bucket row"))
 		if t.Errors > 0 {
 			pr(", %d unreadable", t.Errors)
 		}
@@ -139,9 +141,9 @@ func (p *Parsed) DiagLines(max int) []string {
 	if more > 0 {
 		for i, l := range out {
 			if l == "" {
-				out[i] = fmt.Sprintf("... and %s not understood (--json lists them all)", plural(more, "more line"))
+				out[i] = fmt.Sprintf("... and %s not understood (--json lists them all)", english.Count(more, "more line"))
 				if p.NotUnderstoodLeftOut > 0 {
-					out[i] = fmt.Sprintf("... and %s not understood (--json lists %d of them)", plural(more+p.NotUnderstoodLeftOut, "more line"), more)
+					out[i] = fmt.Sprintf("... and %s not understood (--json lists %d of them)", english.Count(more+p.NotUnderstoodLeftOut, "more line"), more)
 				}
 				break
 			}
@@ -192,13 +194,4 @@ func sizeText(d DDTSize) string {
 		return fmt.Sprintf("%s per entry (total %s bytes)", d.Printed.Text, tot)
 	}
 	return fmt.Sprintf("%s total (%s bytes per entry)", d.Printed.Text, per)
-}
-
-// plural writes n and the noun, adding s unless n is 1 ("1 line", "2
-// lines").
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

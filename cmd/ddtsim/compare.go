@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/compare"
+	"github.com/ddtsim/ddtsim/internal/english"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zdb"
 )

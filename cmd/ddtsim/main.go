@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/breakdown"
+	"github.com/ddtsim/ddtsim/internal/english"
 	"github.com/ddtsim/ddtsim/internal/rawargs"
 	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
@@ -336,9 +337,9 @@ func endStatus(partial bool, errors, changed uint64, interruptCode func() int) e
 		}
 		return statusError{code, "interrupted: the result above is partial"}
 	case errors > 0:
-		return statusError{exitWithErrors, fmt.Sprintf("completed with %s (see above); the result leaves out what could not be read", plural(errors, "error"))}
+		return statusError{exitWithErrors, fmt.Sprintf("completed with %s (see above); the result leaves out what could not be read", english.Count(errors, "error"))}
 	case changed > 0:
-		return statusError{exitOK, fmt.Sprintf("%s changed while read (see above); the result is approximate for them", plural(changed, "file"))}
+		return statusError{exitOK, fmt.Sprintf("%s changed while read (see above); the result is approximate for them", english.Count(changed, "file"))}
 	}
 	return nil
 }
@@ -364,12 +365,4 @@ func writeReport(rep *report.Scan, f format, stdout, stderr io.Writer) error {
 		return rep.WriteCSV(stdout)
 	}
 	return rep.WriteText(stdout)
-}
-
-// plural writes n and the noun, adding s unless n is 1.
-func plural(n uint64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

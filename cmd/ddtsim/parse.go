@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/ddtsim/ddtsim/internal/english"
 	"github.com/ddtsim/ddtsim/zdb"
 )
 
@@ -44,7 +45,7 @@ func (c *parseCmd) Run(std *streams) error {
 	case !p.Usable():
 		return statusError{exitCompareUnusable, name + ": no DDT histogram, DDT line or dedup summary found"}
 	case p.Errors() > 0 || len(p.Failed()) > 0:
-		return statusError{1, fmt.Sprintf("%s: %s, %s (see above)", name, plural(uint64(p.Errors()), "unreadable line"), plural(uint64(len(p.Failed())), "failed check"))}
+		return statusError{1, fmt.Sprintf("%s: %s, %s (see above)", name, english.Count(uint64(p.Errors()), "unreadable line"), english.Count(uint64(len(p.Failed())), "failed check"))}
 	}
 	return nil
 }
