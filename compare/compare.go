@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/ddtsim/ddtsim/ddt"
@@ -312,7 +313,7 @@ func Compare(pred *ddt.Histogram, actual *zdb.Parsed, opts Options) (*Comparison
 			c.Verdict += fmt.Sprintf(" (ratios within %g)", opts.Tolerance)
 		}
 		if opts.CellTolerance > 0 {
-			c.Verdict += fmt.Sprintf(" (cells within %g%%)", 100*opts.CellTolerance)
+			c.Verdict += fmt.Sprintf(" (cells within %s)", percent(opts.CellTolerance))
 		}
 	case diffCells == 0 && diffRatios == 0:
 		c.Outcome = CannotTell
@@ -353,8 +354,11 @@ func (c *Comparison) addSpace(actual *zdb.Parsed, opts Options) error {
 		return nil
 	}
 	c.SpaceTolerance = opts.SpaceTolerance
-	c.compareSpace(opts.Space, actual.Lists, opts)
+	unreadable := c.compareSpace(opts.Space, actual.Lists, opts)
 	if len(c.Space) == 0 {
+		if c.Table == nil && len(unreadable) > 0 {
+			return fmt.Errorf("%w: no figure of its zfs list and zpool list tables could be read (%s)", ErrUnusable, strings.Join(unreadable, ", "))
+		}
 		if c.Table == nil {
 			return fmt.Errorf("%w: its zfs list and zpool list tables have none of the columns ddtsim predicts (%s)", ErrUnusable, spaceColumnNames)
 		}
@@ -374,7 +378,7 @@ func (c *Comparison) addSpace(actual *zdb.Parsed, opts Options) error {
 		}
 	}
 	figures := strings.Join(what, " and ") + " figures"
-	tol := fmt.Sprintf("%g%%", 100*opts.SpaceTolerance)
+	tol := percent(opts.SpaceTolerance)
 	c.describeSpace()
 	switch {
 	case c.Table == nil && k == 0:
@@ -787,4 +791,10 @@ func (c *Comparison) writeTable(pr func(string, ...any)) {
 			pr("* no ratio line in the actual text: the range its Total row allows\n")
 		}
 	}
+}
+
+// percent writes a fraction as a percentage of at most 4 significant
+// digits: 0.01 → "1%", 1e-9 → "1e-07%" (not 1.0000000000000001e-07%).
+func percent(frac float64) string {
+	return strconv.FormatFloat(100*frac, 'g', 4, 64) + "%"
 }

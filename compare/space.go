@@ -78,7 +78,11 @@ const DefaultSpaceTolerance = 0.01
 // compareSpace sets the prediction beside the first row (the pool's root
 // dataset, the pool) of the text's first zfs list and first zpool list
 // tables, and adds notes about what it could not use.
-func (c *Comparison) compareSpace(pred *space.Prediction, lists []*zdb.ListTable, opts Options) {
+//
+// It returns the figures found but unreadable ("zfs list USED \"x\" (line
+// 3)"), also noted, so that a text with nothing else can be refused for
+// what it is.
+func (c *Comparison) compareSpace(pred *space.Prediction, lists []*zdb.ListTable, opts Options) (unreadable []string) {
 	seen := map[string]bool{}
 	for _, t := range lists {
 		if seen[t.Kind] {
@@ -86,6 +90,11 @@ func (c *Comparison) compareSpace(pred *space.Prediction, lists []*zdb.ListTable
 			continue
 		}
 		seen[t.Kind] = true
+		for i, col := range t.Columns {
+			if j := indexOf(t.Columns, col); j < i {
+				c.Notes = append(c.Notes, fmt.Sprintf("the %s header (line %d) names %s twice: the first is compared", t.Kind, t.Line, col))
+			}
+		}
 		name := t.Rows[0][0]
 		if t.Kind == zdb.ListZfs && strings.Contains(name, "/") {
 			c.Notes = append(c.Notes, fmt.Sprintf("the zfs list table's first row is %s, a child dataset: ddtsim predicts the pool's root dataset, which received the copy", escape.Path(name)))
@@ -104,6 +113,7 @@ func (c *Comparison) compareSpace(pred *space.Prediction, lists []*zdb.ListTable
 				r, ok := t.Ratio(name, sc.col)
 				if !ok {
 					c.Notes = append(c.Notes, fmt.Sprintf("%s %s %q (line %d) is not a ratio: left out", t.Kind, sc.col, f.Actual, f.Line))
+					unreadable = append(unreadable, fmt.Sprintf("%s %s %q (line %d)", t.Kind, sc.col, f.Actual, f.Line))
 					continue
 				}
 				f.Lo, f.Hi = r, r
@@ -111,6 +121,7 @@ func (c *Comparison) compareSpace(pred *space.Prediction, lists []*zdb.ListTable
 				v, ok := t.Size(name, sc.col)
 				if !ok {
 					c.Notes = append(c.Notes, fmt.Sprintf("%s %s %q (line %d) is not a size zfs prints: left out", t.Kind, sc.col, f.Actual, f.Line))
+					unreadable = append(unreadable, fmt.Sprintf("%s %s %q (line %d)", t.Kind, sc.col, f.Actual, f.Line))
 					continue
 				}
 				f.Lo, f.Hi = float64(v.Lo), float64(v.Hi)
@@ -122,6 +133,7 @@ func (c *Comparison) compareSpace(pred *space.Prediction, lists []*zdb.ListTable
 	if z, p := lists0(lists, zdb.ListZfs), lists0(lists, zdb.ListZpool); z != "" && p != "" && strings.SplitN(z, "/", 2)[0] != p {
 		c.Notes = append(c.Notes, fmt.Sprintf("the zfs list row is of %s, the zpool list row of pool %s: are they of the same pool?", escape.Path(z), escape.Path(p)))
 	}
+	return unreadable
 }
 
 // figureEqual reports whether x lies within [lo, hi] widened by tol
@@ -175,8 +187,8 @@ func (c *Comparison) describeSpace() {
 		if f.Equal {
 			continue
 		}
-		c.Differences = append(c.Differences, fmt.Sprintf("%s %s (line %d, %s): predicted %s, actual %s (%s, beyond the tolerance of %g%%)",
-			f.Command, f.Column, f.Line, f.Name, f.predictedText(), f.Actual, pctText(f.DiffPct), 100*c.SpaceTolerance))
+		c.Differences = append(c.Differences, fmt.Sprintf("%s %s (line %d, %s): predicted %s, actual %s (%s, beyond the tolerance of %s)",
+			f.Command, f.Column, f.Line, f.Name, f.predictedText(), f.Actual, pctText(f.DiffPct), percent(c.SpaceTolerance)))
 	}
 }
 
@@ -280,5 +292,5 @@ func (c *Comparison) writeSpace(pr func(string, ...any)) {
 		}
 		pr("%-18s %-12s %20s %14s %14s\n", f.Command+" "+f.Column, f.Name, f.predictedText(), f.Actual, diff)
 	}
-	pr("(equal: within the printed value ± %g%%)\n", 100*c.SpaceTolerance)
+	pr("(equal: within the printed value ± %s)\n", percent(c.SpaceTolerance))
 }

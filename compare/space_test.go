@@ -205,6 +205,10 @@ func TestCompareSpaceUnusable(t *testing.T) {
 		"no prediction": {listsP, nil, "no prediction of them"},
 		"zpool status":  {"\tNAME        STATE     READ WRITE CKSUM\n\ttank        ONLINE       0     0     0\n", spacePred(), "no DDT histogram table"},
 		"header only":   {"NAME  USED  AVAIL  REFER  MOUNTPOINT\n", spacePred(), "no DDT histogram table"},
+		// Found by a new user: the columns were there but unreadable,
+		// and the message said they were missing.
+		"unreadable": {"NAME  USED  LUSED  RATIO\ntank  lots  many  high\n", spacePred(),
+			`no figure of its zfs list and zpool list tables could be read (zfs list USED "lots" (line 2), zfs list LUSED "many" (line 2), zfs list RATIO "high" (line 2))`},
 	} {
 		_, err := Compare(workedHistogram(), zdb.ParseString(tc.text), Options{Space: tc.pred, SpaceTolerance: 0.01})
 		if !errors.Is(err, ErrUnusable) || !strings.Contains(err.Error(), tc.why) {
@@ -253,5 +257,38 @@ func TestCompareSpaceNameEscaped(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "\x1b") {
 		t.Errorf("an escape byte reached the text:\n%q", out.String())
+	}
+}
+
+// TestCompareSpaceDuplicateColumn: a header naming a column twice is
+// noted, the first compared (found by a new user: silently ignored).
+func TestCompareSpaceDuplicateColumn(t *testing.T) {
+	text := "NAME  USED  USED\ntank  43728896  1\n"
+	c, err := Compare(workedHistogram(), zdb.ParseString(text), Options{Space: spacePred(), SpaceTolerance: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Space) != 1 || c.Space[0].Actual != "43728896" || !c.Equal {
+		t.Errorf("figures %+v", c.Space)
+	}
+	if !strings.Contains(strings.Join(c.Notes, "\n"), "the zfs list header (line 1) names USED twice: the first is compared") {
+		t.Errorf("notes %q", c.Notes)
+	}
+}
+
+// TestPercent: tolerances are printed short (found by a new user:
+// --space-tolerance 1e-9 printed 1.0000000000000001e-07%).
+func TestPercent(t *testing.T) {
+	for frac, want := range map[float64]string{0.01: "1%", 0.005: "0.5%", 1e-9: "1e-07%", 0.123456: "12.35%", 0: "0%"} {
+		if got := percent(frac); got != want {
+			t.Errorf("percent(%g) = %q, want %q", frac, got, want)
+		}
+	}
+	c, err := Compare(workedHistogram(), zdb.ParseString(listsP), Options{Space: spacePred(), SpaceTolerance: 1e-9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(c.Verdict, "by more than 1e-07%") {
+		t.Errorf("verdict %q", c.Verdict)
 	}
 }
