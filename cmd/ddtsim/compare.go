@@ -167,7 +167,7 @@ func (c *compareCmd) Run(std *streams) error {
 	}
 	end := statusError{code: cmp.Exit}
 	if n := pred.res.Scan.Counters.Errors; n > 0 {
-		end.msg = fmt.Sprintf("the scan completed with %d errors (see above); the prediction leaves those paths out", n)
+		end.msg = fmt.Sprintf("the scan completed with %s (see above); the prediction leaves those paths out", english.Count(n, "error"))
 	}
 	if end == (statusError{}) {
 		return nil
