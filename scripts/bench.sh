@@ -16,7 +16,13 @@
 # formats; FILES (default 300000) small files, files/s of ddtsim against
 # find | xargs b3sum, one and all cores. BASE=path/to/ddtsim adds rows for
 # another build (e.g. an older commit's) in the small-files table, measured
-# in the same run.
+# in the same run. QDDA=path/to/qdda (or a qdda on PATH) adds the peer's
+# rows on the mixed and the random data: qdda (github.com/outrunnl/qdda, the
+# quick & dirty dedupe analyzer: 16 KiB blocks, MD5, LZ4 or deflate, a SQLite
+# database) run as `qdda -q -b 0 -d DB FILE...` (-b 0: no bandwidth
+# throttle), its database in the temporary directory. It does no ZFS model
+# and its blocks are not ZFS's records: the row is the closest peer doing
+# the same kind of job, not the same work.
 set -euo pipefail
 
 size=${1:-256M}
@@ -163,6 +169,17 @@ if ((have_lz4)); then
 	measure "lz4 -1 (1 thread, cat | lz4)" "find \"\$D\" -type f -print0 | xargs -0 cat | lz4 -1 $lz4_threads -c >/dev/null"
 fi
 
+# The peer, when it is here (see the header).
+qdda=${QDDA:-$(command -v qdda || true)}
+if [[ -n $qdda && -x $qdda ]]; then
+	export Q=$qdda QDB="$tmp/qdda.db" QL="$tmp/qdda.files"
+	find "$D" -type f | sort >"$QL"
+	# One call with every file (a directory is not read by qdda).
+	measure "qdda -b 0 (its own threads)" 'mapfile -t f <"$QL"; "$Q" -q -b 0 -d "$QDB" "${f[@]}" >/dev/null'
+else
+	qdda=""
+fi
+
 bound=""
 if ((have_b3sum && have_lz4)); then
 	# The bound: what hashing and LZ4 alone cost on these bytes, spread over
@@ -192,6 +209,9 @@ if ((have_b3sum)); then
 	measure "ddtsim --zdb (lz4, all $cpus cores)" '"$B" --zdb "$R" >/dev/null'
 	measure "ddtsim --zdb -j 1 -o compression=off" '"$B" --zdb -j 1 -o compression=off "$R" >/dev/null'
 	measure "b3sum --no-mmap --num-threads 1" 'b3sum --no-mmap --num-threads 1 "$R"/* >/dev/null'
+	if [[ -n $qdda ]]; then
+		measure "qdda -b 0 (its own threads)" '"$Q" -q -b 0 -d "$QDB" "$R"/* >/dev/null'
+	fi
 	random_rows=("${rows[@]}")
 	random_ratio=$(awk -v a="${med["ddtsim --zdb (lz4, all $cpus cores)"]}" -v b="${med["b3sum --no-mmap --num-threads 1"]}" 'BEGIN { printf "%.2f", a / b }')
 	random_bytes=$bytes
