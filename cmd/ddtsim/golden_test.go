@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -30,6 +31,14 @@ func TestMain(m *testing.M) {
 		}
 		main() // the test binary as ddtsim (signals_test.go)
 		return
+	}
+	// The commands run in this process: -j must not change its
+	// GOMAXPROCS for the tests after them (TestJobsCapCPUs).
+	setMaxProcs = func(n int) int {
+		if n > 0 {
+			maxProcsSet.Store(int64(n))
+		}
+		return runtime.GOMAXPROCS(0)
 	}
 	code := m.Run()
 	if err := golden.Cleanup(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/ddtsim/ddtsim/analyzer"
@@ -36,6 +37,21 @@ func checkJobs(n int) error {
 	return nil
 }
 
+// setMaxProcs is runtime.GOMAXPROCS; the tests, which run the commands in
+// their own process, record the calls instead (TestMain).
+var setMaxProcs = runtime.GOMAXPROCS
+
+// capCPUs makes -j N also the most CPUs running ddtsim's Go code at once
+// (GOMAXPROCS) when N is below it, so that -j 1 scans on one core: the
+// walk, the opens ahead and the worker take turns (their system calls
+// still overlap). An admin scanning a busy filer asks for that. 0, or an N
+// at or above the CPUs, leaves it.
+func capCPUs(jobs int) {
+	if jobs > 0 && jobs < setMaxProcs(0) {
+		setMaxProcs(jobs)
+	}
+}
+
 // predict runs the scan for the flags (scan.Run, with the progress bar
 // and the per-path warnings on stderr) and assembles its report. It
 // returns nil and the error when there is nothing to report; a prediction
@@ -48,6 +64,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 	if err := checkJobs(s.Jobs); err != nil {
 		return nil, err
 	}
+	capCPUs(s.Jobs)
 	set, err := s.settings()
 	if err != nil {
 		return nil, usage(err)

@@ -40,7 +40,7 @@ type mergeCmd struct {
 type resumeCmd struct {
 	Zdb        bool          `help:"Print only the zdb -S text, byte for byte." xor:"format"`
 	JSON       bool          `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
-	Jobs       int           `short:"j" default:"0" help:"Worker goroutines (0: one per CPU); fewer run at large recordsizes, so that the records in flight stay within 256 MiB (each worker holds the record it reads, and with gzip or zstd its compressed copy): 8 at recordsize=16M."`
+	Jobs       int           `short:"j" default:"0" help:"Worker goroutines, and at most as many CPUs busy at once (0: one per CPU; -j 1: one core, gentle on a busy host); fewer workers run at large recordsizes, so that the records in flight stay within 256 MiB (each worker holds the record it reads, and with gzip or zstd its compressed copy): 8 at recordsize=16M."`
 	Mem        string        `name:"mem" placeholder:"SIZE" help:"Bound the dedup table's memory, as for scan (the saved table is read into memory first)."`
 	TmpDir     string        `name:"tmpdir" placeholder:"DIR" help:"Where --mem writes its runs, as for scan."`
 	Checkpoint time.Duration `name:"checkpoint" default:"5m" placeholder:"DURATION" help:"Save the scan every DURATION while it runs, as for scan --save (0: only at the end)."`
@@ -187,6 +187,7 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 	if err := checkJobs(r.Jobs); err != nil {
 		return err
 	}
+	capCPUs(r.Jobs)
 	saved, err := scanfile.Read(r.File, scanfile.DecodeOptions{})
 	if err != nil {
 		return err

@@ -21,7 +21,7 @@ type sweepCmd struct {
 	Sort      string   `default:"space" enum:"space,ram" help:"Order of the rows, best first: space = allocated DSIZE ascending, ram = in-core DDT size ascending (ties: by recordsize, then compression)."`
 	Histogram int      `name:"histogram" placeholder:"N" help:"After the table, print the zdb -S text of row N (1 = first row)."`
 	JSON      bool     `name:"json" help:"Print the rows as JSON (with each row's zdb -S text)."`
-	Jobs      int      `short:"j" default:"0" help:"Files read at once (0: one per CPU)."`
+	Jobs      int      `short:"j" default:"0" help:"Files read at once, and at most as many CPUs busy (0: one per CPU)."`
 	Cache     bool     `name:"cache" negatable:"" help:"--cache leaves what the sweep reads in the page cache; by default (--no-cache) the pages it brings into the cache are dropped once read, as for scan."`
 	Paths     []string `arg:"" name:"path" help:"Files and directories to scan (each byte is read once for all combinations)."`
 }
@@ -38,6 +38,7 @@ func (s *sweepCmd) Run(std *streams) error {
 	if err := checkJobs(s.Jobs); err != nil {
 		return err
 	}
+	capCPUs(s.Jobs)
 	if s.Histogram != 0 && s.JSON {
 		return usagef("--histogram with --json: the JSON has every row's zdb -S text already (zdb_S); drop --histogram")
 	}
