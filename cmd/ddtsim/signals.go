@@ -12,16 +12,30 @@ import (
 	"github.com/ddtsim/ddtsim/scan"
 )
 
-// interruptContext returns a context that the first SIGINT or SIGTERM
-// cancels. A second one (more than signalEcho later) ends the process at once, by the signal's default
-// action, after removing --mem's spill directories. code reports the exit
-// status for the signal received: 130 for SIGINT, 143 for SIGTERM (128 +
-// its number), or 0.
+// interruptContext returns a context that the first SIGINT, SIGTERM or
+// SIGHUP cancels. A second one (more than signalEcho later) ends the
+// process at once, by the signal's default action, after removing --mem's
+// spill directories. code reports the exit status for the signal
+// received: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP (128 + its
+// number), or 0.
 func interruptContext(parent context.Context) (ctx context.Context, code func() int, stop func()) {
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(ch, interruptSignals()...)
 	ctx, code, stopOn := interruptOn(parent, ch, endBySignal)
 	return ctx, code, func() { signal.Stop(ch); stopOn() }
+}
+
+// interruptSignals are the signals that end a scan early with its partial
+// result printed and saved: SIGINT, SIGTERM, and SIGHUP (a lost SSH
+// session: found by a new user, a hangup lost all since the last
+// checkpoint) unless it was ignored when ddtsim started (nohup): Notify
+// would undo that.
+func interruptSignals() []os.Signal {
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
 }
 
 // interruptOn is interruptContext on the signals that arrive on ch; a
@@ -72,7 +86,7 @@ func endBySignal(sig os.Signal) {
 	exiting.Lock() // for good: main waits for the signal
 	os.Stderr.WriteString("ddtsim: second interrupt: ending now, without the partial result or its --save\n")
 	scan.RemoveSpillDirs()
-	signal.Reset(os.Interrupt, syscall.SIGTERM)
+	signal.Reset(interruptSignals()...)
 	syscall.Kill(os.Getpid(), sig.(syscall.Signal))
 	// Still here: the signal was ignored when ddtsim started (a
 	// background job of a script), and Reset ignores it again.

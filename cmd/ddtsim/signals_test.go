@@ -163,3 +163,23 @@ func TestClosedStdout(t *testing.T) {
 		t.Errorf("the scan was not saved: %v", err)
 	}
 }
+
+// A hangup (a lost SSH session) ends a scan as SIGTERM does: the partial
+// result printed and saved, exit 129 (found by a new user: it lost all
+// since the last checkpoint).
+func TestHangupSavesPartial(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs ddtsim for a few seconds")
+	}
+	save := filepath.Join(t.TempDir(), "s.ddts")
+	cmd, out, errs := startDdtsim(t, save)
+	cmd.Process.Signal(syscall.SIGHUP)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 129 || !strings.Contains(out.String(), "PARTIAL") {
+		t.Errorf("SIGHUP: %v, stdout %q, stderr %q", err, out.String(), errs.String())
+	}
+	if fi, err := os.Stat(save); err != nil || fi.Size() == 0 {
+		t.Errorf("SIGHUP: not saved: %v", err)
+	}
+}
