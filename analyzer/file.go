@@ -361,6 +361,9 @@ func (s *scan) holeRun(fl *file, a, b uint64) {
 	if o == Unsampled {
 		c.Unsampled += n
 	}
+	if !hole {
+		fl.zeroRunBPs(a, b)
+	}
 	if s.opts.OnBlock != nil && s.opts.BlockRuns {
 		s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: a, LSize: fl.lsize, Hole: hole, Key: k, Zero: true, Tag: fl.tag, Count: n})
 	} else if s.opts.OnBlock != nil {

@@ -84,6 +84,34 @@ func (t *bpTally) flush() {
 	t.seen.reset()
 }
 
+// zeroRunBPs counts the block pointers of records a to b of fl, a run of
+// the source's holes that the copy writes as zero blocks (--sparse never,
+// compression off): one content, counted as the workers count a dense
+// file's zeros, new once per chunk of records and repeated after that
+// within each indirect block. Found by a new user: a sparse file had no
+// indirect blocks where a file of written zeros had them.
+//
+// A run over more than maxZeroRunL1 indirect blocks is left out (README:
+// limits): counted block by block it would take memory and time without
+// bound (an 8 EiB sparse file is 2^36 of them), as a dense file that size
+// would.
+func (fl *file) zeroRunBPs(a, b uint64) {
+	if fl.nrec <= 1 || a >= b || (b-1)/space.BPsPerBlock-a/space.BPsPerBlock >= maxZeroRunL1 {
+		return
+	}
+	per := max(chunkBytes/uint64(fl.lsize), 1)
+	for g := a / space.BPsPerBlock; g*space.BPsPerBlock < b; g++ {
+		lo, hi := max(a, g*space.BPsPerBlock), min(b, (g+1)*space.BPsPerBlock)
+		chunks := (hi-1)/per - lo/per + 1
+		fl.addL1(g, space.L1{N: uint32(hi - lo), Repeat: uint32(hi - lo - chunks)})
+	}
+	fl.sawData(b - 1)
+}
+
+// maxZeroRunL1 bounds the indirect blocks zeroRunBPs counts a run in:
+// 65,536 of them, 2^26 records (8 TiB at recordsize 128K, 256 GiB at 4K).
+const maxZeroRunL1 = 1 << 16
+
 // sawData notes that record i of fl is not a hole.
 func (fl *file) sawData(i uint64) {
 	for {
