@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/internal/english"
 	"github.com/ddtsim/ddtsim/space"
 	"github.com/ddtsim/ddtsim/zdb"
 )
@@ -233,7 +234,7 @@ func Compare(pred *ddt.Histogram, actual *zdb.Parsed, opts Options) (*Comparison
 		return nil, fmt.Errorf("%w: %s", ErrUnusable, why)
 	}
 	if t.Errors > 0 {
-		return nil, fmt.Errorf("%w: the %s has %d unreadable rows (see the diagnostics); a verdict would be a guess", ErrUnusable, t.Name(), t.Errors)
+		return nil, fmt.Errorf("%w: the %s has %s (see the diagnostics); a verdict would be a guess", ErrUnusable, t.Name(), english.Count(t.Errors, "unreadable row"))
 	}
 	c := &Comparison{
 		Model: opts.Model, Source: opts.Source, Table: t, TableKind: t.Kind, TableLine: t.Line,
@@ -378,17 +379,24 @@ func (c *Comparison) addSpace(actual *zdb.Parsed, opts Options) error {
 		}
 	}
 	figures := strings.Join(what, " and ") + " figures"
+	all, differ := "all ", fmt.Sprintf("%d of %d figures differ", k, n)
+	if n == 1 {
+		// "the 1 zfs list figure", not "all 1 zfs list figures"
+		// (found by a new user).
+		figures = strings.TrimSuffix(figures, "s")
+		all, differ = "the ", "the 1 figure differs"
+	}
 	tol := percent(opts.SpaceTolerance)
 	c.describeSpace()
 	switch {
 	case c.Table == nil && k == 0:
 		c.Outcome, c.Equal = Equal, true
-		c.Verdict = fmt.Sprintf("EQUAL within %s: all %s", tol, figures)
+		c.Verdict = fmt.Sprintf("EQUAL within %s: %s%s", tol, all, figures)
 	case c.Table == nil:
 		c.Outcome, c.Equal = Different, false
-		c.Verdict = fmt.Sprintf("DIFFERENT: %d of %d figures differ by more than %s (%s)", k, n, tol, figures)
+		c.Verdict = fmt.Sprintf("DIFFERENT: %s by more than %s (%s)", differ, tol, figures)
 	case k == 0:
-		c.Verdict += fmt.Sprintf("; and all %s within %s", figures, tol)
+		c.Verdict += fmt.Sprintf("; and %s%s within %s", all, figures, tol)
 	case c.Outcome == Different:
 		c.Verdict += fmt.Sprintf("; and %d of %d zfs list / zpool list figures differ by more than %s", k, n, tol)
 	default:
@@ -491,12 +499,12 @@ func (c *Comparison) describeDifferences() {
 		}
 		switch {
 		case !r.Actual:
-			c.Differences = append(c.Differences, fmt.Sprintf("%s: predicted (%s blocks, %s referenced LSIZE) but not in the actual table",
-				where, zdb.Nicenum(r.Cells[0].Predicted, false), fmtCell(r.Cells[5].Predicted, r.Cells[5].bytes)))
+			c.Differences = append(c.Differences, fmt.Sprintf("%s: predicted (%s, %s referenced LSIZE) but not in the actual table",
+				where, blocksText(zdb.Nicenum(r.Cells[0].Predicted, false)), fmtCell(r.Cells[5].Predicted, r.Cells[5].bytes)))
 			continue
 		case !r.Predicted:
-			c.Differences = append(c.Differences, fmt.Sprintf("%s: in the actual table (line %d: %s blocks, %s referenced LSIZE) but not predicted",
-				where, r.Line, r.Cells[0].Actual.Text, r.Cells[5].Actual.Text))
+			c.Differences = append(c.Differences, fmt.Sprintf("%s: in the actual table (line %d: %s, %s referenced LSIZE) but not predicted",
+				where, r.Line, blocksText(r.Cells[0].Actual.Text), r.Cells[5].Actual.Text))
 			continue
 		}
 		var parts []string
@@ -797,4 +805,13 @@ func (c *Comparison) writeTable(pr func(string, ...any)) {
 // digits: 0.01 → "1%", 1e-9 → "1e-07%" (not 1.0000000000000001e-07%).
 func percent(frac float64) string {
 	return strconv.FormatFloat(100*frac, 'g', 4, 64) + "%"
+}
+
+// blocksText is a count of blocks as zdb prints it ("1", "2.50K") with its
+// noun: "1 block", "2.50K blocks".
+func blocksText(n string) string {
+	if n == "1" {
+		return "1 block"
+	}
+	return n + " blocks"
 }

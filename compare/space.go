@@ -104,7 +104,11 @@ func (c *Comparison) compareSpace(pred *space.Prediction, lists []*zdb.ListTable
 				continue
 			}
 			col := indexOf(t.Columns, sc.col)
-			if col < 0 || t.Rows[0][col] == "-" {
+			if col < 0 {
+				continue
+			}
+			if t.Rows[0][col] == "-" { // zfs prints no value there
+				unreadable = append(unreadable, fmt.Sprintf("%s %s \"-\" (line %d)", t.Kind, sc.col, t.RowLines[0]))
 				continue
 			}
 			f := Figure{Command: t.Kind, Name: escape.Path(name), Column: sc.col, Line: t.RowLines[0], Predicted: sc.of(&pred.Figures),

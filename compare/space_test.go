@@ -205,6 +205,7 @@ func TestCompareSpaceUnusable(t *testing.T) {
 		"no prediction": {listsP, nil, "no prediction of them"},
 		"zpool status":  {"\tNAME        STATE     READ WRITE CKSUM\n\ttank        ONLINE       0     0     0\n", spacePred(), "no DDT histogram table"},
 		"header only":   {"NAME  USED  AVAIL  REFER  MOUNTPOINT\n", spacePred(), "no DDT histogram table"},
+		"dash only":     {"NAME  USED\ntank  -\n", spacePred(), `no figure of its zfs list and zpool list tables could be read (zfs list USED "-" (line 2))`},
 		// Found by a new user: the columns were there but unreadable,
 		// and the message said they were missing.
 		"unreadable": {"NAME  USED  LUSED  RATIO\ntank  lots  many  high\n", spacePred(),
@@ -290,5 +291,22 @@ func TestPercent(t *testing.T) {
 	}
 	if !strings.Contains(c.Verdict, "by more than 1e-07%") {
 		t.Errorf("verdict %q", c.Verdict)
+	}
+}
+
+// TestCompareSpaceOneFigure: one figure is "the 1 zfs list figure", not
+// "all 1 zfs list figures" (found by a new user).
+func TestCompareSpaceOneFigure(t *testing.T) {
+	for text, want := range map[string]string{
+		"NAME  USED\ntank  43728896\n": "EQUAL within 1%: the 1 zfs list figure",
+		"NAME  USED\ntank  53728896\n": "DIFFERENT: the 1 figure differs by more than 1% (1 zfs list figure)",
+	} {
+		c, err := Compare(workedHistogram(), zdb.ParseString(text), Options{Space: spacePred(), SpaceTolerance: 0.01})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Verdict != want {
+			t.Errorf("verdict %q, want %q", c.Verdict, want)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/internal/english"
 	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/zio"
 )
@@ -146,8 +147,8 @@ func MergeHistogram(paths []string, h *ddt.Histogram) (*Merged, error) {
 		stored += in.Counters.Stored
 	}
 	if stored != t.Referenced.Blocks {
-		return nil, &HistogramError{fmt.Sprintf("the result counts %d referenced blocks, but the scans named stored %d: it is not the query's over exactly these scans (another set of scans, or a glob that also matched a copy of one, or the .NAME.*.tmp directory a killed save left)",
-			t.Referenced.Blocks, stored)}
+		return nil, &HistogramError{fmt.Sprintf("the result counts %s, but the scans named stored %d: it is not the query's over exactly these scans (another set of scans, or a glob that also matched a copy of one, or the .NAME.*.tmp directory a killed save left)",
+			english.Count(t.Referenced.Blocks, "referenced block"), stored)}
 	}
 	return m, nil
 }

@@ -134,8 +134,8 @@ func TestCompareChangedInput(t *testing.T) {
 		}, 1, []string{"DIFFERENT: 1 of 64 cells", "refcnt 4 bucket (line 9): referenced LSIZE predicted 512K, actual 640K (-128K, -20.0%)"}},
 		{"bucket 64 missing", func(s string) string {
 			return replaceLine(s, "    64 ", "   128        1    128K    128K    128K      128     16M     16M     16M")
-		}, 1, []string{"refcnt 64 bucket: predicted (1 blocks, 8M referenced LSIZE) but not in the actual table",
-			"refcnt 128 bucket: in the actual table (line 13: 1 blocks, 16M referenced LSIZE) but not predicted"}},
+		}, 1, []string{"refcnt 64 bucket: predicted (1 block, 8M referenced LSIZE) but not in the actual table",
+			"refcnt 128 bucket: in the actual table (line 13: 1 block, 16M referenced LSIZE) but not predicted"}},
 		{"compressed size", func(s string) string {
 			s = replaceLine(s, "     1 ", "     1      402   25.9M   19.2M   19.4M      402   25.9M   19.2M   19.4M")
 			return replaceLine(s, " Total ", " Total      518   31.6M   23.4M   23.6M      755   52.4M   42.7M   43.0M")

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/internal/english"
 	"github.com/ddtsim/ddtsim/zdb"
 )
 
@@ -63,11 +64,11 @@ func progressLine(files, done, total int64, walked bool, elapsed time.Duration) 
 		rate = ", " + zdb.Nicenum(uint64(float64(done)/s), true) + "/s"
 	}
 	if !walked || total <= 0 {
-		return fmt.Sprintf("scanning: %s of %s found so far (%d files; the walk goes on)%s",
-			zdb.Nicenum(uint64(done), true), zdb.Nicenum(uint64(total), true), files, rate)
+		return fmt.Sprintf("scanning: %s of %s found so far (%s; the walk goes on)%s",
+			zdb.Nicenum(uint64(done), true), zdb.Nicenum(uint64(total), true), english.Count(files, "file"), rate)
 	}
-	line := fmt.Sprintf("scanning: %s of %s (%.0f%%, %d files)%s", zdb.Nicenum(uint64(done), true),
-		zdb.Nicenum(uint64(total), true), 100*float64(done)/float64(total), files, rate)
+	line := fmt.Sprintf("scanning: %s of %s (%.0f%%, %s)%s", zdb.Nicenum(uint64(done), true),
+		zdb.Nicenum(uint64(total), true), 100*float64(done)/float64(total), english.Count(files, "file"), rate)
 	if done > 0 && done < total && elapsed >= time.Second {
 		left := time.Duration(float64(elapsed) * float64(total-done) / float64(done)).Round(time.Second)
 		line += ", about " + left.String() + " left"
