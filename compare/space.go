@@ -107,8 +107,10 @@ func (c *Comparison) compareSpace(pred *space.Prediction, lists []*zdb.ListTable
 			if col < 0 {
 				continue
 			}
+			// where names the figure in the messages: zfs list USED "x" (line 3).
+			where := fmt.Sprintf("%s %s %q (line %d)", t.Kind, sc.col, t.Rows[0][col], t.RowLines[0])
 			if t.Rows[0][col] == "-" { // zfs prints no value there
-				unreadable = append(unreadable, fmt.Sprintf("%s %s \"-\" (line %d)", t.Kind, sc.col, t.RowLines[0]))
+				unreadable = append(unreadable, where)
 				continue
 			}
 			f := Figure{Command: t.Kind, Name: escape.Path(name), Column: sc.col, Line: t.RowLines[0], Predicted: sc.of(&pred.Figures),
@@ -116,16 +118,16 @@ func (c *Comparison) compareSpace(pred *space.Prediction, lists []*zdb.ListTable
 			if sc.ratio {
 				r, ok := t.Ratio(name, sc.col)
 				if !ok {
-					c.Notes = append(c.Notes, fmt.Sprintf("%s %s %q (line %d) is not a ratio: left out", t.Kind, sc.col, f.Actual, f.Line))
-					unreadable = append(unreadable, fmt.Sprintf("%s %s %q (line %d)", t.Kind, sc.col, f.Actual, f.Line))
+					c.Notes = append(c.Notes, where+" is not a ratio: left out")
+					unreadable = append(unreadable, where)
 					continue
 				}
 				f.Lo, f.Hi = r, r
 			} else {
 				v, ok := t.Size(name, sc.col)
 				if !ok {
-					c.Notes = append(c.Notes, fmt.Sprintf("%s %s %q (line %d) is not a size zfs prints: left out", t.Kind, sc.col, f.Actual, f.Line))
-					unreadable = append(unreadable, fmt.Sprintf("%s %s %q (line %d)", t.Kind, sc.col, f.Actual, f.Line))
+					c.Notes = append(c.Notes, where+" is not a size zfs prints: left out")
+					unreadable = append(unreadable, where)
 					continue
 				}
 				f.Lo, f.Hi = float64(v.Lo), float64(v.Hi)

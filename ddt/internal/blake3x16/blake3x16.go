@@ -23,20 +23,25 @@ const (
 // Available reports whether Sum256 can hash on this CPU.
 func Available() bool { return available }
 
+// MaxSize is the longest input Sum256 hashes: 32 MiB, twice ZFS's
+// largest record (recordsize 16M).
+const MaxSize = 32 << 20
+
 // Sum256 returns the BLAKE3-256 digest of b and true when the kernels run
-// on this CPU and len(b) is a power of two of at least GroupSize bytes (up
-// to 2^40 bytes); otherwise the zero digest and false.
+// on this CPU and len(b) is a power of two from GroupSize to MaxSize
+// bytes; otherwise the zero digest and false.
 func Sum256(b []byte) (sum [32]byte, ok bool) {
 	n := len(b)
-	if !available || n < GroupSize || n&(n-1) != 0 || n > 1<<40 {
+	if !available || n < GroupSize || n&(n-1) != 0 || n > MaxSize {
 		return sum, false
 	}
 	// A stack of word-major sets of 16 chaining values, each the roots of
 	// 16 complete subtrees of 16<<level[i] chunks; the sets of one level
-	// merge as the bits of a binary counter do. 2^40 bytes is 2^26 groups:
-	// at most 27 sets.
-	var stack [27][8][16]uint32
-	var level [27]int
+	// merge as the bits of a binary counter do. MaxSize is 2^11 groups: at
+	// most 12 sets (6 KiB, cleared at each call: the bound keeps that
+	// small beside the hashing).
+	var stack [12][8][16]uint32
+	var level [12]int
 	top := 0
 	for g := 0; g < n/GroupSize; g++ {
 		compressChunks16(&stack[top], (*[GroupSize]byte)(b[g*GroupSize:]), uint64(g)*16)

@@ -13,7 +13,7 @@ func TestSum256(t *testing.T) {
 		t.Skip("no AVX-512")
 	}
 	r := rand.NewChaCha8([32]byte{1})
-	for n := GroupSize; n <= 4<<20; n *= 2 {
+	for n := GroupSize; n <= MaxSize; n *= 2 {
 		b := make([]byte, n)
 		r.Read(b)
 		got, ok := Sum256(b)
@@ -51,7 +51,7 @@ func TestChunkCounters(t *testing.T) {
 
 // TestNotHashed: lengths the kernels do not take are refused.
 func TestNotHashed(t *testing.T) {
-	for _, n := range []int{0, 1024, 8 << 10, 16<<10 - 1, 16<<10 + 512, 48 << 10, 3 << 20} {
+	for _, n := range []int{0, 1024, 8 << 10, 16<<10 - 1, 16<<10 + 512, 48 << 10, 3 << 20, 2 * MaxSize} {
 		if _, ok := Sum256(make([]byte, n)); ok {
 			t.Errorf("%d bytes: hashed", n)
 		}
