@@ -10,11 +10,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/source"
-	"github.com/ddtsim/ddtsim/space"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/input/source"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/space"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // BlockEvent describes one record of one file; see Options.OnBlock.
@@ -169,7 +169,7 @@ type Options struct {
 	// GiB of records) is split into chunks of that many bytes, each read
 	// by the shard it falls to. The tables and counters of the Count
 	// scans, made with the same paths and options, add up to one scan's
-	// of the whole (scanfile.Merge): the records are each counted by the
+	// of the whole (saved.Merge): the records are each counted by the
 	// shard that reads them; a file (Files, LogicalBytes, HardLinks, the
 	// error of a file that cannot be opened) by the owner of its chunk 0;
 	// what the walk counts (Dirs, Symlinks, Special, OtherFS,
@@ -267,8 +267,8 @@ func (c *Counters) add(o *Counters) {
 	c.Indirect.Add(o.Indirect)
 }
 
-// Result is a finished scan.
-type Result struct {
+// Analysis is a finished scan.
+type Analysis struct {
 	Table     *ddt.Table
 	Histogram *ddt.Histogram
 	Counters  Counters
@@ -279,11 +279,11 @@ type Result struct {
 	WalkDone bool
 }
 
-// Scan walks paths (files and directories, recursively), and returns the
+// Run walks paths (files and directories, recursively), and returns the
 // simulated dedup table. Per-path problems go to opts.Warn and are counted;
-// Scan itself fails only on an invalid policy or when ctx is cancelled
+// Run itself fails only on an invalid policy or when ctx is cancelled
 // (then it returns the partial result with ctx.Err()).
-func Scan(ctx context.Context, paths []string, opts Options) (*Result, error) {
+func Run(ctx context.Context, paths []string, opts Options) (*Analysis, error) {
 	if err := opts.Shard.Check(); err != nil {
 		return nil, fmt.Errorf("analyzer: shard %s: %w", opts.Shard, err)
 	}
@@ -292,7 +292,7 @@ func Scan(ctx context.Context, paths []string, opts Options) (*Result, error) {
 
 // scanSource is Scan of the files src yields (Options.Follow, CountLinks,
 // OneFileSystem and SkipDirs are the walker's, and go unused here).
-func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, error) {
+func scanSource(ctx context.Context, src source.Source, opts Options) (*Analysis, error) {
 	if opts.Policy == nil {
 		return nil, fmt.Errorf("analyzer: no policy")
 	}
@@ -307,7 +307,7 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, 
 		return nil, fmt.Errorf("analyzer: %d jobs is more than %d", jobs, MaxJobs)
 	}
 	jobs = Workers(jobs, opts.Policy.RecordSize)
-	s := &scan{
+	s := &run{
 		opts:  opts,
 		table: ddt.NewTable(opts.Policy.DSize),
 		zero:  ddt.NewZeroKeys(),
@@ -364,7 +364,7 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Result, 
 	wg.Wait()
 	stopCheckpoints()
 
-	res := &Result{Table: s.table, Counters: Counters{Files: walked.Files, Dirs: walked.Dirs, Symlinks: walked.Symlinks,
+	res := &Analysis{Table: s.table, Counters: Counters{Files: walked.Files, Dirs: walked.Dirs, Symlinks: walked.Symlinks,
 		Special: walked.Special, HardLinks: walked.HardLinks, Devices: walked.Devices, OtherFS: walked.OtherFS,
 		RepeatedDirs: walked.RepeatedDirs, RepeatedFiles: walked.RepeatedFiles, ImageParts: walked.ImageParts, LogicalBytes: walked.LogicalBytes}, WalkDone: walkDone}
 	res.Counters.add(&s.walkAcct.c)

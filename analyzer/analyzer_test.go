@@ -9,9 +9,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/testkit"
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // A sparse file: 128K random, a 256K hole, 128K random (512K, 4 records).
@@ -30,11 +30,11 @@ func writeSparse(t *testing.T, path string) {
 	}
 }
 
-func scanT(t *testing.T, p *zio.Policy, sp model.Sparse, paths ...string) (*Result, []string) {
+func scanT(t *testing.T, p *zio.Policy, sp model.Sparse, paths ...string) (*Analysis, []string) {
 	t.Helper()
 	var mu sync.Mutex
 	var warns []string
-	res, err := Scan(context.Background(), paths, Options{Policy: p, Sparse: sp,
+	res, err := Run(context.Background(), paths, Options{Policy: p, Sparse: sp,
 		Warn: func(path string, err error) { mu.Lock(); warns = append(warns, path+": "+err.Error()); mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
@@ -155,9 +155,9 @@ func TestDeterministicAcrossJobs(t *testing.T) {
 		data := testkit.Rand(int64(i%7), 50000+i*40000)
 		testkit.Write(t, filepath.Join(dir, string(rune('a'+i))), data)
 	}
-	var first *Result
+	var first *Analysis
 	for _, jobs := range []int{1, 2, 7} {
-		res, err := Scan(context.Background(), []string{dir}, Options{Policy: testkit.Policy(t, zio.LZ4), Jobs: jobs})
+		res, err := Run(context.Background(), []string{dir}, Options{Policy: testkit.Policy(t, zio.LZ4), Jobs: jobs})
 		if err != nil {
 			t.Fatal(err)
 		}

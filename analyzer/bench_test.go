@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/benchdata"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/benchdata"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // benchDataBytes is the size of the data set BenchmarkScan scans.
@@ -56,10 +56,10 @@ func BenchmarkScan(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				opts := Options{Policy: benchPolicy(b, comp), Jobs: jobs}
 				b.SetBytes(total)
-				var res *Result
+				var res *Analysis
 				for b.Loop() {
 					var err error
-					res, err = Scan(context.Background(), []string{dir}, opts)
+					res, err = Run(context.Background(), []string{dir}, opts)
 					if err != nil {
 						b.Fatal(err)
 					}

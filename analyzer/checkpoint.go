@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
 )
 
 // Checkpoints.
@@ -58,7 +58,7 @@ type State struct {
 
 // checkpoints starts the checkpoints of Options.CheckpointEvery; the
 // function it returns stops them, waiting for one in progress.
-func (s *scan) checkpoints() (stop func()) {
+func (s *run) checkpoints() (stop func()) {
 	if s.opts.CheckpointEvery <= 0 || s.opts.Checkpoint == nil {
 		return func() {}
 	}
@@ -84,7 +84,7 @@ func (s *scan) checkpoints() (stop func()) {
 
 // checkpoint stops the workers and the walk's accounting, and hands the
 // state to Options.Checkpoint.
-func (s *scan) checkpoint() {
+func (s *run) checkpoint() {
 	asked := time.Now()
 	all := append([]*accountant{s.walkAcct}, s.acct...)
 	for _, a := range all {

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/internal/testseam"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // Faults injected through the source's test seam (testseam.Read,
@@ -54,7 +54,7 @@ func smallTree(t *testing.T, dir string) {
 
 // scanWarn scans paths with opts (Policy LZ4 when unset) and returns the
 // result and the warnings, each "path: reason".
-func scanWarn(t *testing.T, opts Options, paths ...string) (*Result, []string) {
+func scanWarn(t *testing.T, opts Options, paths ...string) (*Analysis, []string) {
 	t.Helper()
 	if opts.Policy == nil {
 		opts.Policy = testkit.Policy(t, zio.LZ4)
@@ -70,7 +70,7 @@ func scanWarn(t *testing.T, opts Options, paths ...string) (*Result, []string) {
 			inner(path, err)
 		}
 	}
-	res, err := Scan(context.Background(), paths, opts)
+	res, err := Run(context.Background(), paths, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func scanWarn(t *testing.T, opts Options, paths ...string) (*Result, []string) {
 
 // sameResult reports where got differs from want: the histogram (the
 // table's every figure) and every counter.
-func sameResult(t *testing.T, what string, got, want *Result) {
+func sameResult(t *testing.T, what string, got, want *Analysis) {
 	t.Helper()
 	if *got.Histogram != *want.Histogram {
 		t.Errorf("%s: histogram\n got %+v\nwant %+v", what, got.Histogram.Total(), want.Histogram.Total())

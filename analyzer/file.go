@@ -10,19 +10,19 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/guest"
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/source"
-	"github.com/ddtsim/ddtsim/space"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/input/guest"
+	"github.com/ddtsim/ddtsim/input/source"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/space"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // chunkBytes is how much of one file one work item covers: large files are
 // split so that all workers help with a single big image.
 const chunkBytes = 8 << 20
 
-type scan struct {
+type run struct {
 	opts  Options
 	table *ddt.Table
 	zero  *ddt.ZeroKeys
@@ -117,7 +117,7 @@ type chunk struct {
 	first, end uint64
 }
 
-func (s *scan) warn(path string, err error) {
+func (s *run) warn(path string, err error) {
 	if ce := (*source.CountedElsewhereError)(nil); !errors.As(err, &ce) {
 		s.errors.Add(1)
 	}
@@ -128,7 +128,7 @@ func (s *scan) warn(path string, err error) {
 
 // changed reports a file that changed while it was read: a warning, not
 // an error; the result is marked.
-func (s *scan) changed(path string, err error) {
+func (s *run) changed(path string, err error) {
 	s.changedFiles.Add(1)
 	if s.opts.Warn != nil {
 		s.opts.Warn(path, err)
@@ -157,7 +157,7 @@ func (o *Options) walker(paths []string) *source.Walker {
 // to the workers; the runs of records lying wholly in holes of the source
 // file are accounted here, without reading. It runs on the walk's
 // goroutine.
-func (s *scan) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
+func (s *run) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 	counted := !sf.Uncounted // this shard counts the file (not sharded: always)
 	tag := 0
 	if s.opts.OnFile != nil && counted {
@@ -337,7 +337,7 @@ func (fl *file) dataRuns() []recordRun {
 // source file, in one step: they are holes, or all-zero blocks when the
 // copy writes zeros and ZFS stores them (compression=off). A file of
 // exabytes of holes costs no more than its data.
-func (s *scan) holeRun(fl *file, a, b uint64) {
+func (s *run) holeRun(fl *file, a, b uint64) {
 	b = min(b, fl.limit.Load()) // none past the end of a file that shrank
 	if a >= b {
 		return
@@ -378,7 +378,7 @@ func (s *scan) holeRun(fl *file, a, b uint64) {
 // release marks one chunk of fl done. After the last it checks whether the
 // file changed while it was read (source.File.Changed), or says that it
 // shrank, and closes it.
-func (s *scan) release(fl *file) {
+func (s *run) release(fl *file) {
 	if fl.refs.Add(-1) != 0 {
 		return
 	}
@@ -387,7 +387,7 @@ func (s *scan) release(fl *file) {
 
 // finish checks, once fl's records are all accounted, whether it changed
 // while it was read (or says that it shrank), and closes it.
-func (s *scan) finish(fl *file) {
+func (s *run) finish(fl *file) {
 	switch {
 	case fl.failed.Load():
 	case fl.shrank.Load():

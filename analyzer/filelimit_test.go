@@ -8,9 +8,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/testkit"
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // Under ulimit -n 64 a tree 20 directories deep with 20 small files at
@@ -38,7 +38,7 @@ func TestLowFileLimitScansAll(t *testing.T) {
 	for _, jobs := range []int{1, 2} {
 		var warns []string
 		var mu sync.Mutex
-		res, err := Scan(context.Background(), []string{dir}, Options{Policy: testkit.Policy(t, zio.LZ4), Sparse: model.SparseAuto, Jobs: jobs,
+		res, err := Run(context.Background(), []string{dir}, Options{Policy: testkit.Policy(t, zio.LZ4), Sparse: model.SparseAuto, Jobs: jobs,
 			Warn: func(path string, err error) { mu.Lock(); warns = append(warns, path+": "+err.Error()); mu.Unlock() }})
 		if err != nil {
 			t.Fatal(err)

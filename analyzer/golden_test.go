@@ -9,9 +9,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/golden"
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 func TestMain(m *testing.M) {
@@ -80,7 +80,7 @@ func TestGoldenBlocks(t *testing.T) {
 			p, sp := goldenPolicy(t, c)
 			var mu sync.Mutex
 			var events []BlockEvent
-			res, err := Scan(context.Background(), inputs, Options{
+			res, err := Run(context.Background(), inputs, Options{
 				Policy: p, Sparse: sp,
 				Warn:    func(path string, err error) { t.Errorf("%s: %v", path, err) },
 				OnBlock: func(e BlockEvent) { mu.Lock(); events = append(events, e); mu.Unlock() },

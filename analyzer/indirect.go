@@ -3,9 +3,9 @@ package analyzer
 import (
 	"encoding/binary"
 
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/source"
-	"github.com/ddtsim/ddtsim/space"
+	"github.com/ddtsim/ddtsim/input/source"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/space"
 )
 
 // bpTally counts, for one worker, the block pointers of the chunk it is
@@ -139,7 +139,7 @@ func (fl *file) addL1(g uint64, c space.L1) {
 // indirect accounts fl's indirect blocks, once its records are: the
 // levels above its last non-hole record (or its last record, when the
 // copy writes its zeros: ZFS dirties those blocks too).
-func (s *scan) indirect(fl *file) {
+func (s *run) indirect(fl *file) {
 	if s.md == nil {
 		return
 	}
@@ -161,7 +161,7 @@ func (s *scan) indirect(fl *file) {
 }
 
 // listed accounts the ZAP object of a directory the walk listed.
-func (s *scan) listed(names source.Names) {
+func (s *run) listed(names source.Names) {
 	b := space.Dir(s.md, names)
 	s.spaceMu.Lock()
 	s.dirBlocks.Add(b)

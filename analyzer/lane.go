@@ -1,8 +1,8 @@
 package analyzer
 
 import (
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // Lane is the per-record accounting of one write policy in one table: what

@@ -8,15 +8,15 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/internal/golden"
-	"github.com/ddtsim/ddtsim/internal/testkit"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // spillScan scans with the table bounded to mem bytes and spilled to dir,
 // collecting the keys of the blocks and the spill warnings.
-func spillScan(t *testing.T, inputs []string, opts Options, mem int64, dir string) (*Result, []ddt.Key, []error) {
+func spillScan(t *testing.T, inputs []string, opts Options, mem int64, dir string) (*Analysis, []ddt.Key, []error) {
 	t.Helper()
 	var mu sync.Mutex
 	var keys []ddt.Key
@@ -35,7 +35,7 @@ func spillScan(t *testing.T, inputs []string, opts Options, mem int64, dir strin
 			mu.Unlock()
 		}
 	}
-	res, err := Scan(context.Background(), inputs, opts)
+	res, err := Run(context.Background(), inputs, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func spillScan(t *testing.T, inputs []string, opts Options, mem int64, dir strin
 // sameScan compares a scan with its table spilled with one without: the
 // histogram, the counters (but for the memory ones) and every block's
 // entry.
-func sameScan(t *testing.T, got, want *Result, keys []ddt.Key) {
+func sameScan(t *testing.T, got, want *Analysis, keys []ddt.Key) {
 	t.Helper()
 	if *got.Histogram != *want.Histogram {
 		t.Errorf("histograms differ")
@@ -81,7 +81,7 @@ func TestGoldenBlocksSpilled(t *testing.T) {
 		ran++
 		t.Run(c.Name, func(t *testing.T) {
 			p, sp := goldenPolicy(t, c)
-			mem, err := Scan(context.Background(), inputs, Options{Policy: p, Sparse: sp})
+			mem, err := Run(context.Background(), inputs, Options{Policy: p, Sparse: sp})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func TestSpillDirLost(t *testing.T) {
 		testkit.Write(t, filepath.Join(dir, "f", string(rune('a'+i%26))+strings.Repeat("x", i/26)), testkit.Rand(int64(i), 300<<10))
 	}
 	p := testkit.Policy(t, zio.LZ4)
-	mem, err := Scan(context.Background(), []string{dir}, Options{Policy: p})
+	mem, err := Run(context.Background(), []string{dir}, Options{Policy: p})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,8 @@ package analyzer
 import (
 	"sort"
 
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/source"
+	"github.com/ddtsim/ddtsim/input/source"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
 )
 
 // Stopping and resuming.
@@ -142,7 +142,7 @@ func (fl *file) spanBytes(first, end uint64) uint64 {
 }
 
 // done reports records [first, end) of fl as fully accounted.
-func (s *scan) done(fl *file, first, end uint64) {
+func (s *run) done(fl *file, first, end uint64) {
 	if s.opts.Done != nil && first < end {
 		s.opts.Done(fl.info, first, end)
 	}
@@ -150,7 +150,7 @@ func (s *scan) done(fl *file, first, end uint64) {
 
 // resumed asks Options.Resume which records of fl are done already. It
 // returns false when the file is to be skipped (warned about).
-func (s *scan) resumed(fl *file, others []Span) ([]Span, bool) {
+func (s *run) resumed(fl *file, others []Span) ([]Span, bool) {
 	r := s.opts.Resume
 	if r == nil || r.Done == nil {
 		return nil, true

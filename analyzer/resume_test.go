@@ -10,12 +10,12 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/golden"
-	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/internal/testseam"
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/space"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/space"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // progress is a minimal tracker of what Options.Done reported.
@@ -89,12 +89,12 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 				t.Fatal(err)
 			}
 			p, sp := goldenPolicy(t, c)
-			want, err := Scan(context.Background(), inputs, Options{Policy: p, Sparse: sp, Jobs: 4})
+			want, err := Run(context.Background(), inputs, Options{Policy: p, Sparse: sp, Jobs: 4})
 			if err != nil {
 				t.Fatal(err)
 			}
 			prog := newProgress()
-			var prev *Result
+			var prev *Analysis
 			rounds := 0
 			for _, stopAfter := range []int{3, 40, 150, -1} {
 				rounds++
@@ -116,7 +116,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 				if prev != nil {
 					opts.Resume = &Resume{Table: prev.Table, Counters: prev.Counters, Done: prog.skip(t)}
 				}
-				res, err := Scan(ctx, inputs, opts)
+				res, err := Run(ctx, inputs, opts)
 				cancel()
 				if err != nil && stopAfter < 0 {
 					t.Fatal(err)
@@ -158,7 +158,7 @@ func TestResumeSkipsChangedAndDoneFiles(t *testing.T) {
 	testseam.ReadFault = func(path string, off uint64) error { reads.Store(path, true); return nil }
 	defer func() { testseam.ReadFault = nil }()
 	var warns []string
-	res, err := Scan(context.Background(), []string{dir}, Options{Policy: p, Jobs: 2,
+	res, err := Run(context.Background(), []string{dir}, Options{Policy: p, Jobs: 2,
 		Warn: func(path string, err error) { warns = append(warns, path+": "+err.Error()) },
 		Resume: &Resume{
 			Done: func(f FileInfo) ([]Span, error) {
@@ -202,7 +202,7 @@ func TestResumeRetriesAfterReadError(t *testing.T) {
 		}
 		return nil
 	}
-	res, err := Scan(context.Background(), []string{dir}, Options{Policy: p, Jobs: 1, Done: prog.done})
+	res, err := Run(context.Background(), []string{dir}, Options{Policy: p, Jobs: 1, Done: prog.done})
 	testseam.ReadFault = nil
 	if err != nil || res.Counters.Errors != 1 {
 		t.Fatalf("%v, counters %+v", err, res.Counters)
@@ -211,7 +211,7 @@ func TestResumeRetriesAfterReadError(t *testing.T) {
 	if d == nil || len(d.spans) != 2 || d.spans[0] != (Span{0, 64}) || d.spans[1] != (Span{64, 70}) {
 		t.Fatalf("done %+v", d)
 	}
-	got, err := Scan(context.Background(), []string{dir}, Options{Policy: p, Jobs: 2,
+	got, err := Run(context.Background(), []string{dir}, Options{Policy: p, Jobs: 2,
 		Resume: &Resume{Table: res.Table, Counters: res.Counters, Done: prog.skip(t)}})
 	if err != nil {
 		t.Fatal(err)

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ddtsim/ddtsim/internal/testkit"
+	"github.com/ddtsim/ddtsim/input/source"
+	"github.com/ddtsim/ddtsim/input/vdisk"
 	"github.com/ddtsim/ddtsim/internal/testseam"
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/source"
-	"github.com/ddtsim/ddtsim/vdisk"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 	"golang.org/x/sys/unix"
 )
 
@@ -277,7 +277,7 @@ func TestFileTruncatedWhileRead(t *testing.T) {
 			prog := newProgress()
 			var mu sync.Mutex
 			var warns []string
-			res, err := Scan(context.Background(), []string{dir}, Options{Policy: testkit.Policy(t, c.comp), Jobs: 4,
+			res, err := Run(context.Background(), []string{dir}, Options{Policy: testkit.Policy(t, c.comp), Jobs: 4,
 				Done: prog.done,
 				Warn: func(path string, err error) { mu.Lock(); warns = append(warns, err.Error()); mu.Unlock() }})
 			if err != nil {

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/internal/testkit"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // A sampled scan's estimates hold the full scan's figures within their 95%
@@ -40,7 +40,7 @@ func TestSampleEstimatesCoverTruth(t *testing.T) {
 	p := testkit.Policy(t, zio.LZ4)
 	p.RecordSize = 4096
 	p.Vdev, _ = zio.NewDisk(9) // so that 4K records can compress
-	full, err := Scan(context.Background(), []string{dir}, Options{Policy: p})
+	full, err := Run(context.Background(), []string{dir}, Options{Policy: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestSampleEstimatesCoverTruth(t *testing.T) {
 	// One sampled scan: the estimate equals the one computed from the full
 	// table's class-0 keys (the analyzer keeps exactly those).
 	const n = 16
-	res, err := Scan(context.Background(), []string{dir}, Options{Policy: p, Sample: n})
+	res, err := Run(context.Background(), []string{dir}, Options{Policy: p, Sample: n})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,12 +145,12 @@ func TestSampleSkewedByHotContent(t *testing.T) {
 	f.Close()
 	p := testkit.Policy(t, zio.LZ4)
 	p.RecordSize = 4096
-	full, err := Scan(context.Background(), []string{dir}, Options{Policy: p})
+	full, err := Run(context.Background(), []string{dir}, Options{Policy: p})
 	if err != nil {
 		t.Fatal(err)
 	}
 	truth, _ := ddt.RatiosOf(full.Histogram.Total())
-	res, err := Scan(context.Background(), []string{dir}, Options{Policy: p, Sample: n})
+	res, err := Run(context.Background(), []string{dir}, Options{Policy: p, Sample: n})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/golden"
-	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/internal/testseam"
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // A complete scan covers every byte of every file: ScannedBytes equals
@@ -54,7 +54,7 @@ func TestScannedBytesOfCompleteScan(t *testing.T) {
 	} {
 		p := testkit.Policy(t, c.comp)
 		p.RecordSize = c.rs
-		res, err := Scan(context.Background(), paths, Options{Policy: p, Sparse: c.sp, Zvol: c.zvol, Jobs: 4,
+		res, err := Run(context.Background(), paths, Options{Policy: p, Sparse: c.sp, Zvol: c.zvol, Jobs: 4,
 			Warn: func(path string, err error) { t.Errorf("%s: %v", path, err) }})
 		if err != nil {
 			t.Fatal(err)
@@ -86,7 +86,7 @@ func TestScannedBytesOfPartialScan(t *testing.T) {
 	// it reached the others, and then the scan covers all it knows of
 	// (found under load: 2 runs in 50).
 	listed, allListed := 0, make(chan struct{})
-	res, err := Scan(ctx, []string{dir}, Options{Policy: p, Jobs: 1,
+	res, err := Run(ctx, []string{dir}, Options{Policy: p, Jobs: 1,
 		OnFile: func(FileEvent) int {
 			if listed++; listed == 3 {
 				close(allListed)
@@ -119,7 +119,7 @@ func TestScannedBytesOfPartialScan(t *testing.T) {
 		return nil
 	}
 	defer func() { testseam.ReadFault = nil }()
-	res, err = Scan(context.Background(), []string{dir}, Options{Policy: p})
+	res, err = Run(context.Background(), []string{dir}, Options{Policy: p})
 	if err != nil {
 		t.Fatal(err)
 	}

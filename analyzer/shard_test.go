@@ -9,11 +9,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/testkit"
+	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/testseam"
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/source"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 	"golang.org/x/sys/unix"
 )
 
@@ -87,7 +87,7 @@ func TestShardUnopenableSplitFileCountedOnce(t *testing.T) {
 	scanShard := func(sh source.Shard) (Counters, []error) {
 		var mu sync.Mutex
 		var errs []error
-		res, err := Scan(context.Background(), []string{dir}, Options{Policy: testkit.Policy(t, zio.LZ4), Sparse: model.SparseAuto, Shard: sh,
+		res, err := Run(context.Background(), []string{dir}, Options{Policy: testkit.Policy(t, zio.LZ4), Sparse: model.SparseAuto, Shard: sh,
 			Warn: func(path string, err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }})
 		if err != nil {
 			t.Fatal(err)

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ddtsim/ddtsim/internal/testkit"
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // A scan with Options.Stages gives the same result as without, and times
@@ -29,13 +29,13 @@ func TestStages(t *testing.T) {
 	opts := func(st *Stages) Options {
 		return Options{Policy: testkit.Policy(t, zio.LZ4), Sparse: model.SparseAuto, Jobs: 2, Stages: st}
 	}
-	plain, err := Scan(context.Background(), []string{dir}, opts(nil))
+	plain, err := Run(context.Background(), []string{dir}, opts(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := &Stages{}
 	start := time.Now()
-	timed, err := Scan(context.Background(), []string{dir}, opts(st))
+	timed, err := Run(context.Background(), []string{dir}, opts(st))
 	wall := time.Since(start)
 	if err != nil {
 		t.Fatal(err)

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/internal/testseam"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // TestFilesAheadBound holds the reads of the first file of a tree back

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // work processes chunks until the channel closes: read each record, decide
@@ -18,7 +18,7 @@ import (
 // so that Options.Done reports exactly what the result holds. Records are
 // read outside the worker's accountant's lock and accounted under it
 // (checkpoint.go).
-func (s *scan) work(ctx context.Context, in <-chan chunk, a *accountant) {
+func (s *run) work(ctx context.Context, in <-chan chunk, a *accountant) {
 	var buf []byte // a record, made at the first chunk read
 	st := s.opts.Stages
 	lane := &Lane{Policy: s.opts.Policy, Table: s.table, Zero: s.zero, Sample: s.opts.Sample, Stages: st}
@@ -34,7 +34,7 @@ func (s *scan) work(ctx context.Context, in <-chan chunk, a *accountant) {
 
 // chunk reads and accounts one chunk with buf for a record (made when
 // nil), tallying its block pointers in bps; it returns buf.
-func (s *scan) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, a *accountant, bps *bpTally) []byte {
+func (s *run) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, a *accountant, bps *bpTally) []byte {
 	fl := ch.f
 	if ctx.Err() != nil {
 		a.mu.Lock()
@@ -96,7 +96,7 @@ type readRecord struct {
 }
 
 // read reads record i of fl into data, an LSIZE-byte buffer, zero-padded.
-func (s *scan) read(fl *file, i uint64, data []byte) readRecord {
+func (s *run) read(fl *file, i uint64, data []byte) readRecord {
 	lsize := uint64(fl.lsize)
 	off := i * lsize
 	r := readRecord{n: min(lsize, fl.src.Size-off), ok: true}
@@ -133,7 +133,7 @@ func (s *scan) read(fl *file, i uint64, data []byte) readRecord {
 
 // account accounts record i of fl, read (r) into data, in the table and
 // in c; it returns the record's key and outcome (Lane.Record).
-func (s *scan) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane, c *Counters) (ddt.Key, Outcome) {
+func (s *run) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane, c *Counters) (ddt.Key, Outcome) {
 	p := s.opts.Policy
 	if r.sourceHole {
 		c.SourceHoles++

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/testkit"
-	"github.com/ddtsim/ddtsim/source"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/input/source"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // synthSource yields files of records that are all different (the file's

@@ -7,10 +7,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/internal/testkit"
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 type blockList struct {
@@ -24,10 +24,10 @@ func (b *blockList) add(e BlockEvent) {
 	b.blocks[filepath.Base(e.Path)] = append(b.blocks[filepath.Base(e.Path)], e)
 }
 
-func scanZvol(t *testing.T, p *zio.Policy, zvol bool, paths ...string) (*Result, map[string][]BlockEvent) {
+func scanZvol(t *testing.T, p *zio.Policy, zvol bool, paths ...string) (*Analysis, map[string][]BlockEvent) {
 	t.Helper()
 	bl := &blockList{blocks: map[string][]BlockEvent{}}
-	res, err := Scan(context.Background(), paths, Options{Policy: p, Sparse: model.SparseNever, Zvol: zvol, OnBlock: bl.add,
+	res, err := Run(context.Background(), paths, Options{Policy: p, Sparse: model.SparseNever, Zvol: zvol, OnBlock: bl.add,
 		Warn: func(path string, err error) { t.Errorf("%s: %v", path, err) }})
 	if err != nil {
 		t.Fatal(err)

@@ -25,8 +25,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/internal/escape"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
 )
 
 // The kinds of breakdown (`ddtsim --by KIND`).

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/internal/testkit"
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // breakdownTree writes files whose blocks are shared within and across
@@ -57,13 +57,13 @@ func breakdownTree(t *testing.T) string {
 	return root
 }
 
-func scanBreakdown(t *testing.T, p *zio.Policy, sparse model.Sparse, by string, paths ...string) (*analyzer.Result, *Result) {
+func scanBreakdown(t *testing.T, p *zio.Policy, sparse model.Sparse, by string, paths ...string) (*analyzer.Analysis, *Result) {
 	t.Helper()
 	acc, err := NewAccumulator(by, paths)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := analyzer.Scan(context.Background(), paths, analyzer.Options{Policy: p, Sparse: sparse, Jobs: 4,
+	res, err := analyzer.Run(context.Background(), paths, analyzer.Options{Policy: p, Sparse: sparse, Jobs: 4,
 		OnFile: acc.File, OnBlock: acc.Block, BlockRuns: true,
 		Warn: func(path string, err error) { t.Errorf("%s: %v", path, err) }})
 	if err != nil {
@@ -78,7 +78,7 @@ func statLE(a, b ddt.Stat) bool {
 
 // checkBreakdown requires every column of the groups to add up to the
 // scan's totals.
-func checkBreakdown(t *testing.T, res *analyzer.Result, b *Result) {
+func checkBreakdown(t *testing.T, res *analyzer.Analysis, b *Result) {
 	t.Helper()
 	sum := SumGroups(b.Groups)
 	if sum != b.Sum {

@@ -5,10 +5,10 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/breakdown"
-	"github.com/ddtsim/ddtsim/internal/testkit"
-	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/report"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // TestBreakdownTextAndCSV checks the breakdown in report's text: after the
@@ -17,7 +17,7 @@ func TestBreakdownTextAndCSV(t *testing.T) {
 	root := breakdown.BreakdownTree(t)
 	p := testkit.Policy(t, zio.LZ4)
 	res, b := breakdown.ScanBreakdown(t, p, model.SparseAuto, breakdown.ByDir, root)
-	s, err := report.NewScan(p, 12, model.SparseAuto, []string{root}, res)
+	s, err := report.New(p, 12, model.SparseAuto, []string{root}, res)
 	if err != nil {
 		t.Fatal(err)
 	}

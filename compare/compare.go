@@ -22,10 +22,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/internal/english"
-	"github.com/ddtsim/ddtsim/space"
 	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
+	"github.com/ddtsim/ddtsim/zfs/space"
+	"github.com/ddtsim/ddtsim/zfslist"
 )
 
 // Outcome is what a comparison concluded.
@@ -85,11 +87,11 @@ type Options struct {
 
 // Cell is one cell of the side-by-side table.
 type Cell struct {
-	Column    string     `json:"column"`
-	Predicted uint64     `json:"predicted"`
-	Actual    *zdb.Value `json:"actual"` // nil: the actual table has no such row
-	Equal     bool       `json:"equal"`
-	Diff      float64    `json:"difference"` // predicted − the nearest actual value; 0 when equal
+	Column    string         `json:"column"`
+	Predicted uint64         `json:"predicted"`
+	Actual    *nicenum.Value `json:"actual"` // nil: the actual table has no such row
+	Equal     bool           `json:"equal"`
+	Diff      float64        `json:"difference"` // predicted − the nearest actual value; 0 when equal
 	// RelPct is (predicted − the middle of the actual interval) / that
 	// middle, in percent; nil when equal or when there is no actual value.
 	RelPct *float64 `json:"relative_pct,omitempty"`
@@ -120,9 +122,9 @@ func (r *Row) Equal() bool {
 
 // Ratio is one of the four ratios side by side.
 type Ratio struct {
-	Name      string    `json:"name"`
-	Predicted float64   `json:"predicted"`
-	Actual    zdb.Ratio `json:"actual"`
+	Name      string        `json:"name"`
+	Predicted float64       `json:"predicted"`
+	Actual    nicenum.Ratio `json:"actual"`
 	// FromTotals: the actual text printed no ratio line; Actual is the
 	// interval its Total row allows.
 	FromTotals bool    `json:"from_totals"`
@@ -173,14 +175,14 @@ type Comparison struct {
 // one, summed over the DDT objects the text lists. Sizes are bytes; an
 // actual size is the span of totals its printed figures allow.
 type DDTSize struct {
-	Entries          uint64       `json:"entries"`
-	PredictedEntries uint64       `json:"predicted_entries"`
-	OnDisk           zdb.Interval `json:"on_disk"`
-	PredictedOnDisk  uint64       `json:"predicted_on_disk"`
-	InCore           zdb.Interval `json:"in_core"`
-	PredictedInCore  uint64       `json:"predicted_in_core"`
-	OnDiskPct        float64      `json:"on_disk_pct"` // how far the model lies outside the span, percent of its middle (0 inside)
-	InCorePct        float64      `json:"in_core_pct"`
+	Entries          uint64           `json:"entries"`
+	PredictedEntries uint64           `json:"predicted_entries"`
+	OnDisk           nicenum.Interval `json:"on_disk"`
+	PredictedOnDisk  uint64           `json:"predicted_on_disk"`
+	InCore           nicenum.Interval `json:"in_core"`
+	PredictedInCore  uint64           `json:"predicted_in_core"`
+	OnDiskPct        float64          `json:"on_disk_pct"` // how far the model lies outside the span, percent of its middle (0 inside)
+	InCorePct        float64          `json:"in_core_pct"`
 }
 
 // CompareDDTSize fills c.DDTSize from the model's DDT estimate (entries,
@@ -196,15 +198,15 @@ func (c *Comparison) CompareDDTSize(entries, onDisk, inCore uint64, actual *zdb.
 	c.DDTSize = d
 	c.Notes = append(c.Notes, fmt.Sprintf("DDT size: the text's objects hold %d entries, %s on disk, %s in core; the model of the scanned files: %d entries, %s on disk (%+.1f%%), %s in core (%+.1f%%) — "+
 		"alike when the pool holds just these files, written with dedup on and its dedup log flushed (ddtsim models a pool filled by one copy)",
-		d.Entries, spanText(d.OnDisk), spanText(d.InCore), d.PredictedEntries, zdb.Nicenum(d.PredictedOnDisk, true), d.OnDiskPct, zdb.Nicenum(d.PredictedInCore, true), d.InCorePct))
+		d.Entries, spanText(d.OnDisk), spanText(d.InCore), d.PredictedEntries, nicenum.Format(d.PredictedOnDisk, true), d.OnDiskPct, nicenum.Format(d.PredictedInCore, true), d.InCorePct))
 }
 
 // spanText prints a span of bytes: one figure when it is one value.
-func spanText(s zdb.Interval) string {
+func spanText(s nicenum.Interval) string {
 	if s.Lo == s.Hi {
-		return zdb.Nicenum(s.Lo, true)
+		return nicenum.Format(s.Lo, true)
 	}
-	return zdb.Nicenum(s.Lo, true) + "–" + zdb.Nicenum(s.Hi, true)
+	return nicenum.Format(s.Lo, true) + "–" + nicenum.Format(s.Hi, true)
 }
 
 // ErrUnusable wraps every reason Compare cannot compare.
@@ -250,7 +252,7 @@ func Compare(pred *ddt.Histogram, actual *zdb.Parsed, opts Options) (*Comparison
 		if pred[h].Allocated.Blocks == 0 && ar == nil {
 			continue
 		}
-		row := compareRow(zdb.Nicenum(uint64(1)<<h, false), h, pred[h], pred[h].Allocated.Blocks != 0, ar, opts.BytesSuffix, opts.CellTolerance)
+		row := compareRow(nicenum.Format(uint64(1)<<h, false), h, pred[h], pred[h].Allocated.Blocks != 0, ar, opts.BytesSuffix, opts.CellTolerance)
 		c.Rows = append(c.Rows, row)
 	}
 	total := pred.Total()
@@ -373,7 +375,7 @@ func (c *Comparison) addSpace(actual *zdb.Parsed, opts Options) error {
 		n++
 	}
 	var what []string
-	for _, kind := range []string{zdb.ListZfs, zdb.ListZpool} {
+	for _, kind := range []string{zfslist.Zfs, zfslist.Zpool} {
 		if count[kind] > 0 {
 			what = append(what, fmt.Sprintf("%d %s", count[kind], kind))
 		}
@@ -424,7 +426,7 @@ func compareRow(label string, h int, p ddt.Bucket, inPred bool, a *zdb.Row, byte
 	row := Row{Label: label, Bucket: h, Predicted: inPred, Actual: a != nil}
 	pv := [8]uint64{p.Allocated.Blocks, p.Allocated.LSize, p.Allocated.PSize, p.Allocated.DSize,
 		p.Referenced.Blocks, p.Referenced.LSize, p.Referenced.PSize, p.Referenced.DSize}
-	var av [8]*zdb.Value
+	var av [8]*nicenum.Value
 	if a != nil {
 		row.Line = a.Line
 		av = a.Cells()
@@ -468,11 +470,11 @@ func (c *Comparison) compareRatios(total ddt.Bucket, t *zdb.HistogramTable, tol 
 	}
 	names := []string{"dedup", "compress", "copies", "dedup * compress / copies"}
 	pv := []float64{pr.Dedup, pr.Compress, pr.Copies, pr.Combined}
-	var av []zdb.Ratio
+	var av []nicenum.Ratio
 	fromTotals := false
 	switch {
 	case t.Ratios != nil:
-		av = []zdb.Ratio{t.Ratios.Dedup, t.Ratios.Compress, t.Ratios.Copies, t.Ratios.Combined}
+		av = []nicenum.Ratio{t.Ratios.Dedup, t.Ratios.Compress, t.Ratios.Copies, t.Ratios.Combined}
 	case t.Total != nil && t.Total.Allocated.Blocks.Hi > 0:
 		fromTotals = true
 		r := t.Total.AllowedRatios()
@@ -500,7 +502,7 @@ func (c *Comparison) describeDifferences() {
 		switch {
 		case !r.Actual:
 			c.Differences = append(c.Differences, fmt.Sprintf("%s: predicted (%s, %s referenced LSIZE) but not in the actual table",
-				where, blocksText(zdb.Nicenum(r.Cells[0].Predicted, false)), fmtCell(r.Cells[5].Predicted, r.Cells[5].bytes)))
+				where, blocksText(nicenum.Format(r.Cells[0].Predicted, false)), fmtCell(r.Cells[5].Predicted, r.Cells[5].bytes)))
 			continue
 		case !r.Predicted:
 			c.Differences = append(c.Differences, fmt.Sprintf("%s: in the actual table (line %d: %s, %s referenced LSIZE) but not predicted",
@@ -539,7 +541,7 @@ func tolText(t float64) string {
 	return fmt.Sprintf(", tolerance %g", t)
 }
 
-func fmtCell(v uint64, bytes bool) string { return zdb.Nicenum(v, bytes) }
+func fmtCell(v uint64, bytes bool) string { return nicenum.Format(v, bytes) }
 
 // diffText shows a cell's difference in display units: "=", "+128K",
 // "-3", or "≠" for a cell off by the one integer its text excludes.
@@ -548,7 +550,7 @@ func diffText(c Cell) string {
 	case c.Equal:
 		return "="
 	case c.Actual == nil:
-		return "+" + zdb.Nicenum(c.Predicted, c.bytes)
+		return "+" + nicenum.Format(c.Predicted, c.bytes)
 	case c.Actual.Except != 0 && c.Predicted == c.Actual.Except:
 		return "≠"
 	}
@@ -557,7 +559,7 @@ func diffText(c Cell) string {
 	if d < 0 {
 		sign, d = "-", -d
 	}
-	return sign + zdb.Nicenum(uint64(math.Round(d)), c.bytes)
+	return sign + nicenum.Format(uint64(math.Round(d)), c.bytes)
 }
 
 // likelyCauses reads the pattern of the differences: which totals differ
@@ -568,7 +570,7 @@ func likelyCauses(c *Comparison, pred ddt.Bucket, t *zdb.HistogramTable) []strin
 		return []string{"the actual table has no Total row: compare the differing buckets above"}
 	}
 	a := t.Total
-	eq := func(v zdb.Value, x uint64) int { // -1 predicted below, 0 equal, 1 above
+	eq := func(v nicenum.Value, x uint64) int { // -1 predicted below, 0 equal, 1 above
 		switch {
 		case v.Contains(x) || v.Interval().Contains(x):
 			return 0
@@ -621,9 +623,9 @@ func likelyCauses(c *Comparison, pred ddt.Bucket, t *zdb.HistogramTable) []strin
 		causes = append(causes, fmt.Sprintf("%s blocks predicted than the pool holds (%s predicted, averaging %s; %s actual, averaging %s) for no %s logical size (%s predicted, %s actual: "+
 			"the last record of each file is padded to the recordsize, so larger records add LSIZE): "+
 			"the files were written with a %s recordsize than modelled (or, for volumes, volblocksize); check -o recordsize (a recordsize change affects only blocks written after it, so files may hold blocks of both)",
-			fewer, zdb.Nicenum(pred.Referenced.Blocks, false), zdb.Nicenum(avg(float64(pred.Referenced.LSize), float64(pred.Referenced.Blocks)), true),
-			a.Referenced.Blocks.Text, zdb.Nicenum(avg(a.Referenced.LSize.Mid(), a.Referenced.Blocks.Mid()), true),
-			less, zdb.Nicenum(pred.Referenced.LSize, true), a.Referenced.LSize.Text, larger))
+			fewer, nicenum.Format(pred.Referenced.Blocks, false), nicenum.Format(avg(float64(pred.Referenced.LSize), float64(pred.Referenced.Blocks)), true),
+			a.Referenced.Blocks.Text, nicenum.Format(avg(a.Referenced.LSize.Mid(), a.Referenced.Blocks.Mid()), true),
+			less, nicenum.Format(pred.Referenced.LSize, true), a.Referenced.LSize.Text, larger))
 	case recordsize:
 		larger := "larger"
 		if refBlocks < 0 {
@@ -631,8 +633,8 @@ func likelyCauses(c *Comparison, pred ddt.Bucket, t *zdb.HistogramTable) []strin
 		}
 		causes = append(causes, fmt.Sprintf("about the same logical size (%s predicted, %s actual) in a different number of blocks (%s predicted, averaging %s; %s actual, averaging %s): "+
 			"the files were written with a %s recordsize than modelled (or, for volumes, volblocksize); check -o recordsize (a recordsize change affects only blocks written after it, so files may hold blocks of both)",
-			zdb.Nicenum(pred.Referenced.LSize, true), a.Referenced.LSize.Text, zdb.Nicenum(pred.Referenced.Blocks, false), zdb.Nicenum(avg(float64(pred.Referenced.LSize), float64(pred.Referenced.Blocks)), true),
-			a.Referenced.Blocks.Text, zdb.Nicenum(avg(a.Referenced.LSize.Mid(), a.Referenced.Blocks.Mid()), true), larger))
+			nicenum.Format(pred.Referenced.LSize, true), a.Referenced.LSize.Text, nicenum.Format(pred.Referenced.Blocks, false), nicenum.Format(avg(float64(pred.Referenced.LSize), float64(pred.Referenced.Blocks)), true),
+			a.Referenced.Blocks.Text, nicenum.Format(avg(a.Referenced.LSize.Mid(), a.Referenced.Blocks.Mid()), true), larger))
 	case refBlocks > 0 && real:
 		causes = append(causes, "more blocks predicted than the real DDT holds: a real DDT holds only blocks written while dedup was on (data written before dedup was enabled, or in datasets without dedup, is not in it); compare with zdb -S instead")
 	case refBlocks < 0:

@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/internal/testkit"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 
 func TestCompareEqualAndDifferent(t *testing.T) {
@@ -47,7 +48,7 @@ func TestCompareEqualAndDifferent(t *testing.T) {
 // A predicted value equal to the one integer a text excludes differs: zdb
 // prints 2048 as "2K", never as "2.00K".
 func TestCompareExcludedInteger(t *testing.T) {
-	v, _ := zdb.ParseValue("2.00K")
+	v, _ := nicenum.Parse("2.00K")
 	if v.Contains(2048) || !v.Contains(2047) || !v.Contains(2049) {
 		t.Fatalf("2.00K: %+v", v)
 	}

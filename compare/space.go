@@ -8,14 +8,15 @@ import (
 	"strings"
 
 	"github.com/ddtsim/ddtsim/internal/escape"
-	"github.com/ddtsim/ddtsim/space"
-	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
+	"github.com/ddtsim/ddtsim/zfs/space"
+	"github.com/ddtsim/ddtsim/zfslist"
 )
 
 // Figure is one figure of zfs list or zpool list beside the model's
 // prediction of it (package space): a size in bytes or a ratio.
 type Figure struct {
-	Command string `json:"command"` // zdb.ListZfs or zdb.ListZpool
+	Command string `json:"command"` // zfslist.Zfs or zfslist.Zpool
 	Name    string `json:"name"`    // the row: the dataset or the pool, escaped (internal/escape: control bytes, bad UTF-8)
 	Column  string `json:"column"`  // as printed: USED, LREFER, ALLOC, DEDUP, ...
 	Line    int    `json:"actual_line"`
@@ -58,14 +59,14 @@ var spaceColumns = []struct {
 	ratio    bool
 	of       func(*space.Figures) float64
 }{
-	{zdb.ListZfs, "USED", false, func(f *space.Figures) float64 { return float64(f.Used) }},
-	{zdb.ListZfs, "USEDDS", false, func(f *space.Figures) float64 { return float64(f.UsedDS) }},
-	{zdb.ListZfs, "REFER", false, func(f *space.Figures) float64 { return float64(f.UsedDS) }}, // no snapshots: REFER is USEDDS
-	{zdb.ListZfs, "LUSED", false, func(f *space.Figures) float64 { return float64(f.LUsed) }},
-	{zdb.ListZfs, "LREFER", false, func(f *space.Figures) float64 { return float64(f.LRefer) }},
-	{zdb.ListZfs, "RATIO", true, func(f *space.Figures) float64 { return f.CompressRatio }},
-	{zdb.ListZpool, "ALLOC", false, func(f *space.Figures) float64 { return float64(f.Alloc) }},
-	{zdb.ListZpool, "DEDUP", true, func(f *space.Figures) float64 { return f.Dedup }},
+	{zfslist.Zfs, "USED", false, func(f *space.Figures) float64 { return float64(f.Used) }},
+	{zfslist.Zfs, "USEDDS", false, func(f *space.Figures) float64 { return float64(f.UsedDS) }},
+	{zfslist.Zfs, "REFER", false, func(f *space.Figures) float64 { return float64(f.UsedDS) }}, // no snapshots: REFER is USEDDS
+	{zfslist.Zfs, "LUSED", false, func(f *space.Figures) float64 { return float64(f.LUsed) }},
+	{zfslist.Zfs, "LREFER", false, func(f *space.Figures) float64 { return float64(f.LRefer) }},
+	{zfslist.Zfs, "RATIO", true, func(f *space.Figures) float64 { return f.CompressRatio }},
+	{zfslist.Zpool, "ALLOC", false, func(f *space.Figures) float64 { return float64(f.Alloc) }},
+	{zfslist.Zpool, "DEDUP", true, func(f *space.Figures) float64 { return f.Dedup }},
 }
 
 // spaceColumnNames lists the columns compared, for messages.
@@ -82,7 +83,7 @@ const DefaultSpaceTolerance = 0.01
 // It returns the figures found but unreadable ("zfs list USED \"x\" (line
 // 3)"), also noted, so that a text with nothing else can be refused for
 // what it is.
-func (c *Comparison) compareSpace(pred *space.Prediction, lists []*zdb.ListTable, opts Options) (unreadable []string) {
+func (c *Comparison) compareSpace(pred *space.Prediction, lists []*zfslist.Table, opts Options) (unreadable []string) {
 	seen := map[string]bool{}
 	for _, t := range lists {
 		if seen[t.Kind] {
@@ -96,7 +97,7 @@ func (c *Comparison) compareSpace(pred *space.Prediction, lists []*zdb.ListTable
 			}
 		}
 		name := t.Rows[0][0]
-		if t.Kind == zdb.ListZfs && strings.Contains(name, "/") {
+		if t.Kind == zfslist.Zfs && strings.Contains(name, "/") {
 			c.Notes = append(c.Notes, fmt.Sprintf("the zfs list table's first row is %s, a child dataset: ddtsim predicts the pool's root dataset, which received the copy", escape.Path(name)))
 		}
 		for _, sc := range spaceColumns {
@@ -136,7 +137,7 @@ func (c *Comparison) compareSpace(pred *space.Prediction, lists []*zdb.ListTable
 			c.Space = append(c.Space, f)
 		}
 	}
-	if z, p := lists0(lists, zdb.ListZfs), lists0(lists, zdb.ListZpool); z != "" && p != "" && strings.SplitN(z, "/", 2)[0] != p {
+	if z, p := lists0(lists, zfslist.Zfs), lists0(lists, zfslist.Zpool); z != "" && p != "" && strings.SplitN(z, "/", 2)[0] != p {
 		c.Notes = append(c.Notes, fmt.Sprintf("the zfs list row is of %s, the zpool list row of pool %s: are they of the same pool?", escape.Path(z), escape.Path(p)))
 	}
 	return unreadable
@@ -158,7 +159,7 @@ func figureEqual(x, lo, hi, tol float64) (bool, float64) {
 }
 
 // lists0 is the name in the first row of the first table of the kind.
-func lists0(lists []*zdb.ListTable, kind string) string {
+func lists0(lists []*zfslist.Table, kind string) string {
 	for _, t := range lists {
 		if t.Kind == kind {
 			return t.Rows[0][0]
@@ -232,7 +233,7 @@ func (c *Comparison) spaceCauses(other *space.Figures, opts Options) []string {
 	}
 	zfsEqual := true
 	for _, f := range c.Space {
-		if f.Command == zdb.ListZfs && !f.Equal {
+		if f.Command == zfslist.Zfs && !f.Equal {
 			zfsEqual = false
 		}
 	}
@@ -256,7 +257,7 @@ func (f Figure) predictedText() string {
 	}
 	s := strconv.FormatFloat(f.Predicted, 'f', 0, 64)
 	if f.Lo != f.Hi {
-		s = zdb.Nicenum(uint64(f.Predicted), false) + " (" + s + ")"
+		s = nicenum.Format(uint64(f.Predicted), false) + " (" + s + ")"
 	}
 	return s
 }

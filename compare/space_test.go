@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/space"
 	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
+	"github.com/ddtsim/ddtsim/zfs/space"
 )
 
 // listsP is zfs list -p and zpool list -v -p output of a pool (the golden
@@ -101,7 +102,7 @@ func TestCompareSpaceOnly(t *testing.T) {
 // stands for, widened by the tolerance.
 func TestCompareSpaceHuman(t *testing.T) {
 	text := "NAME   USED  AVAIL  REFER  MOUNTPOINT\ntank  41.7M  61.5G  41.4M  /tank\n"
-	v, _ := zdb.ParseValue("41.7M")
+	v, _ := nicenum.Parse("41.7M")
 	for _, tc := range []struct {
 		used uint64
 		tol  float64

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/breakdown"
 	"github.com/ddtsim/ddtsim/internal/english"
-	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 
 // Breakdown is the --by breakdown a Scan carries (package breakdown). It is
@@ -43,7 +43,7 @@ func writeBreakdown(w io.Writer, b *breakdown.Result, saved int64) error {
 	}
 	var sb strings.Builder
 	pr := func(format string, a ...any) { fmt.Fprintf(&sb, format, a...) }
-	nb := func(v uint64) string { return zdb.Nicenum(v, true) }
+	nb := func(v uint64) string { return nicenum.Format(v, true) }
 	pr("\nBreakdown by %s:\n", b.Basis)
 	pr("%s  %7s  %7s  %7s  %9s  %8s  %8s  %10s  %9s  %7s\n", pad("group"),
 		"files", "logical", "holes", "zero blks", "embedded", "no dedup", "with dedup", "only here", "shared")
@@ -61,16 +61,16 @@ func writeBreakdown(w io.Writer, b *breakdown.Result, saved int64) error {
 // zerosText says in one sentence how much of the savings is zeros.
 func zerosText(z breakdown.Zeros, saved int64) string {
 	s := fmt.Sprintf("zeros: %s (%s of records never written), %s stored",
-		english.Count(z.Holes, "hole"), zdb.Nicenum(z.HoleLSize, true), english.Count(z.Referenced.Blocks, "all-zero block"))
+		english.Count(z.Holes, "hole"), nicenum.Format(z.HoleLSize, true), english.Count(z.Referenced.Blocks, "all-zero block"))
 	if z.Referenced.Blocks > 0 {
-		s += fmt.Sprintf(" (%s, deduplicated to %s)", zdb.Nicenum(z.Referenced.DSize, true), zdb.Nicenum(z.Allocated.DSize, true))
+		s += fmt.Sprintf(" (%s, deduplicated to %s)", nicenum.Format(z.Referenced.DSize, true), nicenum.Format(z.Allocated.DSize, true))
 	}
 	if saved > 0 {
 		// Holes are counted at their LSIZE, which may reach past a
 		// file's end: never claim more than was saved.
 		zs := min(z.Saved, uint64(saved))
-		s += fmt.Sprintf("; of the %s saved, %s (%.1f%%) is zeros", zdb.Nicenum(uint64(saved), true),
-			zdb.Nicenum(zs, true), 100*float64(zs)/float64(saved))
+		s += fmt.Sprintf("; of the %s saved, %s (%.1f%%) is zeros", nicenum.Format(uint64(saved), true),
+			nicenum.Format(zs, true), 100*float64(zs)/float64(saved))
 	}
 	return s
 }

@@ -7,8 +7,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/space"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/space"
 )
 
 // WriteCSV writes the report as CSV (RFC 4180, comma, LF), one table per
@@ -49,7 +49,7 @@ import (
 // Sizes are bytes and counts are exact integers, as in the JSON. No field
 // holds a line break (paths are escaped by escape.Path), so the empty line
 // always separates tables.
-func (s *Scan) WriteCSV(w io.Writer) error {
+func (s *Report) WriteCSV(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	cw := csv.NewWriter(bw)
 	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
@@ -232,7 +232,7 @@ func (s *Scan) WriteCSV(w io.Writer) error {
 // without dedup and with it, whichever the scan's policy has; nil for
 // one not predicted (Space.Other nil), both nil without a prediction or
 // when nothing could be estimated (NothingSampled).
-func (s *Scan) spaceByDedup() (off, on *space.Figures) {
+func (s *Report) spaceByDedup() (off, on *space.Figures) {
 	sp := s.Space
 	if sp == nil || s.NothingSampled() {
 		return nil, nil

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math/bits"
 
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/ddtsize"
 	"github.com/ddtsim/ddtsim/internal/english"
-	"github.com/ddtsim/ddtsim/zdb"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/ddtsize"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // DDTEstimate is the JSON ddt_size object: the modelled size of the real
@@ -28,7 +28,7 @@ type DDTEstimate struct {
 // ram is given; JSON always has it, unless a sample kept nothing
 // (NothingSampled): then there is nothing to estimate it from, and DDT
 // stays nil. It also makes the decision line (Decision) from it.
-func (s *Scan) EstimateDDT(p *zio.Policy, ram uint64) {
+func (s *Report) EstimateDDT(p *zio.Policy, ram uint64) {
 	if s.NothingSampled() {
 		s.DDT, s.Decision = nil, nil
 		return
@@ -46,15 +46,15 @@ func (s *Scan) EstimateDDT(p *zio.Policy, ram uint64) {
 // SetVolume marks the scan as one of volumes (zfs create -V, Options.Zvol
 // of the analyzer): the block size is the volblocksize property, and
 // recordsize, a file system property, is not shown.
-func (s *Scan) SetVolume(volblocksize uint32) {
+func (s *Report) SetVolume(volblocksize uint32) {
 	delete(s.Properties, "recordsize")
-	s.Properties["volblocksize"] = zdb.Nicenum(uint64(volblocksize), false)
+	s.Properties["volblocksize"] = nicenum.Format(uint64(volblocksize), false)
 	s.Properties["type"] = "volume"
 }
 
 // BlockSizeProperty is the block size property as the summary names it:
 // "recordsize=128K", or for volumes "volblocksize=16K".
-func (s *Scan) BlockSizeProperty() string {
+func (s *Report) BlockSizeProperty() string {
 	if v, ok := s.Properties["volblocksize"]; ok {
 		return "volblocksize=" + v
 	}
@@ -70,7 +70,7 @@ func (e *DDTEstimate) writeText(pr func(string, ...any)) {
 	if e.Format == ddtsize.FormatFDT {
 		kind = "fast-dedup table (FDT: flat entries and a log)"
 	}
-	size := func(v uint64) string { return fmt.Sprintf("%s (%d bytes)", zdb.Nicenum(v, true), v) }
+	size := func(v uint64) string { return fmt.Sprintf("%s (%d bytes)", nicenum.Format(v, true), v) }
 	if e.Entries == 0 {
 		pr("  DDT          no entries: nothing would be stored in the dedup table\n")
 		return
@@ -79,15 +79,15 @@ func (e *DDTEstimate) writeText(pr func(string, ...any)) {
 		e.Entries, e.Unique, e.Duplicate, kind, e.Release)
 	b := e.Basis
 	pr("    on disk    %s, %.0f B/entry: %s of %s blocks, %s-compressed, %d copies (MOS metadata)\n",
-		size(e.OnDisk), b.PerEntryOnDisk, english.Count(uint64(len(e.Objects)), "ZAP object"), zdb.Nicenum(b.BlockSize, true), b.Compression, b.Copies)
+		size(e.OnDisk), b.PerEntryOnDisk, english.Count(uint64(len(e.Objects)), "ZAP object"), nicenum.Format(b.BlockSize, true), b.Compression, b.Copies)
 	line := fmt.Sprintf("    in core    %s if wholly cached, %.0f B/entry", size(e.InCore), b.PerEntryInCore)
 	if e.LogInCore > 0 {
-		line += fmt.Sprintf("; %s (%d B/entry) while entries wait in the dedup log", zdb.Nicenum(e.LogInCore, true), ddtsize.LogEntryBytes)
+		line += fmt.Sprintf("; %s (%d B/entry) while entries wait in the dedup log", nicenum.Format(e.LogInCore, true), ddtsize.LogEntryBytes)
 	}
 	pr("%s\n", line)
 	pr("    thumb      %s at the classic %d B/entry rule of thumb\n", size(e.RuleOfThumb), ddtsize.RuleOfThumbBytes)
 	pr("    basis      an entry is %d chunks of 24 B (%d B: entry, key, %d-byte value) in %s leaves of at most %d; leaves %.0f%% full (expected over random hashes); on disk a leaf takes %s over all copies; + a header block per ZAP, indirect blocks\n",
-		b.EntryChunks, b.EntryBytes, b.ValueBytes, zdb.Nicenum(b.BlockSize, true), b.LeafCapacity, 100*b.Fill, zdb.Nicenum(uint64(b.LeafOnDisk+0.5), true))
+		b.EntryChunks, b.EntryBytes, b.ValueBytes, nicenum.Format(b.BlockSize, true), b.LeafCapacity, 100*b.Fill, nicenum.Format(uint64(b.LeafOnDisk+0.5), true))
 	if b.WholeLeaves >= 0.05 {
 		pr("    flush      about %.1f of %.0f leaves end up stored uncompressed: the dedup log's flush rewrites them in sync pass 8, where ZFS stops compressing (counted above)\n",
 			b.WholeLeaves, e.Leaves())
@@ -95,12 +95,12 @@ func (e *DDTEstimate) writeText(pr func(string, ...any)) {
 	if a := e.ARC; a != nil {
 		limit := "metadata: " + a.MetaIs
 		if a.MetaLimit > 0 {
-			limit = "metadata limit " + zdb.Nicenum(a.MetaLimit, true) + ": " + a.MetaIs
+			limit = "metadata limit " + nicenum.Format(a.MetaLimit, true) + ": " + a.MetaIs
 		}
-		pr("    ARC        with %s of RAM: ARC max %s (%s); %s\n", zdb.Nicenum(a.RAM, true), zdb.Nicenum(a.ARCMax, true), a.ARCMaxIs, limit)
-		pr("    verdict    %s: the table is %.1f%% of %s; %s\n", a.Verdict, 100*a.Share, zdb.Nicenum(a.Limit, true), a.Meaning)
+		pr("    ARC        with %s of RAM: ARC max %s (%s); %s\n", nicenum.Format(a.RAM, true), nicenum.Format(a.ARCMax, true), a.ARCMaxIs, limit)
+		pr("    verdict    %s: the table is %.1f%% of %s; %s\n", a.Verdict, 100*a.Share, nicenum.Format(a.Limit, true), a.Meaning)
 		if a.LogMax > 0 {
-			pr("               (besides the ARC, the dedup log may hold up to %s: 1%% of RAM, at least 1M)\n", zdb.Nicenum(a.LogMax, true))
+			pr("               (besides the ARC, the dedup log may hold up to %s: 1%% of RAM, at least 1M)\n", nicenum.Format(a.LogMax, true))
 		}
 	}
 }

@@ -3,8 +3,8 @@ package report
 import (
 	"fmt"
 
-	"github.com/ddtsim/ddtsim/ddtsize"
-	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/ddtsize"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 
 // The rule of the decision line: dedup is worth it when the space it saves
@@ -51,7 +51,7 @@ type Decision struct {
 // decide makes the decision line from the totals and the DDT estimate;
 // nil when there is nothing to decide on (no file data covered, nothing
 // stored, a sample that kept nothing, no DDT estimate).
-func (s *Scan) decide() *Decision {
+func (s *Report) decide() *Decision {
 	of := s.Counters.ScannedBytes
 	ref, alloc := s.Total.Referenced.DSize, s.Total.Allocated.DSize
 	if s.DDT == nil || of == 0 || ref == 0 || s.NothingSampled() {
@@ -72,7 +72,7 @@ func (s *Scan) decide() *Decision {
 		d.Text = "Decision: none: the sample is flagged below as unreliable, so its savings and table size may be far off; scan without --sample, or with a smaller N"
 		return d
 	}
-	nice := func(v uint64) string { return zdb.Nicenum(v, true) }
+	nice := func(v uint64) string { return nicenum.Format(v, true) }
 	text := "Decision: "
 	switch {
 	case s.Partial:

@@ -8,20 +8,20 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/ddtsize"
-	"github.com/ddtsim/ddtsim/internal/testkit"
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/ddtsize"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // decisionScan scans dir with p and estimates the DDT with ram.
-func decisionScan(t *testing.T, p *zio.Policy, ram uint64, dir string) *Scan {
+func decisionScan(t *testing.T, p *zio.Policy, ram uint64, dir string) *Report {
 	t.Helper()
-	res, err := analyzer.Scan(context.Background(), []string{dir}, analyzer.Options{Policy: p})
+	res, err := analyzer.Run(context.Background(), []string{dir}, analyzer.Options{Policy: p})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewScan(p, 12, model.SparseAuto, []string{dir}, res)
+	s, err := New(p, 12, model.SparseAuto, []string{dir}, res)
 	if err != nil {
 		t.Fatal(err)
 	}

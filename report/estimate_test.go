@@ -11,11 +11,11 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/internal/testkit"
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/zdb"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // outputs renders s as text, JSON (decoded), CSV summary fields and HTML.
@@ -25,7 +25,7 @@ type outputs struct {
 	csv        map[string]string
 }
 
-func render(t *testing.T, s *Scan) outputs {
+func render(t *testing.T, s *Report) outputs {
 	t.Helper()
 	var o outputs
 	var b strings.Builder
@@ -63,13 +63,13 @@ func render(t *testing.T, s *Scan) outputs {
 
 // sampledScan scans paths at 1/n and turns the report into estimates, as
 // the command does.
-func sampledScan(t *testing.T, p *zio.Policy, n uint64, paths ...string) *Scan {
+func sampledScan(t *testing.T, p *zio.Policy, n uint64, paths ...string) *Report {
 	t.Helper()
-	res, err := analyzer.Scan(context.Background(), paths, analyzer.Options{Policy: p, Sample: n})
+	res, err := analyzer.Run(context.Background(), paths, analyzer.Options{Policy: p, Sample: n})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewScan(p, 12, model.SparseAuto, paths, res)
+	s, err := New(p, 12, model.SparseAuto, paths, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestSavedOverScannedBytes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var once sync.Once
-	res, err := analyzer.Scan(ctx, []string{dir}, analyzer.Options{Policy: p, Jobs: 1,
+	res, err := analyzer.Run(ctx, []string{dir}, analyzer.Options{Policy: p, Jobs: 1,
 		Done: func(analyzer.FileInfo, uint64, uint64) { once.Do(cancel) }})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("not interrupted: %v", err)
@@ -107,7 +107,7 @@ func TestSavedOverScannedBytes(t *testing.T) {
 	if c.LogicalBytes < 20<<20 || c.ScannedBytes == 0 || c.ScannedBytes >= c.LogicalBytes {
 		t.Fatalf("counters %+v", c)
 	}
-	s, err := NewScan(p, 12, model.SparseAuto, []string{dir}, res)
+	s, err := New(p, 12, model.SparseAuto, []string{dir}, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,9 +117,9 @@ func TestSavedOverScannedBytes(t *testing.T) {
 		t.Errorf("Saved() = %d, %d, %v", saved, of, ok)
 	}
 	o := render(t, s)
-	want := "of " + zdb.Nicenum(c.ScannedBytes, true) + " file data covered ("
-	if !strings.Contains(o.text, want) || strings.Contains(o.text, "of "+zdb.Nicenum(c.LogicalBytes, true)+" file data (") ||
-		!strings.Contains(o.text, "  covered      "+zdb.Nicenum(c.ScannedBytes, true)) {
+	want := "of " + nicenum.Format(c.ScannedBytes, true) + " file data covered ("
+	if !strings.Contains(o.text, want) || strings.Contains(o.text, "of "+nicenum.Format(c.LogicalBytes, true)+" file data (") ||
+		!strings.Contains(o.text, "  covered      "+nicenum.Format(c.ScannedBytes, true)) {
 		t.Errorf("text does not figure the savings over the %d bytes covered (%q):\n%s", c.ScannedBytes, want, o.text)
 	}
 	if o.csv["scanned_bytes"] != jsonNumber(c.ScannedBytes) {
@@ -131,16 +131,16 @@ func TestSavedOverScannedBytes(t *testing.T) {
 	if counters := o.json["counters"].(map[string]any); counters["scanned_bytes"] != float64(c.ScannedBytes) || counters["logical_bytes"] != float64(c.LogicalBytes) {
 		t.Errorf("JSON counters %v", counters)
 	}
-	if !strings.Contains(o.html, "<span>file data covered</span><b>"+zdb.Nicenum(c.ScannedBytes, true)+"</b><small>of "+zdb.Nicenum(c.LogicalBytes, true)+"</small>") {
+	if !strings.Contains(o.html, "<span>file data covered</span><b>"+nicenum.Format(c.ScannedBytes, true)+"</b><small>of "+nicenum.Format(c.LogicalBytes, true)+"</small>") {
 		t.Errorf("HTML file data card:\n%s", cards(o.html))
 	}
 
 	// Complete: the same bytes, the usual wording.
-	res, err = analyzer.Scan(context.Background(), []string{dir}, analyzer.Options{Policy: p})
+	res, err = analyzer.Run(context.Background(), []string{dir}, analyzer.Options{Policy: p})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err = NewScan(p, 12, model.SparseAuto, []string{dir}, res)
+	s, err = New(p, 12, model.SparseAuto, []string{dir}, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,11 +245,11 @@ func TestFewSampledMarkedEstimate(t *testing.T) {
 		t.Errorf("EstimateNote %q", n)
 	}
 	// An exact scan has no note.
-	res, err := analyzer.Scan(context.Background(), []string{dir}, analyzer.Options{Policy: p})
+	res, err := analyzer.Run(context.Background(), []string{dir}, analyzer.Options{Policy: p})
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact, _ := NewScan(p, 12, model.SparseAuto, []string{dir}, res)
+	exact, _ := New(p, 12, model.SparseAuto, []string{dir}, res)
 	if n := exact.EstimateNote(); n != "" {
 		t.Errorf("exact scan: EstimateNote %q", n)
 	}
@@ -274,11 +274,11 @@ func TestHTMLSavedCardClass(t *testing.T) {
 	} {
 		p := testkit.Policy(t, zio.LZ4)
 		p.Copies = c.copies
-		res, err := analyzer.Scan(context.Background(), []string{c.path}, analyzer.Options{Policy: p})
+		res, err := analyzer.Run(context.Background(), []string{c.path}, analyzer.Options{Policy: p})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, _ := NewScan(p, 12, model.SparseAuto, []string{c.path}, res)
+		s, _ := New(p, 12, model.SparseAuto, []string{c.path}, res)
 		if o := render(t, s); !strings.Contains(o.html, c.class) {
 			t.Errorf("copies=%d: want %s in\n%s", c.copies, c.class, cards(o.html))
 		}

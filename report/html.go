@@ -9,16 +9,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/ddtsim/ddtsim/breakdown"
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/space"
-	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
+	"github.com/ddtsim/ddtsim/zfs/space"
 )
 
 // WriteHTML writes the report as one self-contained HTML page: inline CSS,
 // an inline SVG chart of the histogram (and of the breakdown), the zdb -S
 // text, the summary and the breakdown table. It loads nothing from
 // anywhere and needs no script.
-func (s *Scan) WriteHTML(w io.Writer) error {
+func (s *Report) WriteHTML(w io.Writer) error {
 	var text strings.Builder
 	if err := s.WriteText(&text); err != nil {
 		return err
@@ -38,16 +38,16 @@ func (s *Scan) WriteHTML(w io.Writer) error {
 		summary = strings.TrimSuffix(summary, bdText)
 	}
 	v := htmlView{
-		Scan:         s,
+		Report:       s,
 		Title:        strings.Join(s.Paths, " "),
 		Summary:      strings.TrimSpace(summary),
 		HistSVG:      histogramSVG(s),
 		Saved:        "-",
 		SavedClass:   "card",
 		LogicalLabel: "file data",
-		Logical:      zdb.Nicenum(of, true),
-		NoDedup:      zdb.Nicenum(s.Total.Referenced.DSize, true),
-		HasDedup:     zdb.Nicenum(s.Total.Allocated.DSize, true),
+		Logical:      nicenum.Format(of, true),
+		NoDedup:      nicenum.Format(s.Total.Referenced.DSize, true),
+		HasDedup:     nicenum.Format(s.Total.Allocated.DSize, true),
 		Dedup:        "-",
 		Compress:     "-",
 	}
@@ -55,7 +55,7 @@ func (s *Scan) WriteHTML(w io.Writer) error {
 		// Interrupted, or files that could not be read: the figures are
 		// for the bytes covered.
 		v.LogicalLabel = "file data covered"
-		v.LogicalNote = "of " + zdb.Nicenum(s.Counters.LogicalBytes, true)
+		v.LogicalNote = "of " + nicenum.Format(s.Counters.LogicalBytes, true)
 		if s.WalkUnfinished() {
 			v.LogicalNote += " found so far"
 		}
@@ -86,7 +86,7 @@ func (s *Scan) WriteHTML(w io.Writer) error {
 			}
 			iv := func(i ddt.Interval) string { return fmt.Sprintf("95%%: %.2f to %.2f", i.Low, i.High) }
 			v.DedupIv, v.CompressIv = iv(e.Dedup), iv(e.Compress)
-			v.HasDedupIv = fmt.Sprintf("95%%: %s to %s", zdb.Nicenum(uint64(e.Allocated.Low), true), zdb.Nicenum(uint64(e.Allocated.High), true))
+			v.HasDedupIv = fmt.Sprintf("95%%: %s to %s", nicenum.Format(uint64(e.Allocated.Low), true), nicenum.Format(uint64(e.Allocated.High), true))
 		}
 	}
 	v.Space = spaceTable(s)
@@ -102,7 +102,7 @@ func (s *Scan) WriteHTML(w io.Writer) error {
 }
 
 type htmlView struct {
-	*Scan
+	*Report
 	Title, Summary             string
 	LogicalLabel, LogicalNote  string
 	Logical, NoDedup, HasDedup string
@@ -124,12 +124,12 @@ type htmlView struct {
 // will show" (Scan.Space): a figure without dedup and with it, metadata
 // once (the same either way); nil when there is no prediction or nothing
 // could be estimated.
-func spaceTable(s *Scan) []htmlRow {
+func spaceTable(s *Report) []htmlRow {
 	off, on := s.spaceByDedup()
 	if off == nil && on == nil {
 		return nil
 	}
-	b := func(v uint64) htmlCell { return htmlCell{zdb.Nicenum(v, true), fmt.Sprintf("%d bytes", v)} }
+	b := func(v uint64) htmlCell { return htmlCell{nicenum.Format(v, true), fmt.Sprintf("%d bytes", v)} }
 	x := func(r float64) htmlCell { return htmlCell{fmt.Sprintf("%.2fx", r), ""} }
 	row := func(name string, cell func(*space.Figures) htmlCell) htmlRow {
 		r := htmlRow{Name: name}
@@ -162,7 +162,7 @@ type htmlRow struct {
 
 func rowView(g breakdown.Group, total bool) htmlRow {
 	n := func(v uint64) htmlCell { return htmlCell{fmt.Sprint(v), ""} }
-	b := func(v uint64) htmlCell { return htmlCell{zdb.Nicenum(v, true), fmt.Sprintf("%d bytes", v)} }
+	b := func(v uint64) htmlCell { return htmlCell{nicenum.Format(v, true), fmt.Sprintf("%d bytes", v)} }
 	return htmlRow{Name: g.Name, Total: total, Cells: []htmlCell{
 		n(g.Files), b(g.LogicalBytes), n(g.Holes), n(g.ZeroBlocks), n(g.Embedded),
 		n(g.Referenced.Blocks), b(g.Referenced.DSize), b(g.Allocated.DSize), b(g.Unique.DSize), b(g.Shared.DSize),
@@ -176,7 +176,7 @@ const (
 )
 
 // histogramSVG draws referenced and allocated DSIZE per refcnt bucket.
-func histogramSVG(s *Scan) template.HTML {
+func histogramSVG(s *Report) template.HTML {
 	const (
 		width, height = 1000, 280
 		left, right   = 70, 20
@@ -200,7 +200,7 @@ func histogramSVG(s *Scan) template.HTML {
 	for i := uint64(0); i <= ticks; i++ {
 		y := float64(top) + plotH*(1-float64(i)/float64(ticks))
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#e3e7ee"/>`, left, width-right, y, y)
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`, left-6, y+4, zdb.Nicenum(i*step, true))
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`, left-6, y+4, nicenum.Format(i*step, true))
 	}
 	slot := float64(width-left-right) / float64(len(s.Histogram))
 	barW := min(slot*0.36, 60)
@@ -214,9 +214,9 @@ func histogramSVG(s *Scan) template.HTML {
 			h := plotH * float64(bar.v) / float64(maxV)
 			bx := x - barW + float64(j)*barW
 			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>refcnt %s: %s DSIZE %d bytes</title></rect>`,
-				bx, float64(top)+plotH-h, barW-2, h, bar.colour, zdb.Nicenum(r.RefcntMin, false), bar.what, bar.v)
+				bx, float64(top)+plotH-h, barW-2, h, bar.colour, nicenum.Format(r.RefcntMin, false), bar.what, bar.v)
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`, x, height-bottom+16, zdb.Nicenum(r.RefcntMin, false))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`, x, height-bottom+16, nicenum.Format(r.RefcntMin, false))
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">refcnt (references per unique block)</text>`, (width+left)/2, height-8)
 	b.WriteString(`</svg>`)
@@ -279,7 +279,7 @@ func breakdownSVG(bd *Breakdown) template.HTML {
 			}
 			by := y + 3 + j*14
 			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="12" fill="%s"/>`, label, by, max(w, 1), bar.colour)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text>`, float64(label)+w+6, by+10, zdb.Nicenum(bar.v, true))
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text>`, float64(label)+w+6, by+10, nicenum.Format(bar.v, true))
 		}
 	}
 	b.WriteString(`</svg>`)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/internal/english"
-	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 
 // memoryLine is the summary's line on memory: the table's own bytes at its
@@ -16,9 +16,9 @@ func memoryLine(c analyzer.Counters) string {
 	if c.TableBytes == 0 && c.PeakRSS == 0 {
 		return ""
 	}
-	line := fmt.Sprintf("  memory       table %s at its peak", zdb.Nicenum(c.TableBytes, true))
+	line := fmt.Sprintf("  memory       table %s at its peak", nicenum.Format(c.TableBytes, true))
 	if c.PeakRSS > 0 {
-		line += fmt.Sprintf(", process %s peak RSS", zdb.Nicenum(c.PeakRSS, true))
+		line += fmt.Sprintf(", process %s peak RSS", nicenum.Format(c.PeakRSS, true))
 	}
 	if c.SpillRuns > 0 {
 		line += fmt.Sprintf("; spilled to disk in %s (--mem)", english.Count(c.SpillRuns, "run"))

@@ -6,8 +6,8 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/ddtsim/ddtsim/zdb"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // WriteReleases writes the release table that drives the model
@@ -38,7 +38,7 @@ func WriteReleases(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s%s\t%s\tP%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, def, r.Covers(), r.Band, yes[r.Embed],
 			yes[r.EmbedWithDedup], zero, r.OnMeans, r.DefaultCompression, zstd,
-			zdb.Nicenum(uint64(r.MaxRecordSize), false), bytes)
+			nicenum.Format(uint64(r.MaxRecordSize), false), bytes)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

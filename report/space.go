@@ -1,8 +1,8 @@
 package report
 
 import (
-	"github.com/ddtsim/ddtsim/space"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/zfs/space"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // EstimateSpace predicts what zfs list and zpool list will show once the
@@ -11,7 +11,7 @@ import (
 // DDT's size is part of it), and after SetVolume for volumes (one a file,
 // children of an empty root file system); a sampled scan's figures are
 // estimates like the rest.
-func (s *Scan) EstimateSpace(p *zio.Policy) {
+func (s *Report) EstimateSpace(p *zio.Policy) {
 	if s.NothingSampled() {
 		s.Space = nil // nothing to estimate the data from (found by a new user: JSON had metadata alone)
 		return

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/testkit"
-	"github.com/ddtsim/ddtsim/space"
-	"github.com/ddtsim/ddtsim/zdb"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
+	"github.com/ddtsim/ddtsim/zfs/space"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 const spaceSentence = "zdb -S, and the figures above, count level-0 file data only; zfs list and zpool list also count metadata (indirect blocks, dnodes, directories) and the pool's own (the MOS, and the DDT with dedup). Dedup never lowers USED, as each dataset is charged in full for the blocks it references; ALLOC shows the saving."
@@ -72,7 +72,7 @@ func TestSpaceInCSVAndHTML(t *testing.T) {
 			}
 
 			table := spaceSection(o.html)
-			b := func(v uint64) string { return fmt.Sprintf(`<td title="%d bytes">%s</td>`, v, zdb.Nicenum(v, true)) }
+			b := func(v uint64) string { return fmt.Sprintf(`<td title="%d bytes">%s</td>`, v, nicenum.Format(v, true)) }
 			x := func(r float64) string { return fmt.Sprintf("<td>%.2fx</td>", r) }
 			for _, want := range []string{
 				"<td>USED (zfs list)</td>" + b(figOff.Used) + b(figOn.Used),
@@ -80,7 +80,7 @@ func TestSpaceInCSVAndHTML(t *testing.T) {
 				"<td>compressratio (zfs list)</td>" + x(figOff.CompressRatio) + x(figOn.CompressRatio),
 				"<td>ALLOC (zpool list)</td>" + b(figOff.Alloc) + b(figOn.Alloc),
 				"<td>DEDUP (zpool list)</td>" + x(figOff.Dedup) + x(figOn.Dedup),
-				fmt.Sprintf(`<td title="%d bytes" colspan="2">%s</td>`, s.Space.Metadata.ASize, zdb.Nicenum(s.Space.Metadata.ASize, true)),
+				fmt.Sprintf(`<td title="%d bytes" colspan="2">%s</td>`, s.Space.Metadata.ASize, nicenum.Format(s.Space.Metadata.ASize, true)),
 				spaceSentence,
 			} {
 				if !strings.Contains(table, want) {
@@ -112,7 +112,7 @@ func spaceSection(html string) string {
 // empty directory still has its metadata to show.
 func TestSpaceMissing(t *testing.T) {
 	p := testkit.Policy(t, zio.LZ4)
-	noSpace := func(t *testing.T, s *Scan) {
+	noSpace := func(t *testing.T, s *Report) {
 		t.Helper()
 		o := render(t, s)
 		for k, v := range o.csv {
@@ -155,7 +155,7 @@ func TestSpaceMissing(t *testing.T) {
 			t.Errorf("CSV zfs_used_dedup = %s: not predicted", v)
 		}
 		table := spaceSection(o.html)
-		if want := fmt.Sprintf(`<td>ALLOC (zpool list)</td><td title="%d bytes">%s</td><td>-</td>`, s.Space.Alloc, zdb.Nicenum(s.Space.Alloc, true)); !strings.Contains(table, want) {
+		if want := fmt.Sprintf(`<td>ALLOC (zpool list)</td><td title="%d bytes">%s</td><td>-</td>`, s.Space.Alloc, nicenum.Format(s.Space.Alloc, true)); !strings.Contains(table, want) {
 			t.Errorf("the HTML table lacks %s:\n%s", want, table)
 		}
 	})

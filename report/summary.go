@@ -6,20 +6,21 @@ import (
 	"io"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/english"
 	"github.com/ddtsim/ddtsim/internal/escape"
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/source"
-	"github.com/ddtsim/ddtsim/space"
 	"github.com/ddtsim/ddtsim/zdb"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
+	"github.com/ddtsim/ddtsim/zfs/space"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
-// Scan is everything a finished scan reports: the model it ran, the
+// Report is everything a finished scan reports: the model it ran, the
 // histogram and the counters. It is also the JSON document of `ddtsim
 // --json` (all sizes in bytes, exact integers).
-type Scan struct {
+type Report struct {
 	Release    string            `json:"release"`       // the OpenZFS release modelled, e.g. "2.1.16"
 	Rules      string            `json:"release_rules"` // the row of the release table applied, e.g. "2.1"
 	Properties map[string]string `json:"properties"`    // dataset properties as zfs get would show them
@@ -91,8 +92,8 @@ type Row struct {
 	ddt.Bucket
 }
 
-// NewScan assembles the report of a finished scan.
-func NewScan(p *zio.Policy, ashift int, sparse model.Sparse, paths []string, res *analyzer.Result) (*Scan, error) {
+// New assembles the report of a finished scan.
+func New(p *zio.Policy, ashift int, sparse model.Sparse, paths []string, res *analyzer.Analysis) (*Report, error) {
 	version := p.Version
 	if version == "" {
 		version = p.Release.Name
@@ -101,12 +102,12 @@ func NewScan(p *zio.Policy, ashift int, sparse model.Sparse, paths []string, res
 	for i, x := range paths {
 		esc[i] = escape.Path(x)
 	}
-	s := &Scan{
+	s := &Report{
 		Release:  version,
 		Rules:    p.Release.Name,
 		Problems: []source.Problem{},
 		Properties: map[string]string{
-			"recordsize":  zdb.Nicenum(uint64(p.RecordSize), false),
+			"recordsize":  nicenum.Format(uint64(p.RecordSize), false),
 			"compression": zio.CompressionName(p.Compression, p.Level),
 			"copies":      fmt.Sprint(p.Copies),
 			"dedup":       map[bool]string{true: "on", false: "off"}[p.Dedup],
@@ -176,7 +177,7 @@ type stringWriter string
 func (s *stringWriter) Write(p []byte) (int, error) { *s += stringWriter(p); return len(p), nil }
 
 // WriteJSON writes s as indented JSON.
-func (s *Scan) WriteJSON(w io.Writer) error {
+func (s *Report) WriteJSON(w io.Writer) error {
 	e := json.NewEncoder(w)
 	e.SetIndent("", "  ")
 	return e.Encode(s)
@@ -184,7 +185,7 @@ func (s *Scan) WriteJSON(w io.Writer) error {
 
 // WriteText writes the zdb -S block followed by a short summary for a
 // person.
-func (s *Scan) WriteText(w io.Writer) error {
+func (s *Report) WriteText(w io.Writer) error {
 	if _, err := io.WriteString(w, s.Zdb); err != nil {
 		return err
 	}
@@ -203,7 +204,7 @@ func (s *Scan) WriteText(w io.Writer) error {
 	if s.Sample != nil {
 		s.writeSample(pr)
 	}
-	pr("  files        %s, %s (%d bytes); %s%s\n", filesText(c), zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes, english.Count(c.Dirs, "directory"), s.walkText())
+	pr("  files        %s, %s (%d bytes); %s%s\n", filesText(c), nicenum.Format(c.LogicalBytes, true), c.LogicalBytes, english.Count(c.Dirs, "directory"), s.walkText())
 	pr("  skipped      %s\n", skippedText(c))
 	if c.Changed > 0 {
 		pr("  changed      %s changed while read: the figures for them are approximate\n", english.Count(c.Changed, "file"))
@@ -216,7 +217,7 @@ func (s *Scan) WriteText(w io.Writer) error {
 			found = " found so far"
 		}
 		pr("  covered      %s (%d bytes) of the %s of file data%s: the records read or found in holes; the figures below are for these bytes only\n",
-			zdb.Nicenum(c.ScannedBytes, true), c.ScannedBytes, zdb.Nicenum(c.LogicalBytes, true), found)
+			nicenum.Format(c.ScannedBytes, true), c.ScannedBytes, nicenum.Format(c.LogicalBytes, true), found)
 	}
 	if s.Sample != nil {
 		estimates := "; sizes below are estimates"
@@ -230,9 +231,9 @@ func (s *Scan) WriteText(w io.Writer) error {
 	nothing := s.NothingSampled()
 	if !nothing {
 		pr("  on disk      %s (%d bytes) without dedup, %s (%d bytes) with dedup\n",
-			zdb.Nicenum(t.Referenced.DSize, true), t.Referenced.DSize, zdb.Nicenum(t.Allocated.DSize, true), t.Allocated.DSize)
+			nicenum.Format(t.Referenced.DSize, true), t.Referenced.DSize, nicenum.Format(t.Allocated.DSize, true), t.Allocated.DSize)
 		pr("  raw capacity %s (%d bytes) without dedup, %s (%d bytes) with dedup (ASIZE: %s)\n",
-			zdb.Nicenum(s.Raw.Referenced, true), s.Raw.Referenced, zdb.Nicenum(s.Raw.Allocated, true), s.Raw.Allocated, s.Raw.Note)
+			nicenum.Format(s.Raw.Referenced, true), s.Raw.Referenced, nicenum.Format(s.Raw.Allocated, true), s.Raw.Allocated, s.Raw.Note)
 	}
 	if off, on := s.spaceByDedup(); off != nil || on != nil {
 		// Without the other prediction, the policy's own stands for both.
@@ -242,13 +243,13 @@ func (s *Scan) WriteText(w io.Writer) error {
 			on = off
 		}
 		pr("  zfs list     USED %s (%d bytes), LUSED %s (%d bytes), compressratio %.2fx; with dedup USED %s (%d bytes): dedup never lowers USED\n",
-			zdb.Nicenum(off.Used, true), off.Used, zdb.Nicenum(off.LUsed, true), off.LUsed, off.CompressRatio, zdb.Nicenum(on.Used, true), on.Used)
+			nicenum.Format(off.Used, true), off.Used, nicenum.Format(off.LUsed, true), off.LUsed, off.CompressRatio, nicenum.Format(on.Used, true), on.Used)
 		pr("  zpool list   ALLOC %s (%d bytes) without dedup, %s (%d bytes) with dedup (DEDUP %.2fx)\n",
-			zdb.Nicenum(off.Alloc, true), off.Alloc, zdb.Nicenum(on.Alloc, true), on.Alloc, on.Dedup)
+			nicenum.Format(off.Alloc, true), off.Alloc, nicenum.Format(on.Alloc, true), on.Alloc, on.Dedup)
 		m := off.Metadata
 		pr("  metadata     %s (%d bytes) a copy: indirect blocks %s, directories %s, dnodes and fixed objects %s; zfs list and zpool list count it and the pool's own, zdb -S does not\n",
-			zdb.Nicenum(m.ASize, true), m.ASize, zdb.Nicenum(off.Indirect.ASize, true), zdb.Nicenum(off.Directories.ASize, true),
-			zdb.Nicenum(m.ASize-off.Indirect.ASize-off.Directories.ASize, true))
+			nicenum.Format(m.ASize, true), m.ASize, nicenum.Format(off.Indirect.ASize, true), nicenum.Format(off.Directories.ASize, true),
+			nicenum.Format(m.ASize-off.Indirect.ASize-off.Directories.ASize, true))
 	}
 	if s.Pool.Mixed {
 		pr("  assumption   the top-level vdevs differ in shape: DSIZE and raw capacity assume every block (all copies) is written to the first, %s\n", s.Pool.DSizeVdev)
@@ -265,14 +266,14 @@ func (s *Scan) WriteText(w io.Writer) error {
 			pct := func(v float64) float64 { return 100 * v / float64(of) }
 			lo, hi := float64(of)-e.Allocated.High, float64(of)-e.Allocated.Low
 			pr("  saved        about %s of %s %s (%.1f%%; 95%%: %.1f%% to %.1f%%), estimated from the sample; dedup alone about %s\n",
-				signedNice(saved), zdb.Nicenum(of, true), what, pct(float64(saved)), pct(lo), pct(hi), dedupSaves)
+				signedNice(saved), nicenum.Format(of, true), what, pct(float64(saved)), pct(lo), pct(hi), dedupSaves)
 		} else if saved < 0 {
 			pr("  saved        nothing: the pool would take %s more than the %s %s (%.1f%%): copies, parity and\n"+
 				"               padding cost more than holes, compression and dedup save; dedup alone saves %s\n",
-				zdb.Nicenum(uint64(-saved), true), zdb.Nicenum(of, true), what, -100*float64(saved)/float64(of), dedupSaves)
+				nicenum.Format(uint64(-saved), true), nicenum.Format(of, true), what, -100*float64(saved)/float64(of), dedupSaves)
 		} else {
 			pr("  saved        %s of %s %s (%.1f%%) by holes, compression and dedup together; dedup alone saves %s\n",
-				signedNice(saved), zdb.Nicenum(of, true), what, 100*float64(saved)/float64(of), dedupSaves)
+				signedNice(saved), nicenum.Format(of, true), what, 100*float64(saved)/float64(of), dedupSaves)
 		}
 	}
 	if s.DDT != nil && !nothing {
@@ -300,14 +301,14 @@ func (s *Scan) WriteText(w io.Writer) error {
 // WalkUnfinished reports an interrupted scan whose walk had not listed
 // every file: its file count and logical bytes are those found so far,
 // not the whole data's.
-func (s *Scan) WalkUnfinished() bool {
+func (s *Report) WalkUnfinished() bool {
 	return s.Partial && s.WalkFinished != nil && !*s.WalkFinished
 }
 
 // WalkNote says, for an interrupted scan that knows it, how far the walk
 // got: "found so far; the walk had not finished", or "the walk had
 // finished: these are all the files"; "" otherwise.
-func (s *Scan) WalkNote() string {
+func (s *Report) WalkNote() string {
 	switch {
 	case !s.Partial || s.WalkFinished == nil:
 		return ""
@@ -318,7 +319,7 @@ func (s *Scan) WalkNote() string {
 }
 
 // walkText is WalkNote for the summary's files line.
-func (s *Scan) walkText() string {
+func (s *Report) walkText() string {
 	if n := s.WalkNote(); n != "" {
 		return ": " + n
 	}
@@ -330,7 +331,7 @@ func (s *Scan) walkText() string {
 // those bytes minus the allocated DSIZE, and those bytes. ok is false when
 // there is nothing to figure it on: no file data covered, or a sample that
 // kept no content (NothingSampled).
-func (s *Scan) Saved() (saved int64, of uint64, ok bool) {
+func (s *Report) Saved() (saved int64, of uint64, ok bool) {
 	of = s.Counters.ScannedBytes
 	if of == 0 || s.NothingSampled() {
 		return 0, of, false
@@ -342,7 +343,7 @@ func (s *Scan) Saved() (saved int64, of uint64, ok bool) {
 // there were contents to sample: then nothing can be estimated, neither
 // sizes nor ratios. (A sample of data that is all holes keeps nothing
 // either, and its figures, all 0, are exact.)
-func (s *Scan) NothingSampled() bool {
+func (s *Report) NothingSampled() bool {
 	return s.Sample != nil && s.Sample.Sampled == 0 && s.Counters.Unsampled > 0
 }
 
@@ -351,7 +352,7 @@ func (s *Scan) NothingSampled() bool {
 // zdb -S text of --zdb, which must stay zdb's format): what was sampled,
 // and how far the result can be trusted. The caller prints it after
 // "ddtsim: note: ".
-func (s *Scan) EstimateNote() string {
+func (s *Report) EstimateNote() string {
 	e := s.Sample
 	switch {
 	case e == nil, e.Sampled == 0 && !s.NothingSampled():
@@ -366,15 +367,15 @@ func (s *Scan) EstimateNote() string {
 
 func signedNice(v int64) string {
 	if v < 0 {
-		return "-" + zdb.Nicenum(uint64(-v), true)
+		return "-" + nicenum.Format(uint64(-v), true)
 	}
-	return zdb.Nicenum(uint64(v), true)
+	return nicenum.Format(uint64(v), true)
 }
 
 // ApplySample turns the report of a scan sampled at 1/est.N into estimates
 // for the whole data: the histogram, totals, ratio line and zdb text become
 // the scaled sample (ddt.EstimateSample), and est's intervals are printed.
-func (s *Scan) ApplySample(est *ddt.SampleEstimate, bytesSuffix bool) error {
+func (s *Report) ApplySample(est *ddt.SampleEstimate, bytesSuffix bool) error {
 	s.Sample = est
 	s.Histogram = []Row{}
 	for i, b := range est.Histogram {
@@ -399,7 +400,7 @@ func (s *Scan) ApplySample(est *ddt.SampleEstimate, bytesSuffix bool) error {
 
 // writeSample prints a sampled scan's estimates with their intervals, or
 // that nothing can be estimated.
-func (s *Scan) writeSample(pr func(string, ...any)) {
+func (s *Report) writeSample(pr func(string, ...any)) {
 	e := s.Sample
 	iv := func(i ddt.Interval) string { return fmt.Sprintf("%.2f (95%%: %.2f to %.2f)", i.Value, i.Low, i.High) }
 	switch {
@@ -432,7 +433,7 @@ func (s *Scan) writeSample(pr func(string, ...any)) {
 
 // guestText says, after the sparse mode, that images were read as their
 // guests' disks.
-func (s *Scan) guestText() string {
+func (s *Report) guestText() string {
 	if s.Guest {
 		return ", images read as guest disks (--guest)"
 	}

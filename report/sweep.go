@@ -7,13 +7,14 @@ import (
 	"io"
 	"sort"
 
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/ddtsize"
 	"github.com/ddtsim/ddtsim/internal/english"
-	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/sweep"
 	"github.com/ddtsim/ddtsim/zdb"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/ddtsize"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // SweepRow is one combination's result in a sweep's report.
@@ -114,7 +115,7 @@ func (sw *Sweep) WriteText(w io.Writer, histogramRow int) error {
 	}
 	r := sw.Rows[histogramRow-1]
 	_, err := fmt.Fprintf(w, "\nrow %d: recordsize=%s compression=%s\n%s", r.Row,
-		zdb.Nicenum(uint64(r.RecordSize), false), r.Compression, r.Zdb)
+		nicenum.Format(uint64(r.RecordSize), false), r.Compression, r.Zdb)
 	return err
 }
 
@@ -143,16 +144,16 @@ func writeSweep(w io.Writer, p *zio.Policy, props SweepProperties, c sweep.Count
 	var b bytes.Buffer
 	holes := ""
 	if c.HoleBytes > 0 {
-		holes = fmt.Sprintf("; %s in source holes, not read", zdb.Nicenum(c.HoleBytes, true))
+		holes = fmt.Sprintf("; %s in source holes, not read", nicenum.Format(c.HoleBytes, true))
 	}
 	fmt.Fprintf(&b, "OpenZFS %s, %s, %s (%d bytes%s) read once for %s; best first by %s\nevery row: %s\n",
-		p.Version, english.Count(c.Files, "file"), zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes, holes, english.Count(uint64(len(rows)), "combination"), by, props)
+		p.Version, english.Count(c.Files, "file"), nicenum.Format(c.LogicalBytes, true), c.LogicalBytes, holes, english.Count(uint64(len(rows)), "combination"), by, props)
 	if partial {
 		// As the scan words it, with how much was read: the headline's
 		// files and bytes are those found (found by a new user: "180M
 		// read once" of which 30M was read).
 		fmt.Fprintf(&b, "PARTIAL: the sweep was interrupted; the figures cover only what was read: %s (%d bytes) of the %s found\n",
-			zdb.Nicenum(c.ReadBytes+c.HoleBytes, true), c.ReadBytes+c.HoleBytes, zdb.Nicenum(c.LogicalBytes, true))
+			nicenum.Format(c.ReadBytes+c.HoleBytes, true), c.ReadBytes+c.HoleBytes, nicenum.Format(c.LogicalBytes, true))
 	}
 	b.WriteString("\n")
 	// The compression column is as wide as its longest name
@@ -169,9 +170,9 @@ func writeSweep(w io.Writer, p *zio.Policy, props SweepProperties, c sweep.Count
 			dedup, compress, combined = fmt.Sprintf("%.2f", q.Dedup), fmt.Sprintf("%.2f", q.Compress), fmt.Sprintf("%.2f", q.Combined)
 		}
 		fmt.Fprintf(&b, "%3d  %10s  %-*s  %6s  %8s  %8s  %22s  %11d  %14s\n",
-			r.Row, zdb.Nicenum(uint64(r.RecordSize), false), cw, r.Compression,
+			r.Row, nicenum.Format(uint64(r.RecordSize), false), cw, r.Compression,
 			dedup, compress, combined,
-			fmt.Sprintf("%s (%d)", zdb.Nicenum(r.DSize, true), r.DSize), r.Entries, zdb.Nicenum(r.InCore, true))
+			fmt.Sprintf("%s (%d)", nicenum.Format(r.DSize, true), r.DSize), r.Entries, nicenum.Format(r.InCore, true))
 	}
 	_, err := w.Write(b.Bytes())
 	return err

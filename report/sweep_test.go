@@ -8,8 +8,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/sweep"
+	"github.com/ddtsim/ddtsim/zfs/model"
 )
 
 // sweepT sweeps dir with the -o properties given.

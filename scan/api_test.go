@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ddtsim/ddtsim/internal/testkit"
-	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/scan"
-	"github.com/ddtsim/ddtsim/scanfile"
+	"github.com/ddtsim/ddtsim/zfs/model"
 )
 
 // What a Go engineer calling the library hit (each failed before its fix).
@@ -31,7 +31,7 @@ func TestRunAsALibraryUser(t *testing.T) {
 		t.Fatalf("deadline: %v, %+v", err, res)
 	}
 	res.Close()
-	if sc, err := scanfile.Read(save, scanfile.DecodeOptions{}); err != nil || sc.Complete {
+	if sc, err := saved.Read(save, saved.DecodeOptions{}); err != nil || sc.Complete {
 		t.Errorf("the partial scan was not saved: %v", err)
 	}
 	// A file that is not a saved scan is refused before scanning, and

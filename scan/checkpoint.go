@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/scanfile"
+	"github.com/ddtsim/ddtsim/saved"
 )
 
 // CheckpointReport is what one checkpoint of a scan did
@@ -39,7 +39,7 @@ type CheckpointReport struct {
 type checkpointer struct {
 	res     *Result
 	opts    *Options
-	tracker *scanfile.Tracker
+	tracker *saved.Tracker
 	writing sync.WaitGroup
 	busy    atomic.Bool // a checkpoint is being written
 	// last is when the last checkpoint's pause ended, and how long it was
@@ -47,8 +47,8 @@ type checkpointer struct {
 	lastEnd   time.Time
 	lastPause time.Duration
 	// written is the last snapshot written, whose memory the next one
-	// reuses (scanfile.TakeSnapshot).
-	written *scanfile.Snapshot
+	// reuses (saved.TakeSnapshot).
+	written *saved.Snapshot
 }
 
 // pauseShare: a checkpoint comes no sooner than pauseShare times the last
@@ -68,12 +68,12 @@ func (c *checkpointer) take(st analyzer.State) {
 		c.lastPause = st.Waited + c.lastEnd.Sub(start)
 	}()
 	hdr := c.res.header(c.opts, c.tracker, st.InFlight, false)
-	sc := &scanfile.Scan{Header: hdr, Counters: st.Counters}
-	snap, ok, err := scanfile.TakeSnapshot(st.Table, c.written)
+	sc := &saved.Scan{Header: hdr, Counters: st.Counters}
+	snap, ok, err := saved.TakeSnapshot(st.Table, c.written)
 	if err == nil && !ok {
 		// Too large to copy: written now, the workers waiting.
 		sc.Table = st.Table
-		err = scanfile.Write(c.opts.Save, sc)
+		err = saved.Write(c.opts.Save, sc)
 		c.report(CheckpointReport{Pause: st.Waited + time.Since(start), Wait: st.Waited, Entries: st.Table.Len(), Err: err})
 		return
 	}
@@ -88,7 +88,7 @@ func (c *checkpointer) take(st analyzer.State) {
 		defer c.writing.Done()
 		w := time.Now()
 		n := snap.Len()
-		err := scanfile.WriteSnapshot(c.opts.Save, sc, snap)
+		err := saved.WriteSnapshot(c.opts.Save, sc, snap)
 		c.report(CheckpointReport{Pause: pause, Wait: st.Waited, Write: time.Since(w), Entries: n, Err: err})
 		c.written = snap
 		c.busy.Store(false)

@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/internal/testseam"
-	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/scan"
-	"github.com/ddtsim/ddtsim/scanfile"
+	"github.com/ddtsim/ddtsim/zfs/model"
 )
 
 // A disk that fills up under the checkpoints: each failed checkpoint is
@@ -57,7 +57,7 @@ func TestCheckpointOnFullDisk(t *testing.T) {
 	defer func() { testseam.ReadFault, testseam.SaveFault = nil, nil }()
 	var full atomic.Bool
 	testseam.SaveFault = func(name string) error {
-		if full.Load() && filepath.Base(name) == scanfile.ManifestName {
+		if full.Load() && filepath.Base(name) == saved.ManifestName {
 			return syscall.ENOSPC
 		}
 		return nil
@@ -66,7 +66,7 @@ func TestCheckpointOnFullDisk(t *testing.T) {
 	var mu sync.Mutex
 	var ok, failed int
 	var maxPause time.Duration
-	var kept *scanfile.Header // the checkpoint in place while the disk was full
+	var kept *saved.Header // the checkpoint in place while the disk was full
 	res, err := scan.Run(context.Background(), set, []string{dir}, scan.Options{Jobs: 2, Save: save, Checkpoint: 5 * time.Millisecond,
 		Checkpointed: func(r scan.CheckpointReport) {
 			mu.Lock()
@@ -88,7 +88,7 @@ func TestCheckpointOnFullDisk(t *testing.T) {
 				t.Errorf("checkpoint error %v; want a SaveError naming %s, ENOSPC", r.Err, save)
 			}
 			if failed == 2 {
-				h, err := scanfile.ReadHeader(save)
+				h, err := saved.ReadHeader(save)
 				if err != nil || h.Complete {
 					t.Errorf("while the disk is full, the saved scan: %v (complete %v); want the first checkpoint", err, h != nil && h.Complete)
 				}
@@ -104,11 +104,11 @@ func TestCheckpointOnFullDisk(t *testing.T) {
 		t.Fatalf("%d checkpoints written, %d failed: the scan was too quick to test them", ok, failed)
 	}
 	t.Logf("%d checkpoints written, %d refused; longest pause %v", ok, failed, maxPause)
-	if !reflect.DeepEqual(res.Scan.Histogram, clean.Scan.Histogram) || res.Scan.Counters.Stored != clean.Scan.Counters.Stored {
+	if !reflect.DeepEqual(res.Analysis.Histogram, clean.Analysis.Histogram) || res.Analysis.Counters.Stored != clean.Analysis.Counters.Stored {
 		t.Errorf("the result differs from the scan without checkpoints")
 	}
-	saved, err := scanfile.Read(save, scanfile.DecodeOptions{})
-	if err != nil || !saved.Complete || !reflect.DeepEqual(saved.Result().Histogram, clean.Scan.Histogram) {
+	saved, err := saved.Read(save, saved.DecodeOptions{})
+	if err != nil || !saved.Complete || !reflect.DeepEqual(saved.Result().Histogram, clean.Analysis.Histogram) {
 		t.Errorf("the saved scan: %v", err)
 	}
 	names, _ := os.ReadDir(filepath.Dir(save))

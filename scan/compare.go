@@ -20,7 +20,7 @@ import (
 // model's description, the bytes suffix and the release span are the
 // result's own. It fails with compare.ErrUnusable when actual holds
 // nothing to compare with.
-func (res *Result) Compare(rep *report.Scan, actual *zdb.Parsed, source string, opts compare.Options) (*compare.Comparison, error) {
+func (res *Result) Compare(rep *report.Report, actual *zdb.Parsed, source string, opts compare.Options) (*compare.Comparison, error) {
 	rel := res.Policy.Release
 	opts.BytesSuffix = rel.BytesSuffix
 	opts.Model = fmt.Sprintf("OpenZFS %s model, %s, compression=%s, copies=%s, dedup=%s, %s, ashift %d, sparse=%s",
@@ -31,11 +31,11 @@ func (res *Result) Compare(rep *report.Scan, actual *zdb.Parsed, source string, 
 	opts.ReleaseTo = fmt.Sprintf("%d.%d", rel.Last[0], rel.Last[1])
 	opts.Space = rep.Space
 	opts.Dedup = rep.Properties["dedup"]
-	cmp, err := compare.Compare(res.Scan.Histogram, actual, opts)
+	cmp, err := compare.Compare(res.Analysis.Histogram, actual, opts)
 	if err != nil {
 		return nil, err
 	}
-	if n := res.Scan.Counters.Errors; n > 0 {
+	if n := res.Analysis.Counters.Errors; n > 0 {
 		cmp.Notes = append(cmp.Notes, fmt.Sprintf("the scan could not read %s (see the messages above); the prediction leaves them out", english.Count(n, "path")))
 	}
 	if d := rep.DDT; d != nil {

@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/compare"
-	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
 	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
+	"github.com/ddtsim/ddtsim/zfslist"
 )
 
 // TestGoldenCompareSpace scans the golden inputs under three golden
@@ -88,7 +90,7 @@ func TestGoldenCompareSpace(t *testing.T) {
 			}
 
 			// ALLOC 5% larger.
-			zpool, err := zdb.ParseList(read("zpool-list-vp.txt"))
+			zpool, err := zfslist.Parse(read("zpool-list-vp.txt"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,7 +126,7 @@ func humanSizes(t *testing.T, text string) string {
 		f := strings.Fields(line)
 		for i, s := range f {
 			if n, err := strconv.ParseUint(s, 10, 64); err == nil && i > 0 && n >= 1024 {
-				f[i] = zdb.Nicenum(n, true)
+				f[i] = nicenum.Format(n, true)
 			}
 		}
 		if len(f) > 0 && strings.HasPrefix(line, " ") {

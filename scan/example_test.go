@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/ddtsim/ddtsim/compare"
-	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/model"
 )
 
 // Scan a directory as OpenZFS 2.3.2 would store it on a one-disk pool with

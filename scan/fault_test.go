@@ -4,10 +4,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/internal/testutil/vdisktest"
 	"github.com/ddtsim/ddtsim/scan"
-	"github.com/ddtsim/ddtsim/vdisk/vdisktest"
 )
 
 // Disk images read as their guests see them (--guest) through reads that
@@ -35,7 +35,7 @@ func TestGuestShortReads(t *testing.T) {
 	if len(got.Problems) != 0 || len(want.Problems) != 0 {
 		t.Errorf("problems %+v (clean: %+v)", got.Problems, want.Problems)
 	}
-	if *got.Scan.Histogram != *want.Scan.Histogram || got.Scan.Counters != want.Scan.Counters {
-		t.Errorf("short reads:\n got %+v\nwant %+v", got.Scan.Counters, want.Scan.Counters)
+	if *got.Analysis.Histogram != *want.Analysis.Histogram || got.Analysis.Counters != want.Analysis.Counters {
+		t.Errorf("short reads:\n got %+v\nwant %+v", got.Analysis.Counters, want.Analysis.Counters)
 	}
 }

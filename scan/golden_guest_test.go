@@ -9,11 +9,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ddtsim/ddtsim/compress/zstd"
-	"github.com/ddtsim/ddtsim/internal/golden"
-	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/vdisktest"
 	"github.com/ddtsim/ddtsim/scan"
-	"github.com/ddtsim/ddtsim/vdisk/vdisktest"
+	"github.com/ddtsim/ddtsim/zfs/compress/zstd"
+	"github.com/ddtsim/ddtsim/zfs/model"
 )
 
 // guestImages converts every file of the zvol cases' input into an image
@@ -79,8 +79,8 @@ func TestGoldenZvolGuest(t *testing.T) {
 				if len(res.Problems) > 0 {
 					t.Fatalf("problems: %+v", res.Problems)
 				}
-				if res.Scan.Counters.Files != 18 {
-					t.Errorf("%d files, want 18", res.Scan.Counters.Files)
+				if res.Analysis.Counters.Files != 18 {
+					t.Errorf("%d files, want 18", res.Analysis.Counters.Files)
 				}
 				rep, err := res.Report(0)
 				if err != nil {
@@ -102,7 +102,7 @@ func TestGoldenZvolGuest(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer res2.Close()
-				dd, qemu := res.Scan.Counters, res2.Scan.Counters
+				dd, qemu := res.Analysis.Counters, res2.Analysis.Counters
 				if dd.ZeroBlocks == 0 || qemu.ZeroBlocks != 0 || qemu.Holes != dd.Holes+dd.ZeroBlocks || qemu.Stored != dd.Stored-dd.ZeroBlocks {
 					t.Errorf("dd: %d zero blocks stored, %d holes; qemu-img convert: %d, %d", dd.ZeroBlocks, dd.Holes, qemu.ZeroBlocks, qemu.Holes)
 				}

@@ -10,12 +10,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ddtsim/ddtsim/compress/gzip"
-	"github.com/ddtsim/ddtsim/compress/zstd"
-	"github.com/ddtsim/ddtsim/internal/golden"
-	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/scan"
-	"github.com/ddtsim/ddtsim/scanfile"
+	"github.com/ddtsim/ddtsim/zfs/compress/gzip"
+	"github.com/ddtsim/ddtsim/zfs/compress/zstd"
+	"github.com/ddtsim/ddtsim/zfs/model"
 )
 
 func TestMain(m *testing.M) {
@@ -128,6 +128,6 @@ func TestGoldenSavedScan(t *testing.T) {
 	}
 }
 
-func readSaved(path string) (*scanfile.Scan, error) {
-	return scanfile.Read(path, scanfile.DecodeOptions{})
+func readSaved(path string) (*saved.Scan, error) {
+	return saved.Read(path, saved.DecodeOptions{})
 }

@@ -11,11 +11,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ddtsim/ddtsim/compress/zstd"
-	"github.com/ddtsim/ddtsim/internal/golden"
-	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/compress/zstd"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 
 // zvolApprox bounds (percent) the total PSIZE, allocated and referenced,
@@ -126,7 +127,7 @@ func TestGoldenZvol(t *testing.T) {
 			for _, x := range []struct {
 				what string
 				p    uint64
-				real zdb.Value
+				real nicenum.Value
 			}{
 				{"allocated", rep.Total.Allocated.PSize, real.Allocated.PSize},
 				{"referenced", rep.Total.Referenced.PSize, real.Referenced.PSize},

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/internal/testkit"
-	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/internal/testutil/vdisktest"
 	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/scan"
-	"github.com/ddtsim/ddtsim/scanfile"
-	"github.com/ddtsim/ddtsim/vdisk/vdisktest"
+	"github.com/ddtsim/ddtsim/zfs/model"
 	"golang.org/x/sys/unix"
 )
 
@@ -51,7 +51,7 @@ func TestGuestThinImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := runGuest(t, set, scan.Options{}, dir)
-	c := res.Scan.Counters
+	c := res.Analysis.Counters
 	const records = 4 << 40 / (16 << 10) // four 1 TiB disks of 16K blocks
 	if c.Files != 4 || c.ReadBytes != 0 || c.Records != records || c.Holes != records || c.Stored != 0 || c.LogicalBytes != 4<<40 {
 		t.Errorf("four empty 1 TiB images: %+v", c)
@@ -91,7 +91,7 @@ func TestGuestClonesByFile(t *testing.T) {
 			t.Errorf("%s: referenced %d blocks, shared %d, only here %d; want 64, 32, 32", x.Name, x.Referenced.Blocks, x.Shared.Blocks, x.Unique.Blocks)
 		}
 	}
-	if tot := res.Scan.Histogram.Total(); tot.Allocated.Blocks != 96 || tot.Referenced.Blocks != 128 {
+	if tot := res.Analysis.Histogram.Total(); tot.Allocated.Blocks != 96 || tot.Referenced.Blocks != 128 {
 		t.Errorf("table: %d unique blocks of %d; want 96 of 128", tot.Allocated.Blocks, tot.Referenced.Blocks)
 	}
 }
@@ -112,14 +112,14 @@ func TestGuestVMDKExtentsOnce(t *testing.T) {
 	}
 	for _, paths := range [][]string{{dir}, named} {
 		res := runGuest(t, guestSettings(t), scan.Options{}, paths...)
-		c := res.Scan.Counters
-		if c.Files != 2 || c.ImageParts != 1 || c.LogicalBytes != 4<<20 || res.Scan.Histogram.Total().Referenced.Blocks != 64 {
-			t.Errorf("%q: %d files, %d extent files, %d bytes, %d blocks; want 2, 1, 4 MiB, 64", paths, c.Files, c.ImageParts, c.LogicalBytes, res.Scan.Histogram.Total().Referenced.Blocks)
+		c := res.Analysis.Counters
+		if c.Files != 2 || c.ImageParts != 1 || c.LogicalBytes != 4<<20 || res.Analysis.Histogram.Total().Referenced.Blocks != 64 {
+			t.Errorf("%q: %d files, %d extent files, %d bytes, %d blocks; want 2, 1, 4 MiB, 64", paths, c.Files, c.ImageParts, c.LogicalBytes, res.Analysis.Histogram.Total().Referenced.Blocks)
 		}
 	}
 	set := guestSettings(t)
 	set.Guest = false
-	if c := runGuest(t, set, scan.Options{}, dir).Scan.Counters; c.Files != 3 || c.ImageParts != 0 {
+	if c := runGuest(t, set, scan.Options{}, dir).Analysis.Counters; c.Files != 3 || c.ImageParts != 0 {
 		t.Errorf("without --guest: %d files, %d extent files; want 3, 0", c.Files, c.ImageParts)
 	}
 }
@@ -183,9 +183,9 @@ func TestGuestBadImages(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("problems %q, want %d", got, len(want))
 	}
-	c := res.Scan.Counters
-	if c.Errors != uint64(len(want)) || res.Scan.Histogram.Total().Referenced.Blocks != 16 {
-		t.Errorf("%d errors, %d blocks; want %d errors and good.raw's 16 blocks", c.Errors, res.Scan.Histogram.Total().Referenced.Blocks, len(want))
+	c := res.Analysis.Counters
+	if c.Errors != uint64(len(want)) || res.Analysis.Histogram.Total().Referenced.Blocks != 16 {
+		t.Errorf("%d errors, %d blocks; want %d errors and good.raw's 16 blocks", c.Errors, res.Analysis.Histogram.Total().Referenced.Blocks, len(want))
 	}
 }
 
@@ -221,7 +221,7 @@ func TestGuestSaveResume(t *testing.T) {
 		t.Fatalf("interrupted scan: %v", err)
 	}
 	part.Close()
-	sc, err := scanfile.Read(save, scanfile.DecodeOptions{})
+	sc, err := saved.Read(save, saved.DecodeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestGuestSaveResume(t *testing.T) {
 	}
 }
 
-func textOf(t *testing.T, rep *report.Scan) string {
+func textOf(t *testing.T, rep *report.Report) string {
 	t.Helper()
 	var b strings.Builder
 	if err := rep.WriteText(&b); err != nil {
@@ -276,8 +276,8 @@ func TestGuestBackingThroughSymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := runGuest(t, guestSettings(t), scan.Options{}, filepath.Join(root, "vms", "web1.qcow2"))
-	if len(res.Problems) > 0 || res.Scan.Counters.ReadBytes != 1<<20 {
-		t.Errorf("problems %+v, %d bytes read; want the base's 1 MiB", res.Problems, res.Scan.Counters.ReadBytes)
+	if len(res.Problems) > 0 || res.Analysis.Counters.ReadBytes != 1<<20 {
+		t.Errorf("problems %+v, %d bytes read; want the base's 1 MiB", res.Problems, res.Analysis.Counters.ReadBytes)
 	}
 }
 
@@ -318,7 +318,7 @@ func TestGuestBackingFileChanged(t *testing.T) {
 	}
 	part.Close()
 	touch()
-	sc, err := scanfile.Read(save, scanfile.DecodeOptions{})
+	sc, err := saved.Read(save, saved.DecodeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestGuestQcow2DataFileOnce(t *testing.T) {
 	testkit.Write(t, raw, testkit.Rand(12, 2<<20))
 	vdisktest.Run(t, "convert", "-q", "-f", "raw", "-O", "qcow2", "-o", "data_file="+filepath.Join(dir, "disk.data"), raw, filepath.Join(dir, "disk.qcow2"))
 	res := runGuest(t, guestSettings(t), scan.Options{}, dir)
-	c := res.Scan.Counters
+	c := res.Analysis.Counters
 	if len(res.Problems) > 0 || c.Files != 1 || c.ImageParts != 1 || c.LogicalBytes != 2<<20 {
 		t.Errorf("problems %+v, %d files, %d parts, %d bytes; want one 2 MiB disk and its data file as a part", res.Problems, c.Files, c.ImageParts, c.LogicalBytes)
 	}

@@ -11,9 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/internal/testkit"
-	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/zfs/model"
 )
 
 // times is what a scan must leave as it is of every entry of the tree:
@@ -116,7 +116,7 @@ func TestScanNeverWrites(t *testing.T) {
 		if len(res.Problems) != 0 {
 			t.Errorf("%s: problems %+v", path, res.Problems)
 		}
-		c := res.Scan.Counters
+		c := res.Analysis.Counters
 		c.TableBytes, c.SpillRuns, c.PeakRSS = 0, 0, 0 // the process's, not the tree's
 		return c
 	}

@@ -14,16 +14,16 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
-	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 
 // interrupted scans dir with one worker and cancels it once the first
 // chunk is done (after wait), and returns the result's report in every
 // format.
-func interrupted(t *testing.T, dir string, wait time.Duration, found int64) (*scan.Result, *report.Scan, map[string]string) {
+func interrupted(t *testing.T, dir string, wait time.Duration, found int64) (*scan.Result, *report.Report, map[string]string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -52,7 +52,7 @@ func interrupted(t *testing.T, dir string, wait time.Duration, found int64) (*sc
 	return res, rep, outputsOf(t, rep)
 }
 
-func outputsOf(t *testing.T, rep *report.Scan) map[string]string {
+func outputsOf(t *testing.T, rep *report.Report) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for name, write := range map[string]func(*strings.Builder) error{
@@ -91,16 +91,16 @@ func TestPartialScanSaysHowFarTheWalkGot(t *testing.T) {
 	// the CI under load: cut when the walk had found only the file read,
 	// the report rightly had no "covered" line and said "1 regular file").
 	res, rep, out := interrupted(t, many, 0, 3)
-	c := res.Scan.Counters
-	if res.Scan.WalkDone || c.Files >= 300 || rep.WalkFinished == nil || *rep.WalkFinished {
-		t.Fatalf("walk done %v, %d files found, report %v: the test needs a walk cut short", res.Scan.WalkDone, c.Files, rep.WalkFinished)
+	c := res.Analysis.Counters
+	if res.Analysis.WalkDone || c.Files >= 300 || rep.WalkFinished == nil || *rep.WalkFinished {
+		t.Fatalf("walk done %v, %d files found, report %v: the test needs a walk cut short", res.Analysis.WalkDone, c.Files, rep.WalkFinished)
 	}
 	for _, line := range []string{
 		"  PARTIAL: the scan was interrupted; the figures cover only what was read\n",
 		fmt.Sprintf("  files        %d regular files, %s (%d bytes); 1 directory: found so far; the walk had not finished\n",
-			c.Files, zdb.Nicenum(c.LogicalBytes, true), c.LogicalBytes),
+			c.Files, nicenum.Format(c.LogicalBytes, true), c.LogicalBytes),
 		fmt.Sprintf("  covered      %s (%d bytes) of the %s of file data found so far: the records read or found in holes; the figures below are for these bytes only\n",
-			zdb.Nicenum(c.ScannedBytes, true), c.ScannedBytes, zdb.Nicenum(c.LogicalBytes, true)),
+			nicenum.Format(c.ScannedBytes, true), c.ScannedBytes, nicenum.Format(c.LogicalBytes, true)),
 	} {
 		if !strings.Contains(out["text"], line) {
 			t.Errorf("text has no line %q:\n%s", line, out["text"])
@@ -114,7 +114,7 @@ func TestPartialScanSaysHowFarTheWalkGot(t *testing.T) {
 		t.Errorf("CSV:\n%s", out["csv"])
 	}
 	if !strings.Contains(out["html"], "The files and file data counted are those found so far: the walk had not finished.") ||
-		!strings.Contains(out["html"], "<small>of "+zdb.Nicenum(c.LogicalBytes, true)+" found so far</small>") {
+		!strings.Contains(out["html"], "<small>of "+nicenum.Format(c.LogicalBytes, true)+" found so far</small>") {
 		t.Errorf("HTML does not say the walk had not finished")
 	}
 
@@ -123,13 +123,13 @@ func TestPartialScanSaysHowFarTheWalkGot(t *testing.T) {
 	one := t.TempDir()
 	writeRandom(t, filepath.Join(one, "big"), 1, 24<<20)
 	res, rep, out = interrupted(t, one, 100*time.Millisecond, 1)
-	c = res.Scan.Counters
-	if !res.Scan.WalkDone || rep.WalkFinished == nil || !*rep.WalkFinished || c.ScannedBytes >= c.LogicalBytes {
-		t.Fatalf("walk done %v, report %v, counters %+v", res.Scan.WalkDone, rep.WalkFinished, c)
+	c = res.Analysis.Counters
+	if !res.Analysis.WalkDone || rep.WalkFinished == nil || !*rep.WalkFinished || c.ScannedBytes >= c.LogicalBytes {
+		t.Fatalf("walk done %v, report %v, counters %+v", res.Analysis.WalkDone, rep.WalkFinished, c)
 	}
 	for _, line := range []string{
 		"  files        1 regular file, 24M (25165824 bytes); 1 directory: the walk had finished: these are all the files\n",
-		fmt.Sprintf("  covered      %s (%d bytes) of the 24M of file data: the records", zdb.Nicenum(c.ScannedBytes, true), c.ScannedBytes),
+		fmt.Sprintf("  covered      %s (%d bytes) of the 24M of file data: the records", nicenum.Format(c.ScannedBytes, true), c.ScannedBytes),
 	} {
 		if !strings.Contains(out["text"], line) {
 			t.Errorf("text has no line %q:\n%s", line, out["text"])
@@ -151,8 +151,8 @@ func TestPartialScanSaysHowFarTheWalkGot(t *testing.T) {
 		t.Fatal(err)
 	}
 	out = outputsOf(t, rep)
-	if !full.Scan.WalkDone || rep.WalkFinished != nil || strings.Contains(out["json"], "walk_finished") || strings.Contains(out["csv"], "walk_finished") ||
+	if !full.Analysis.WalkDone || rep.WalkFinished != nil || strings.Contains(out["json"], "walk_finished") || strings.Contains(out["csv"], "walk_finished") ||
 		!strings.Contains(out["text"], "  files        1 regular file, 24M (25165824 bytes); 1 directory\n") {
-		t.Errorf("complete scan: walk done %v, report %v\n%s", full.Scan.WalkDone, rep.WalkFinished, out["text"])
+		t.Errorf("complete scan: walk done %v, report %v\n%s", full.Analysis.WalkDone, rep.WalkFinished, out["text"])
 	}
 }

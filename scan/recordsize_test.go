@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/compare"
-	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/model"
 )
 
 // compareRecordsizes scans paths with the model's recordsize and sets it

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/zfs/model"
 )
 
 // A sample that misses the one content half the data is made of gives no

@@ -13,13 +13,13 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/breakdown"
-	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/escape"
-	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
-	"github.com/ddtsim/ddtsim/scanfile"
-	"github.com/ddtsim/ddtsim/source"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/saved"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // Options configure Run. The zero value scans with one worker per CPU,
@@ -68,13 +68,13 @@ type Options struct {
 	// resume`; "" saves nothing. It is replaced atomically (a symlink
 	// too: pass the link's target to write through it). Run refuses,
 	// before scanning, a file that is not a saved scan (or empty) and
-	// one that cannot be written (scanfile.CheckReplaceable,
+	// one that cannot be written (saved.CheckReplaceable,
 	// CheckWritable).
 	Save string
 	// Resume continues this saved, interrupted scan: its table and
 	// counters are added to, the records it did are not read again. The
 	// settings and paths passed to Run must be its own.
-	Resume *scanfile.Scan
+	Resume *saved.Scan
 	// Done, when set, runs after each run of records of a file is
 	// accounted (to show progress, or in tests to stop at a chosen
 	// point).
@@ -82,7 +82,7 @@ type Options struct {
 	// Shard, when sharded (Count > 1), scans only this run's share of the
 	// files: one of Count runs, each given the same paths, settings and
 	// options (Follow, CountLinks, OneFileSystem), whose saved scans
-	// (Save; the share is kept in the header) merged (scanfile.Merge)
+	// (Save; the share is kept in the header) merged (saved.Merge)
 	// are the scan of the whole, the same table and counters (see
 	// analyzer.Options.Shard for who counts what). A problem a shard
 	// meets but another counts (a directory that cannot be listed: shard
@@ -113,8 +113,8 @@ type Result struct {
 	Settings model.Settings
 	Policy   *zio.Policy // Settings.Policy()
 	Paths    []string    // the paths named, as given
-	// Scan holds the table, the histogram and the counters.
-	Scan *analyzer.Result
+	// Analysis holds the table, the histogram and the counters.
+	Analysis *analyzer.Analysis
 	// Problems are the paths that could not be read, or changed while
 	// read, in the order met.
 	Problems []source.Problem
@@ -246,10 +246,10 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 	if opts.Save != "" {
 		// Now, not after hours of scanning; and never over a file that
 		// is not a saved scan.
-		if err := scanfile.CheckReplaceable(opts.Save); err != nil {
+		if err := saved.CheckReplaceable(opts.Save); err != nil {
 			return nil, &UsageError{fmt.Errorf("%s: %w", escape.Path(opts.Save), err)}
 		}
-		if err := scanfile.CheckWritable(opts.Save); err != nil {
+		if err := saved.CheckWritable(opts.Save); err != nil {
 			return nil, &UsageError{fmt.Errorf("%s: cannot write there: %w", escape.Path(opts.Save), err)}
 		}
 	}
@@ -274,15 +274,15 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 			return nil, err
 		}
 	}
-	var tracker *scanfile.Tracker
+	var tracker *saved.Tracker
 	if opts.Save != "" {
-		var files []scanfile.File
-		var pos *scanfile.Position
-		version := scanfile.Version
+		var files []saved.File
+		var pos *saved.Position
+		version := saved.Version
 		if r := opts.Resume; r != nil {
 			files, pos, version = r.Files, r.Position, r.Version
 		}
-		tracker = scanfile.NewTracker(files, pos, version)
+		tracker = saved.NewTracker(files, pos, version)
 	}
 	ao := analyzer.Options{
 		Policy:        p,
@@ -355,24 +355,24 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 			opts.Done(f, first, end)
 		}
 	}
-	res.Scan, err = analyzer.Scan(ctx, paths, ao)
+	res.Analysis, err = analyzer.Run(ctx, paths, ao)
 	ck.wait()
 	res.walkKnown = true
 	if err != nil {
-		if ctx.Err() == nil || !errors.Is(err, ctx.Err()) || res.Scan == nil {
+		if ctx.Err() == nil || !errors.Is(err, ctx.Err()) || res.Analysis == nil {
 			res.Close()
 			return nil, err
 		}
 		res.Partial = true
 	}
 	if acc != nil {
-		res.Breakdown = acc.Result(res.Scan.Table)
+		res.Breakdown = acc.Result(res.Analysis.Table)
 	}
 	if r := opts.Resume; r != nil {
 		res.resumed(tracker)
 	}
 	if opts.Save != "" {
-		var reuse *scanfile.Snapshot
+		var reuse *saved.Snapshot
 		if ck != nil {
 			reuse, ck.written = ck.written, nil
 		}
@@ -385,8 +385,8 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 
 // savedRuns gives what a saved scan did of each of its files
 // (analyzer.Resume.Saved).
-func savedRuns(files []scanfile.File) func(path string) ([]analyzer.Span, uint64, uint64, bool) {
-	byPath := make(map[string]*scanfile.File, len(files))
+func savedRuns(files []saved.File) func(path string) ([]analyzer.Span, uint64, uint64, bool) {
+	byPath := make(map[string]*saved.File, len(files))
 	for i := range files {
 		byPath[string(files[i].Path)] = &files[i]
 	}
@@ -445,7 +445,7 @@ func Reason(path string, err error) string {
 // resumed completes a resumed scan's problems with what the saved part
 // knew: a file it had partly done that the walk did not find again is an
 // error.
-func (res *Result) resumed(tracker *scanfile.Tracker) {
+func (res *Result) resumed(tracker *saved.Tracker) {
 	if res.Partial || tracker == nil {
 		return
 	}
@@ -454,27 +454,27 @@ func (res *Result) resumed(tracker *scanfile.Tracker) {
 			Reason: fmt.Sprintf("partly scanned before the interruption, not found again: the %d of its %d records scanned before are kept in the result",
 				f.DoneRecords(), f.Records)}
 		res.Problems = append(res.Problems, pb)
-		res.Scan.Counters.Errors++
+		res.Analysis.Counters.Errors++
 		res.Missed = append(res.Missed, pb)
 	}
 }
 
 // save writes the scan to opts.Save, copying its table into the memory of
 // reuse (the last checkpoint's copy; nil: none) when it fits.
-func (res *Result) save(opts Options, tracker *scanfile.Tracker, reuse *scanfile.Snapshot) error {
+func (res *Result) save(opts Options, tracker *saved.Tracker, reuse *saved.Snapshot) error {
 	hdr := res.header(&opts, tracker, nil, !res.Partial)
-	sc := &scanfile.Scan{Header: hdr, Table: res.Scan.Table, Counters: res.Scan.Counters}
+	sc := &saved.Scan{Header: hdr, Table: res.Analysis.Table, Counters: res.Analysis.Counters}
 	var err error
 	if reuse != nil {
-		var snap *scanfile.Snapshot
+		var snap *saved.Snapshot
 		var ok bool
-		if snap, ok, err = scanfile.TakeSnapshot(sc.Table, reuse); err == nil && ok {
-			err = scanfile.WriteSnapshot(opts.Save, sc, snap)
+		if snap, ok, err = saved.TakeSnapshot(sc.Table, reuse); err == nil && ok {
+			err = saved.WriteSnapshot(opts.Save, sc, snap)
 		} else if err == nil {
-			err = scanfile.Write(opts.Save, sc)
+			err = saved.Write(opts.Save, sc)
 		}
 	} else {
-		err = scanfile.Write(opts.Save, sc)
+		err = saved.Write(opts.Save, sc)
 	}
 	if err != nil {
 		return &SaveError{Path: opts.Save, Err: err}
@@ -484,17 +484,17 @@ func (res *Result) save(opts Options, tracker *scanfile.Tracker, reuse *scanfile
 
 // header is the saved scan's header: its settings, paths, problems so far
 // and the tracker's progress, with the records inFlight (a checkpoint's).
-func (res *Result) header(opts *Options, tracker *scanfile.Tracker, inFlight []analyzer.Accounted, complete bool) scanfile.Header {
+func (res *Result) header(opts *Options, tracker *saved.Tracker, inFlight []analyzer.Accounted, complete bool) saved.Header {
 	pos, files := tracker.Progress(inFlight)
 	res.mu.Lock()
 	problems := append([]source.Problem{}, res.Problems...)
 	res.mu.Unlock()
-	hdr := scanfile.Header{
+	hdr := saved.Header{
 		Ddtsim:   Version(),
 		Created:  time.Now().UTC().Truncate(time.Second),
 		Model:    res.Settings.Model(res.Policy),
-		Options:  scanfile.Options{Follow: opts.Follow, CountLinks: opts.CountLinks, OneFileSystem: opts.OneFileSystem},
-		Paths:    scanfile.Paths(res.Paths),
+		Options:  saved.Options{Follow: opts.Follow, CountLinks: opts.CountLinks, OneFileSystem: opts.OneFileSystem},
+		Paths:    saved.Paths(res.Paths),
 		Complete: complete,
 		Problems: problems,
 		Position: pos,
@@ -503,7 +503,7 @@ func (res *Result) header(opts *Options, tracker *scanfile.Tracker, inFlight []a
 	}
 	hdr.Host, _ = os.Hostname()
 	if wd, err := os.Getwd(); err == nil {
-		hdr.Dir = scanfile.Path(wd)
+		hdr.Dir = saved.Path(wd)
 	}
 	if r := opts.Resume; r != nil {
 		hdr.Host, hdr.Dir = r.Host, r.Dir
@@ -540,7 +540,7 @@ func shardOf(sh *source.Shard) source.Shard {
 // Options.Resume): its relative paths must be relative to the working
 // directory, and its model must rebuild exactly. name is how messages
 // call the file. The errors are *UsageError.
-func Resumable(sc *scanfile.Scan, name string) (model.Settings, error) {
+func Resumable(sc *saved.Scan, name string) (model.Settings, error) {
 	wd, _ := os.Getwd()
 	for _, p := range sc.Paths {
 		if !filepath.IsAbs(string(p)) && filepath.Clean(wd) != filepath.Clean(string(sc.Dir)) {
@@ -572,24 +572,24 @@ func rebuild(m model.Model) (model.Settings, *zio.Policy, error) {
 // FromSaved returns the result a saved (or merged) scan holds, as Run
 // returned it, for Report. It fails when this ddtsim cannot rebuild the
 // scan's model.
-func FromSaved(sc *scanfile.Scan) (*Result, error) {
+func FromSaved(sc *saved.Scan) (*Result, error) {
 	set, p, err := rebuild(sc.Model)
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Settings: set, Policy: p, Paths: scanfile.Strings(sc.Paths), Scan: sc.Result(), Partial: !sc.Complete,
+	return &Result{Settings: set, Policy: p, Paths: saved.Strings(sc.Paths), Analysis: sc.Result(), Partial: !sc.Complete,
 		Problems: sc.Problems}, nil
 }
 
 // FromMerged returns the result of merged saved scans, as Run returned
 // it, for Report (it has no table: Result.Scan.Table is nil). It fails
 // when this ddtsim cannot rebuild the scans' model.
-func FromMerged(m *scanfile.Merged) (*Result, error) {
+func FromMerged(m *saved.Merged) (*Result, error) {
 	set, p, err := rebuild(m.Model)
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Settings: set, Policy: p, Paths: scanfile.Strings(m.Paths), Scan: m.Result(), Partial: !m.Complete,
+	return &Result{Settings: set, Policy: p, Paths: saved.Strings(m.Paths), Analysis: m.Result(), Partial: !m.Complete,
 		Problems: m.Problems, sample: m.Sample}, nil
 }
 
@@ -601,8 +601,8 @@ func (res *Result) Close() {
 	if res == nil {
 		return
 	}
-	if res.Scan != nil && res.Scan.Table != nil {
-		res.Scan.Table.Close()
+	if res.Analysis != nil && res.Analysis.Table != nil {
+		res.Analysis.Table.Close()
 	}
 	removeSpillDir(res.spillDir)
 }
@@ -611,25 +611,25 @@ func (res *Result) Close() {
 // the histogram and zdb -S text, the summary, the sample's estimate with
 // its intervals, the volume mode, the DDT size (with the ARC verdict for
 // ram > 0, the machine's memory in bytes), the breakdown.
-func (res *Result) Report(ram uint64) (*report.Scan, error) {
+func (res *Result) Report(ram uint64) (*report.Report, error) {
 	set, p := res.Settings, res.Policy
-	rep, err := report.NewScan(p, set.AshiftValue(), set.Sparse, res.Paths, res.Scan)
+	rep, err := report.New(p, set.AshiftValue(), set.Sparse, res.Paths, res.Analysis)
 	if err != nil {
 		return nil, err
 	}
 	rep.Guest = set.Guest
 	rep.Partial = res.Partial
 	if res.Partial && res.walkKnown {
-		done := res.Scan.WalkDone
+		done := res.Analysis.WalkDone
 		rep.WalkFinished = &done
 	}
 	rep.Problems = append(rep.Problems, res.Problems...)
 	if n := set.SampleRate(); n > 1 {
 		est := res.sample
 		if est == nil {
-			est = ddt.EstimateTable(res.Scan.Table, n)
+			est = ddt.EstimateTable(res.Analysis.Table, n)
 		}
-		c := res.Scan.Counters
+		c := res.Analysis.Counters
 		est.CheckCounted(c.Records - c.Holes)
 		if err := rep.ApplySample(est, p.Release.BytesSuffix); err != nil {
 			return nil, err

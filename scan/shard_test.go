@@ -14,15 +14,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/internal/golden"
-	"github.com/ddtsim/ddtsim/internal/testkit"
+	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/testseam"
-	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/internal/testutil/vdisktest"
+	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/scan"
-	"github.com/ddtsim/ddtsim/scanfile"
-	"github.com/ddtsim/ddtsim/source"
-	"github.com/ddtsim/ddtsim/space"
-	"github.com/ddtsim/ddtsim/vdisk/vdisktest"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/space"
 )
 
 // splitSmall makes sharded scans split the files larger than 256 KiB into
@@ -45,7 +45,7 @@ type shards struct {
 }
 
 // runShards scans paths with set as the n shards of one scan (0/n …
-// n-1/n), each saved, and merges the saved shards (scanfile.Merge,
+// n-1/n), each saved, and merges the saved shards (saved.Merge,
 // scan.FromSaved). Each shard's progress must be its share: the files it
 // counts and the bytes of its chunks, all done.
 func runShards(t *testing.T, set model.Settings, paths []string, n uint32) *shards {
@@ -73,7 +73,7 @@ func runShards(t *testing.T, set model.Settings, paths []string, n uint32) *shar
 		if len(res.Problems) > 0 {
 			t.Errorf("shard %d/%d: problems %+v", i, n, res.Problems)
 		}
-		c := res.Scan.Counters
+		c := res.Analysis.Counters
 		res.Close()
 		if p := prog; p.BytesDone.Load() != p.BytesPending.Load() || uint64(p.Files.Load()) != c.Files {
 			t.Errorf("shard %d/%d: progress %d of %d bytes, %d files; counted %d files", i, n, p.BytesDone.Load(), p.BytesPending.Load(), p.Files.Load(), c.Files)
@@ -81,7 +81,7 @@ func runShards(t *testing.T, set model.Settings, paths []string, n uint32) *shar
 		files += prog.Files.Load()
 		pending += prog.BytesPending.Load()
 		out.each = append(out.each, c)
-		h, err := scanfile.ReadHeader(f)
+		h, err := saved.ReadHeader(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func runShards(t *testing.T, set model.Settings, paths []string, n uint32) *shar
 	}
 	out.merged = mergeShards(t, out.files)
 	// The progress of the shards adds up to the whole's.
-	if c := out.merged.Scan.Counters; uint64(files) != c.Files || uint64(pending) != c.LogicalBytes {
+	if c := out.merged.Analysis.Counters; uint64(files) != c.Files || uint64(pending) != c.LogicalBytes {
 		t.Errorf("%d shards: progress %d files, %d bytes; the merged scan %d files, %d bytes", n, files, pending, c.Files, c.LogicalBytes)
 	}
 	for _, r := range readers {
@@ -139,14 +139,14 @@ func checkShards(t *testing.T, sh *shards, single *scan.Result, want string) {
 		t.Errorf("merged shards differ from real zdb -S (-real +merged):\n%s",
 			cmp.Diff(strings.Split(want, "\n"), strings.Split(rep.Zdb, "\n")))
 	}
-	sameCounters(t, single.Scan.Counters, sh.merged.Scan.Counters)
+	sameCounters(t, single.Analysis.Counters, sh.merged.Analysis.Counters)
 	for i, c := range sh.each[1:] {
 		if c.Dirs != 0 || c.ImageParts != 0 {
 			t.Errorf("shard %d counted %d directories, %d image parts: shard 0's to count", i+1, c.Dirs, c.ImageParts)
 		}
 	}
-	if n := len(sh.each); n > 1 && sh.each[0].Dirs != single.Scan.Counters.Dirs {
-		t.Errorf("shard 0 counted %d directories of %d", sh.each[0].Dirs, single.Scan.Counters.Dirs)
+	if n := len(sh.each); n > 1 && sh.each[0].Dirs != single.Analysis.Counters.Dirs {
+		t.Errorf("shard 0 counted %d directories of %d", sh.each[0].Dirs, single.Analysis.Counters.Dirs)
 	}
 }
 
@@ -247,7 +247,7 @@ func TestShardsMergedZvolAndGuest(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer single.Close()
-			if format == "vmdk" && single.Scan.Counters.ImageParts == 0 {
+			if format == "vmdk" && single.Analysis.Counters.ImageParts == 0 {
 				t.Error("no VMDK extent files: the test proves little")
 			}
 			sh := runShards(t, gset, []string{dir}, 3)
@@ -306,7 +306,7 @@ func TestShardsMergedGeneratedTree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := single.Scan.Counters; !links && c.HardLinks == 0 || c.RepeatedDirs == 0 || c.RepeatedFiles == 0 || c.Symlinks == 0 {
+		if c := single.Analysis.Counters; !links && c.HardLinks == 0 || c.RepeatedDirs == 0 || c.RepeatedFiles == 0 || c.Symlinks == 0 {
 			t.Fatalf("the tree lacks hard links, repeats or symlinks: %+v", c)
 		}
 		for n := uint32(1); n <= 5; n++ {
@@ -332,7 +332,7 @@ func runShardsOpts(t *testing.T, set model.Settings, paths []string, n uint32, o
 		if err != nil {
 			t.Fatal(err)
 		}
-		out.each = append(out.each, res.Scan.Counters)
+		out.each = append(out.each, res.Analysis.Counters)
 		res.Close()
 		out.files = append(out.files, f)
 	}
@@ -391,37 +391,37 @@ func TestShardResumeKeepsShard(t *testing.T) {
 			t.Fatalf("not interrupted: %v", err)
 		}
 		res.Close()
-		saved, err := scanfile.Read(f, scanfile.DecodeOptions{})
+		prev, err := saved.Read(f, saved.DecodeOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if saved.Complete || saved.Shard == nil || *saved.Shard != sh {
-			t.Fatalf("interrupted shard saved: complete %v, shard %+v", saved.Complete, saved.Shard)
+		if prev.Complete || prev.Shard == nil || *prev.Shard != sh {
+			t.Fatalf("interrupted shard saved: complete %v, shard %+v", prev.Complete, prev.Shard)
 		}
-		rset, err := scan.Resumable(saved, f)
+		rset, err := scan.Resumable(prev, f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		paths := scanfile.Strings(saved.Paths)
+		paths := saved.Strings(prev.Paths)
 		var ue *scan.UsageError
 		for _, other := range []source.Shard{{}, {Index: 2, Count: 3}, {Index: 1, Count: 4}} {
-			if _, err := scan.Run(context.Background(), rset, paths, scan.Options{Save: f, Resume: saved, Shard: other}); !errors.As(err, &ue) ||
+			if _, err := scan.Run(context.Background(), rset, paths, scan.Options{Save: f, Resume: prev, Shard: other}); !errors.As(err, &ue) ||
 				!strings.Contains(err.Error(), "the saved scan is shard 1/3") {
 				t.Errorf("resumed as %+v: %v", other, err)
 			}
 		}
-		res, err = scan.Run(context.Background(), rset, paths, scan.Options{Save: f, Resume: saved, Shard: *saved.Shard})
+		res, err = scan.Run(context.Background(), rset, paths, scan.Options{Save: f, Resume: prev, Shard: *prev.Shard})
 		if err != nil {
 			t.Fatal(err)
 		}
 		res.Close()
-		h, err := scanfile.ReadHeader(f)
+		h, err := saved.ReadHeader(f)
 		if err != nil || !h.Complete || h.Shard == nil || *h.Shard != sh {
 			t.Fatalf("resumed shard saved: %v, complete %v, shard %+v", err, h != nil && h.Complete, h.Shard)
 		}
 	}
 	merged := mergeShards(t, files)
-	checkShards(t, &shards{merged: merged, each: []analyzer.Counters{{Dirs: single.Scan.Counters.Dirs}}}, single, want)
+	checkShards(t, &shards{merged: merged, each: []analyzer.Counters{{Dirs: single.Analysis.Counters.Dirs}}}, single, want)
 }
 
 // Options that cannot go with a shard are refused before scanning.
@@ -486,15 +486,15 @@ func TestShardResumeSkipsItsDoneShareOfAChangedFile(t *testing.T) {
 			t.Fatalf("shard %s: not interrupted: %v", sh, err)
 		}
 		res.Close()
-		saved, err := scanfile.Read(save, scanfile.DecodeOptions{})
+		prev, err := saved.Read(save, saved.DecodeOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if saved.Complete {
+		if prev.Complete {
 			t.Fatalf("shard %s: complete before the small files", sh)
 		}
 		os.WriteFile(big, testkit.Rand(99, 4<<20+1), 0o644) // changed
-		res, err = scan.Run(context.Background(), set, []string{dir}, scan.Options{Shard: sh, Save: save, Resume: saved})
+		res, err = scan.Run(context.Background(), set, []string{dir}, scan.Options{Shard: sh, Save: save, Resume: prev})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -506,7 +506,7 @@ func TestShardResumeSkipsItsDoneShareOfAChangedFile(t *testing.T) {
 				small += 2
 			}
 		}
-		if c := res.Scan.Counters; len(res.Problems) != 0 || c.Errors != 0 || c.Records != small+share {
+		if c := res.Analysis.Counters; len(res.Problems) != 0 || c.Errors != 0 || c.Records != small+share {
 			t.Errorf("shard %s resumed: problems %+v, %d errors, %d records (want the %d of a-big done before and %d of small files)", sh, res.Problems, c.Errors, c.Records, share, small)
 		}
 		res.Close()
@@ -518,7 +518,7 @@ func TestShardResumeSkipsItsDoneShareOfAChangedFile(t *testing.T) {
 // mergeShards merges the saved shard scans as ddtsim merge does.
 func mergeShards(t *testing.T, files []string) *scan.Result {
 	t.Helper()
-	m, err := scanfile.Merge(files, scanfile.MergeOptions{})
+	m, err := saved.Merge(files, saved.MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,26 +11,26 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ddtsim/ddtsim/compress/gzip"
-	"github.com/ddtsim/ddtsim/compress/zstd"
-	"github.com/ddtsim/ddtsim/internal/golden"
-	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
-	"github.com/ddtsim/ddtsim/zdb"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/zfs/compress/gzip"
+	"github.com/ddtsim/ddtsim/zfs/compress/zstd"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
+	"github.com/ddtsim/ddtsim/zfslist"
 )
 
 // goldenSpace reads what zfs list -p and zpool list -p printed for c's
 // pool (its root dataset, tank, holds the files).
-func goldenSpace(t *testing.T, c golden.Case) (zfs, zpool *zdb.ListTable) {
+func goldenSpace(t *testing.T, c golden.Case) (zfs, zpool *zfslist.Table) {
 	t.Helper()
-	read := func(name string) *zdb.ListTable {
+	read := func(name string) *zfslist.Table {
 		b, err := os.ReadFile(filepath.Join(c.Dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := zdb.ParseList(string(b))
+		l, err := zfslist.Parse(string(b))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -157,7 +157,7 @@ func checkSpace(t *testing.T, c golden.Case, in []string) (string, float64) {
 	worst := 0.0
 	for _, col := range []struct {
 		name string
-		tab  *zdb.ListTable
+		tab  *zfslist.Table
 		got  uint64
 	}{
 		{"USED", zfs, f.Used}, {"USEDDS", zfs, f.UsedDS}, {"LUSED", zfs, f.LUsed}, {"LREFER", zfs, f.LRefer},
@@ -190,7 +190,7 @@ func checkSpace(t *testing.T, c golden.Case, in []string) (string, float64) {
 // scanCase scans in under golden case c's settings (a volume a file for
 // a zvol case) and returns the result, closed when the test ends, and its
 // report.
-func scanCase(t *testing.T, c golden.Case, in []string) (*scan.Result, *report.Scan) {
+func scanCase(t *testing.T, c golden.Case, in []string) (*scan.Result, *report.Report) {
 	t.Helper()
 	var set model.Settings
 	if c.Zvol != "" {

@@ -10,10 +10,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/internal/testkit"
-	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/model"
 )
 
 // smallTmpfs mounts a tmpfs of size bytes on a new directory and returns
@@ -80,7 +80,7 @@ func TestSpillDiskFull(t *testing.T) {
 		!strings.Contains(se.Error(), "the table stays in memory") {
 		t.Errorf("warning %q; want it to name the spill directory in %s and the full disk", se, tmp)
 	}
-	k := res.Scan.Counters
+	k := res.Analysis.Counters
 	t.Logf("%d runs before the disk was full; the table's peak %d bytes", k.SpillRuns, k.TableBytes)
 	if k.SpillRuns == 0 || k.TableBytes <= mem {
 		t.Errorf("%d runs, peak %d bytes: want runs written before the disk was full, then the table past --mem", k.SpillRuns, k.TableBytes)
@@ -88,13 +88,13 @@ func TestSpillDiskFull(t *testing.T) {
 	if len(res.Problems) != 0 || res.Partial {
 		t.Errorf("problems %v, partial %v", res.Problems, res.Partial)
 	}
-	if *res.Scan.Histogram != *want.Scan.Histogram {
-		t.Errorf("histogram %+v, want %+v", res.Scan.Histogram.Total(), want.Scan.Histogram.Total())
+	if *res.Analysis.Histogram != *want.Analysis.Histogram {
+		t.Errorf("histogram %+v, want %+v", res.Analysis.Histogram.Total(), want.Analysis.Histogram.Total())
 	}
 	// All the counters, but for the table's memory and the compressor
 	// runs: a content spilled and met again is compressed again (see
 	// ddt/spill.go), at least as many runs.
-	w := want.Scan.Counters
+	w := want.Analysis.Counters
 	if k.Compressed < w.Compressed {
 		t.Errorf("%d compressor runs, fewer than without --mem (%d)", k.Compressed, w.Compressed)
 	}

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/breakdown"
-	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/zfs/model"
 )
 
 // The breakdown's groups are listed largest first by logical bytes, the

@@ -22,7 +22,7 @@
 #
 # The host's page cache is never dropped as a whole (no drop_caches): only the
 # data set's own pages, file by file, with posix_fadvise(POSIX_FADV_DONTNEED)
-# after fsync (go run ./internal/benchdata/pagecache). The other processes'
+# after fsync (go run ./scripts/cmd/pagecache). The other processes'
 # pages stay, so the figures hold on a shared host, but they also vary with
 # what those processes do (and, in a VM, with the host's memory): compare
 # the runs of one invocation, not across invocations. Needs GNU time
@@ -41,13 +41,13 @@ trap 'exit 130' INT TERM
 
 bin=${BIN:-$tmp/ddtsim}
 [[ -n ${BIN:-} ]] || go build -o "$bin" ./cmd/ddtsim
-go build -o "$tmp/pagecache" ./internal/benchdata/pagecache
+go build -o "$tmp/pagecache" ./scripts/cmd/pagecache
 pc=$tmp/pagecache
 
 if [[ -n ${DATA:-} ]]; then
 	data=$DATA
 else
-	go build -o "$tmp/gen" ./internal/benchdata/gen
+	go build -o "$tmp/gen" ./scripts/cmd/gen
 	want=$(awk -v s="$size" 'BEGIN { n = s + 0; u = toupper(substr(s, length(s))); m = 1
 		if (u == "K") m = 2^10; else if (u == "M") m = 2^20; else if (u == "G") m = 2^30; else if (u == "T") m = 2^40
 		printf "%.0f", n * m / 1024 }')

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-files.sh — what a scan costs per file: FILES small files (1 to 512
-# bytes, three quarters of them distinct; internal/benchdata/gentree) in 100
+# bytes, three quarters of them distinct; scripts/cmd/gentree) in 100
 # top-level directories scanned by ddtsim without --save, and with --save
 # DIR --by dir and checkpoints (--checkpoint CHECKPOINT), runs interleaved;
 # prints wall seconds, files per second and peak RSS (MiB) of each run, the
@@ -32,7 +32,7 @@ if [[ -z $tree ]]; then
 fi
 bin=${BIN:-$work/ddtsim}
 [[ -n ${BIN:-} ]] || go build -o "$bin" ./cmd/ddtsim
-go build -o "$work/gentree" ./internal/benchdata/gentree
+go build -o "$work/gentree" ./scripts/cmd/gentree
 if [[ ! -d $tree/t000 ]]; then
 	echo "bench-files: writing $files files into $tree" >&2
 	start=$(date +%s.%N)

@@ -58,10 +58,10 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
 echo "bench-gzip-zstd: building the data generator and the zio test binary" >&2
-go test -c -tags "${TAGS:-}" -o "$tmp/zio.test" ./zio
+go test -c -tags "${TAGS:-}" -o "$tmp/zio.test" ./zfs/zio
 czlib=
 if dpkg -s zlib1g-dev >/dev/null 2>&1; then
-	go test -c -tags zlib -o "$tmp/gzip.test" ./compress/gzip && czlib=1
+	go test -c -tags zlib -o "$tmp/gzip.test" ./zfs/compress/gzip && czlib=1
 else
 	echo "bench-gzip-zstd: zlib1g-dev is not installed: no C zlib column" >&2
 fi

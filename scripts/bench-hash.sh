@@ -91,7 +91,7 @@ echo "host: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- 
 
 if ((micro)); then
 	echo "bench-hash: Go benchmarks, $runs rounds" >&2
-	go test -c -o "$tmp/ddt.test" ./ddt
+	go test -c -o "$tmp/ddt.test" ./zfs/ddt
 	for ((i = 0; i < runs; i++)); do
 		"$tmp/ddt.test" -test.run '^$' -test.bench '^BenchmarkBLAKE3$' -test.benchtime 0.3s >>"$tmp/micro.txt"
 	done

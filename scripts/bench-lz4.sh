@@ -70,7 +70,7 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
 echo "bench-lz4: building the data generator and the compress/lz4 test binary" >&2
-go test -c -o "$tmp/lz4.test" ./compress/lz4
+go test -c -o "$tmp/lz4.test" ./zfs/compress/lz4
 
 # The CPU-time harness of the C library, when gcc and liblz4.so.1 are here.
 have_c=0

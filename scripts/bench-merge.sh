@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-merge.sh — how ddtsim merge scales: SCANS saved scans holding
-# ENTRIES DDT entries in all (synthetic, internal/benchdata/genscans) merged
+# ENTRIES DDT entries in all (synthetic, scripts/cmd/genscans) merged
 # with --mem 256M on one core (-j 1) and on all cores, twice each; prints
 # wall seconds, entries per second and peak RSS (MiB) of each run.
 #
@@ -27,7 +27,7 @@ if [[ -z $dir ]]; then
 	dir=$tmpdata/scans
 fi
 go build -o "$bin/ddtsim" ./cmd/ddtsim
-go build -o "$bin/genscans" ./internal/benchdata/genscans
+go build -o "$bin/genscans" ./scripts/cmd/genscans
 if [[ ! -d $dir/scan-00 ]]; then
 	echo "bench-merge: writing $scans scans, $entries entries, into $dir" >&2
 	start=$(date +%s.%N)

@@ -91,7 +91,7 @@ trap 'exit 130' INT TERM
 
 echo "bench: building ddtsim and the data generator" >&2
 go build -o "$tmp/ddtsim" ./cmd/ddtsim
-go build -o "$tmp/gen" ./internal/benchdata/gen
+go build -o "$tmp/gen" ./scripts/cmd/gen
 
 echo "bench: generating $size of data" >&2
 "$tmp/gen" -o "$tmp/data" -size "$size"
@@ -269,10 +269,10 @@ else
 fi
 
 # --- small files ----------------------------------------------------------------
-# FILES (default 300000) files of 1 to 512 bytes (internal/benchdata/gentree),
+# FILES (default 300000) files of 1 to 512 bytes (scripts/cmd/gentree),
 # page cache warm: the cost per file, against b3sum over the same files.
 echo "bench: writing ${FILES:-300000} small files" >&2
-go build -o "$tmp/gentree" ./internal/benchdata/gentree
+go build -o "$tmp/gentree" ./scripts/cmd/gentree
 export T="$tmp/tree"
 "$tmp/gentree" -o "$T" -files "${FILES:-300000}"
 find "$T" -type f -print0 | xargs -0 cat >/dev/null

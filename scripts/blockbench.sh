@@ -9,7 +9,7 @@
 # $tmp/PART.bin (images: VM-image-like, random, text and zero records;
 # logs: text; bin: binary-like); sets the array `inputs` to the parts.
 bb_inputs() {
-	go build -o "$tmp/gen" ./internal/benchdata/gen
+	go build -o "$tmp/gen" ./scripts/cmd/gen
 	"$tmp/gen" -o "$tmp/data" -size "$1"
 	inputs=()
 	local part

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // Lanes parses the settings of a sweep, given as text (model.Text) whose

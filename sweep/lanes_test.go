@@ -3,7 +3,7 @@ package sweep
 import (
 	"testing"
 
-	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/zfs/model"
 )
 
 // Only recordsize and compression take lists; a list for copies says so

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/testseam"
-	"github.com/ddtsim/ddtsim/source"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // A sweep walks as a scan does (package source): a file changed while it

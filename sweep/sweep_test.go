@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/internal/golden"
-	"github.com/ddtsim/ddtsim/internal/testkit"
-	"github.com/ddtsim/ddtsim/model"
-	"github.com/ddtsim/ddtsim/vdisk/vdisktest"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/internal/testutil/vdisktest"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 func TestMain(m *testing.M) {
@@ -95,7 +95,7 @@ func TestSweepEqualsScans(t *testing.T) {
 			t.Errorf("sparse=%v: read %d bytes + %d in holes, logical %d; the files hold %d", sparse, c.ReadBytes, c.HoleBytes, c.LogicalBytes, want)
 		}
 		for i, l := range res.Lanes {
-			one, err := analyzer.Scan(context.Background(), paths, analyzer.Options{Policy: ls[i], Sparse: sparse})
+			one, err := analyzer.Run(context.Background(), paths, analyzer.Options{Policy: ls[i], Sparse: sparse})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,7 +167,7 @@ func TestSweepGuestEqualsScans(t *testing.T) {
 		t.Errorf("%d files, %d bytes; want the two 3 MiB guest disks", c.Files, c.LogicalBytes)
 	}
 	for i, l := range res.Lanes {
-		one, err := analyzer.Scan(context.Background(), paths, analyzer.Options{Policy: ls[i], Guest: true})
+		one, err := analyzer.Run(context.Background(), paths, analyzer.Options{Policy: ls[i], Guest: true})
 		if err != nil {
 			t.Fatal(err)
 		}

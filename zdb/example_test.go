@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 
 // Read what real zdb -S printed and get its totals and ratios back as
@@ -24,7 +25,7 @@ func ExampleParse() {
 	fmt.Println(t.Kind, "table,", len(t.Rows), "buckets")
 	for _, c := range []struct {
 		name string
-		v    zdb.Value
+		v    nicenum.Value
 	}{{"allocated blocks", t.Total.Allocated.Blocks}, {"allocated DSIZE", t.Total.Allocated.DSize}, {"referenced LSIZE", t.Total.Referenced.LSize}} {
 		fmt.Printf("%s %s: %d to %d\n", c.name, c.v.Text, c.v.Lo, c.v.Hi)
 	}

@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
+	"github.com/ddtsim/ddtsim/zfslist"
 )
 
 // This file reads what OpenZFS printed: `zdb -S`, `zdb -D`/`-DD`/`-DDD` and
@@ -33,14 +36,16 @@ const (
 
 // Stat is one group of four cells: blocks, LSIZE, PSIZE, DSIZE.
 type Stat struct {
-	Blocks Value `json:"blocks"`
-	LSize  Value `json:"lsize"`
-	PSize  Value `json:"psize"`
-	DSize  Value `json:"dsize"`
+	Blocks nicenum.Value `json:"blocks"`
+	LSize  nicenum.Value `json:"lsize"`
+	PSize  nicenum.Value `json:"psize"`
+	DSize  nicenum.Value `json:"dsize"`
 }
 
 // Cells returns the four cells in column order.
-func (s *Stat) Cells() [4]*Value { return [4]*Value{&s.Blocks, &s.LSize, &s.PSize, &s.DSize} }
+func (s *Stat) Cells() [4]*nicenum.Value {
+	return [4]*nicenum.Value{&s.Blocks, &s.LSize, &s.PSize, &s.DSize}
+}
 
 // Row is one row of a histogram table.
 type Row struct {
@@ -82,11 +87,11 @@ func (t *HistogramTable) Complete() bool {
 // RatioLine is zdb's "dedup = …, compress = …, copies = …, dedup * compress
 // / copies = …" line.
 type RatioLine struct {
-	Line     int   `json:"line"`
-	Dedup    Ratio `json:"dedup"`
-	Compress Ratio `json:"compress"`
-	Copies   Ratio `json:"copies"`
-	Combined Ratio `json:"combined"`
+	Line     int           `json:"line"`
+	Dedup    nicenum.Ratio `json:"dedup"`
+	Compress nicenum.Ratio `json:"compress"`
+	Copies   nicenum.Ratio `json:"copies"`
+	Combined nicenum.Ratio `json:"combined"`
 }
 
 // Meaning of a printed DDT size.
@@ -99,12 +104,12 @@ const (
 // means, both as bytes per entry and in total. The one that was printed is
 // Printed; the other is derived from it and the entry count.
 type DDTSize struct {
-	Printed  Value    `json:"printed"`
-	Meaning  string   `json:"meaning"`         // PerEntry or Total: what the text meant
-	Sure     bool     `json:"sure"`            // false: the format alone does not say; Basis tells why this reading was taken
-	Basis    string   `json:"basis,omitempty"` // how Meaning was decided
-	PerEntry Interval `json:"per_entry"`       // bytes per entry (integer average)
-	Total    Interval `json:"total"`           // bytes over all entries
+	Printed  nicenum.Value    `json:"printed"`
+	Meaning  string           `json:"meaning"`         // PerEntry or Total: what the text meant
+	Sure     bool             `json:"sure"`            // false: the format alone does not say; Basis tells why this reading was taken
+	Basis    string           `json:"basis,omitempty"` // how Meaning was decided
+	PerEntry nicenum.Interval `json:"per_entry"`       // bytes per entry (integer average)
+	Total    nicenum.Interval `json:"total"`           // bytes over all entries
 }
 
 // DDTObject is one DDT object line of zdb -D: "DDT-sha256-zap-unique: 402
@@ -122,7 +127,7 @@ type DDTObject struct {
 
 // DDTTotals sums the DDT objects of the text: entries, and the intervals of
 // total bytes on disk and in core their printed sizes allow.
-func (p *Parsed) DDTTotals() (entries uint64, onDisk, inCore Interval) {
+func (p *Parsed) DDTTotals() (entries uint64, onDisk, inCore nicenum.Interval) {
 	for _, o := range p.Objects {
 		entries += o.Entries
 		onDisk = onDisk.Add(o.OnDisk.Total)
@@ -160,13 +165,13 @@ type DDTLog struct {
 // DedupSummary is zpool status -D's "dedup: DDT entries N, size X on disk,
 // Y in core[, C cached (P%)]" line, or "dedup: no DDT entries".
 type DedupSummary struct {
-	Line      int      `json:"line"`
-	NoEntries bool     `json:"no_entries"`
-	Entries   uint64   `json:"entries"`
-	OnDisk    DDTSize  `json:"on_disk"`
-	InCore    DDTSize  `json:"in_core"`
-	Cached    *DDTSize `json:"cached,omitempty"`
-	CachedPct *Ratio   `json:"cached_pct,omitempty"`
+	Line      int            `json:"line"`
+	NoEntries bool           `json:"no_entries"`
+	Entries   uint64         `json:"entries"`
+	OnDisk    DDTSize        `json:"on_disk"`
+	InCore    DDTSize        `json:"in_core"`
+	Cached    *DDTSize       `json:"cached,omitempty"`
+	CachedPct *nicenum.Ratio `json:"cached_pct,omitempty"`
 }
 
 // Command is a command line found in the text ("$ zdb -S tank").
@@ -211,7 +216,7 @@ type Parsed struct {
 	Summaries []DedupSummary    `json:"dedup_summaries"`
 	// Lists are the zfs list and zpool list tables in the text (with a
 	// header line), in order.
-	Lists []*ListTable `json:"lists,omitempty"`
+	Lists []*zfslist.Table `json:"lists,omitempty"`
 	// Empty is set when zdb said "All DDTs are empty".
 	Empty bool `json:"all_ddts_empty"`
 	// Orphans are ratio lines that follow no table, such as the one zdb -D
@@ -313,9 +318,9 @@ type parser struct {
 	// Per-line diagnostics kept so far, and their bytes (see keepDiag).
 	kept, keptBytes int
 	cur             *HistogramTable
-	list            *ListTable // the zfs list or zpool list table being read
-	hdr             int        // header lines of cur seen: 1 bucket, 2 underscores, 3 names, 4 dashes
-	pending         TableKind  // kind of the next table, from a title line
+	list            *zfslist.Table // the zfs list or zpool list table being read
+	hdr             int            // header lines of cur seen: 1 bucket, 2 underscores, 3 names, 4 dashes
+	pending         TableKind      // kind of the next table, from a title line
 	pendObj         string
 	last            *HistogramTable // the table a ratio line would belong to
 	inStatus        bool            // inside zpool status's pool:/config: block
@@ -870,7 +875,7 @@ func (ps *parser) row(fields []string) {
 	}
 	cells := r.Cells()
 	for i, f := range fields[1:] {
-		v, err := ParseValue(f)
+		v, err := nicenum.Parse(f)
 		if err != nil {
 			t.Errors++
 			ps.diag(SevError, "column %d: %v", i+2, err)
@@ -899,7 +904,7 @@ func (ps *parser) row(fields []string) {
 // bucketOf reads a refcnt label: the bucket h whose 2^h prints as the
 // label, and whether it was printed raw (zdb -P: "1024" for "1K").
 func bucketOf(label string) (h int, raw, ok bool) {
-	v, err := ParseValue(label)
+	v, err := nicenum.Parse(label)
 	if err != nil {
 		return 0, false, false
 	}
@@ -908,7 +913,7 @@ func bucketOf(label string) (h int, raw, ok bool) {
 		if !v.Contains(x) {
 			continue
 		}
-		if Nicenum(x, false) == label {
+		if nicenum.Format(x, false) == label {
 			return h, false, true
 		}
 		if v.Exact() {
@@ -919,7 +924,7 @@ func bucketOf(label string) (h int, raw, ok bool) {
 }
 
 // eraOfCell notes what a cell's format says about the release.
-func (ps *parser) eraOfCell(tok string, v Value, byteCol bool) {
+func (ps *parser) eraOfCell(tok string, v nicenum.Value, byteCol bool) {
 	te := &ps.tabEra
 	last := tok[len(tok)-1]
 	switch {
@@ -968,8 +973,8 @@ func (ps *parser) ratio(norm string) int {
 		ps.diag(SevNote, "ratio line wrapped over %d lines, joined", used+1)
 	}
 	rl := RatioLine{Line: ps.n}
-	for i, dst := range []*Ratio{&rl.Dedup, &rl.Compress, &rl.Copies, &rl.Combined} {
-		r, err := ParseRatio(m[i+1])
+	for i, dst := range []*nicenum.Ratio{&rl.Dedup, &rl.Compress, &rl.Copies, &rl.Combined} {
+		r, err := nicenum.ParseRatio(m[i+1])
 		if err != nil {
 			ps.diag(SevError, "ratio line: %v", err)
 			return used
@@ -1025,8 +1030,8 @@ func (ps *parser) objectNew(m []string) {
 	}
 	o.Entries = n
 	basis := "dspace=/mspace= are object totals (2.3.0+)"
-	o.OnDisk = totalSize(ExactValue(ds), n, true, basis)
-	o.InCore = totalSize(ExactValue(ms), n, true, basis)
+	o.OnDisk = totalSize(nicenum.ExactValue(ds), n, true, basis)
+	o.InCore = totalSize(nicenum.ExactValue(ms), n, true, basis)
 	if strings.HasPrefix(m[4], "0x") || strings.HasPrefix(m[5], "0x") {
 		ps.diag(SevNote, "hexadecimal sizes (a 2.3 development build printed them so)")
 	}
@@ -1044,8 +1049,8 @@ func (ps *parser) objectOld(m []string) {
 		return
 	}
 	o.Entries = n
-	ds, err1 := ParseValue(m[5])
-	ms, err2 := ParseValue(m[6])
+	ds, err1 := nicenum.Parse(m[5])
+	ms, err2 := nicenum.Parse(m[6])
 	if err1 != nil || err2 != nil {
 		ps.diag(SevError, "DDT object line: sizes not readable: %v", firstErr(err1, err2))
 		return
@@ -1099,9 +1104,9 @@ func (ps *parser) log(m []string) {
 // decided once the whole text has been read, when its release is not plain
 // from the line itself.
 type pendingSummary struct {
-	idx   int     // index in Parsed.Summaries
-	vals  []Value // on disk, in core
-	plain bool    // both plain integers (else both with K, M, ... suffixes)
+	idx   int             // index in Parsed.Summaries
+	vals  []nicenum.Value // on disk, in core
+	plain bool            // both plain integers (else both with K, M, ... suffixes)
 }
 
 // summary reads zpool status's dedup: line and decides whether its sizes
@@ -1114,13 +1119,13 @@ func (ps *parser) summary(m []string) {
 		return
 	}
 	s.Entries = n
-	vals := make([]Value, 0, 3)
+	vals := make([]nicenum.Value, 0, 3)
 	toks := []string{m[2], m[3]}
 	if m[4] != "" {
 		toks = append(toks, m[4])
 	}
 	for _, tok := range toks {
-		v, err := ParseValue(tok)
+		v, err := nicenum.Parse(tok)
 		if err != nil {
 			ps.diag(SevError, "dedup: %v", err)
 			return
@@ -1146,7 +1151,7 @@ func (ps *parser) summary(m []string) {
 		s.InCore = totalSize(vals[1], n, true, basis)
 		c := totalSize(vals[2], n, true, basis)
 		s.Cached = &c
-		pct, err := ParseRatio(m[5])
+		pct, err := nicenum.ParseRatio(m[5])
 		if err != nil {
 			ps.diag(SevError, "dedup: cached percentage: %v", err)
 		} else {
@@ -1223,26 +1228,26 @@ func (ps *parser) resolveSummaries() {
 // plausibleTotal reports whether an in-core size read as the total over n
 // entries gives a believable size per entry: 64 bytes to 64 KiB (a DDT
 // entry takes 96 to a few hundred bytes in core, §2.6).
-func plausibleTotal(inCore Value, n uint64) bool {
+func plausibleTotal(inCore nicenum.Value, n uint64) bool {
 	per := inCore.Hi / max(n, 1)
 	return n > 0 && per >= 64 && per <= 64<<10
 }
 
 // totalSize builds a DDTSize from a printed total over n entries.
-func totalSize(v Value, n uint64, sure bool, basis string) DDTSize {
+func totalSize(v nicenum.Value, n uint64, sure bool, basis string) DDTSize {
 	d := DDTSize{Printed: v, Meaning: Total, Sure: sure, Basis: basis, Total: v.Interval()}
 	if n > 0 {
-		d.PerEntry = Interval{v.Lo / n, v.Hi / n}
+		d.PerEntry = nicenum.Interval{Lo: v.Lo / n, Hi: v.Hi / n}
 	}
 	return d
 }
 
 // perEntrySize builds a DDTSize from a printed per-entry average (total /
 // n, integer division) over n entries.
-func perEntrySize(v Value, n uint64, sure bool, basis string) DDTSize {
+func perEntrySize(v nicenum.Value, n uint64, sure bool, basis string) DDTSize {
 	d := DDTSize{Printed: v, Meaning: PerEntry, Sure: sure, Basis: basis, PerEntry: v.Interval()}
 	if n > 0 {
-		d.Total = Interval{satMul(v.Lo, n), satAdd(satMul(v.Hi, n), n-1)}
+		d.Total = nicenum.Interval{Lo: nicenum.SatMul(v.Lo, n), Hi: nicenum.SatAdd(nicenum.SatMul(v.Hi, n), n-1)}
 	}
 	return d
 }

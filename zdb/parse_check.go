@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 
 // Check is one consistency check of a parsed text against itself.
@@ -34,9 +36,9 @@ var ColumnNames = [8]string{
 
 // Cells returns the row's eight cells in column order: allocated blocks,
 // LSIZE, PSIZE, DSIZE, then referenced.
-func (r *Row) Cells() [8]*Value {
+func (r *Row) Cells() [8]*nicenum.Value {
 	a, b := r.Allocated.Cells(), r.Referenced.Cells()
-	return [8]*Value{a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]}
+	return [8]*nicenum.Value{a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]}
 }
 
 // Name names the table in messages: its kind (or DDT object) and its
@@ -95,8 +97,8 @@ func runChecks(p *Parsed) []Check {
 }
 
 // sumRows returns the interval sums of the rows' cells.
-func sumRows(rows []Row) [8]Interval {
-	var sum [8]Interval
+func sumRows(rows []Row) [8]nicenum.Interval {
+	var sum [8]nicenum.Interval
 	for i := range rows {
 		for j, v := range rows[i].Cells() {
 			sum[j] = sum[j].Add(v.Interval())
@@ -119,11 +121,11 @@ func rowProblems(r *Row) []string {
 	c := r.Cells()
 	for i := 0; i < 4; i++ {
 		alloc, ref := c[i].Interval(), c[i+4].Interval()
-		var want Interval
+		var want nicenum.Interval
 		if i == 0 {
-			want = Interval{satMul(alloc.Lo, lo), satMul(alloc.Hi, hi)}
+			want = nicenum.Interval{Lo: nicenum.SatMul(alloc.Lo, lo), Hi: nicenum.SatMul(alloc.Hi, hi)}
 		} else {
-			want = Interval{satMul(alloc.Lo, lo), satMul(satAdd(alloc.Hi, a.Hi), hi)}
+			want = nicenum.Interval{Lo: nicenum.SatMul(alloc.Lo, lo), Hi: nicenum.SatMul(nicenum.SatAdd(alloc.Hi, a.Hi), hi)}
 		}
 		if !want.Overlaps(ref) {
 			probs = append(probs, fmt.Sprintf("bucket %s: %s %s does not fit allocated %s %s (refcnt %d..%d)",
@@ -136,7 +138,7 @@ func rowProblems(r *Row) []string {
 // fspan is a closed interval of reals.
 type fspan struct{ lo, hi float64 }
 
-func toF(s Interval) fspan { return fspan{float64(s.Lo), float64(s.Hi)} }
+func toF(s nicenum.Interval) fspan { return fspan{float64(s.Lo), float64(s.Hi)} }
 
 func (a fspan) div(b fspan) fspan {
 	// Unbounded ends are MaxFloat64, not Inf, so that JSON can hold them.
@@ -156,19 +158,19 @@ func (a fspan) mul(b fspan) fspan { return fspan{a.lo * b.lo, a.hi * b.hi} }
 // double arithmetic zdb itself does.
 func (a fspan) slack() fspan { return fspan{a.lo * (1 - 1e-9), min(a.hi*(1+1e-9), math.MaxFloat64)} }
 
-func (a fspan) overlaps(r Ratio) bool { return a.lo <= r.Hi && r.Lo <= a.hi }
+func (a fspan) overlaps(r nicenum.Ratio) bool { return a.lo <= r.Hi && r.Lo <= a.hi }
 
 // AllowedRatios returns the four figures of zdb's ratio line (dedup,
 // compress, copies, dedup * compress / copies) as the intervals a Total
 // row's printed sizes allow, widened for zdb's double arithmetic; each
 // Text is the interval ("1.996..2.004").
-func (r *Row) AllowedRatios() [4]Ratio {
+func (r *Row) AllowedRatios() [4]nicenum.Ratio {
 	rL, rP, rD := toF(r.Referenced.LSize.Interval()), toF(r.Referenced.PSize.Interval()), toF(r.Referenced.DSize.Interval())
 	D := toF(r.Allocated.DSize.Interval())
-	var out [4]Ratio
+	var out [4]nicenum.Ratio
 	for i, f := range []fspan{rD.div(D), rL.div(rP), rD.div(rP), rL.div(D)} {
 		f = f.slack()
-		out[i] = Ratio{Text: fmt.Sprintf("%.3f..%.3f", f.lo, f.hi), Lo: f.lo, Hi: f.hi}
+		out[i] = nicenum.Ratio{Text: fmt.Sprintf("%.3f..%.3f", f.lo, f.hi), Lo: f.lo, Hi: f.hi}
 	}
 	return out
 }
@@ -178,7 +180,7 @@ func ratioProblems(rl *RatioLine, total *Row) []string {
 	D := toF(total.Allocated.DSize.Interval())
 	want := []struct {
 		name    string
-		printed Ratio
+		printed nicenum.Ratio
 		from    fspan
 		how     string
 	}{
@@ -243,7 +245,7 @@ func entryChecks(p *Parsed) []Check {
 					logged += l.Entries
 				}
 			}
-			want := Interval{entries, entries + logged}
+			want := nicenum.Interval{Lo: entries, Hi: entries + logged}
 			got := t.Total.Allocated.Blocks
 			c := Check{Name: "entries", Line: t.Total.Line, OK: want.Overlaps(got.Interval())}
 			if c.OK {
@@ -253,7 +255,7 @@ func entryChecks(p *Parsed) []Check {
 			}
 			checks = append(checks, c)
 			if logged == 0 {
-				var one, more Interval
+				var one, more nicenum.Interval
 				for i := range t.Rows {
 					if t.Rows[i].Bucket == 0 {
 						one = one.Add(t.Rows[i].Allocated.Blocks.Interval())
@@ -317,7 +319,7 @@ func objectTableChecks(p *Parsed) []Check {
 			if !ok {
 				break
 			}
-			var sums [64][8]Interval
+			var sums [64][8]nicenum.Interval
 			var present [64]bool
 			for _, o := range objs {
 				for i := range o.Rows {
@@ -345,7 +347,7 @@ func objectTableChecks(p *Parsed) []Check {
 			}
 			for b := range present {
 				if present[b] && !seen[b] {
-					probs = append(probs, fmt.Sprintf("bucket %s is missing from the aggregated table", Nicenum(1<<b, false)))
+					probs = append(probs, fmt.Sprintf("bucket %s is missing from the aggregated table", nicenum.Format(1<<b, false)))
 				}
 			}
 			c := Check{Name: "objects", Line: t.Line, OK: len(probs) == 0,

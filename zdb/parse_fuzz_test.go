@@ -9,9 +9,10 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/compare"
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
 	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 
 // FuzzParse feeds the parser arbitrary text: it must not panic, every
@@ -108,14 +109,14 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-func checkValue(t *testing.T, v zdb.Value) {
+func checkValue(t *testing.T, v nicenum.Value) {
 	t.Helper()
 	if v.Lo > v.Hi || v.Except != 0 && (v.Except <= v.Lo || v.Except >= v.Hi) {
 		t.Fatalf("bad interval %+v", v)
 	}
 	if c := v.Text[len(v.Text)-1]; c >= 'E' && c <= 'T' && c != 'B' {
-		if zdb.Nicenum(v.Lo, false) != v.Text || zdb.Nicenum(v.Hi, false) != v.Text {
-			t.Fatalf("%q: ends %d, %d print as %q, %q", v.Text, v.Lo, v.Hi, zdb.Nicenum(v.Lo, false), zdb.Nicenum(v.Hi, false))
+		if nicenum.Format(v.Lo, false) != v.Text || nicenum.Format(v.Hi, false) != v.Text {
+			t.Fatalf("%q: ends %d, %d print as %q, %q", v.Text, v.Lo, v.Hi, nicenum.Format(v.Lo, false), nicenum.Format(v.Hi, false))
 		}
 	}
 }

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 
 // zdbOutputs is testdata/zdb-outputs: real texts from many releases.
@@ -234,15 +235,15 @@ func checkCellIntervals(t *testing.T, name string, p *Parsed) {
 				shown := uint64(math.Round(x))
 				exactMultiple := x == math.Trunc(x) && shown%(uint64(1)<<(10*i)) == 0
 				switch {
-				case Nicenum(shown, false) == txt && !v.Contains(shown):
+				case nicenum.Format(shown, false) == txt && !v.Contains(shown):
 					t.Errorf("%s: %q parsed as [%d, %d] except %d, which leaves out %d", name, txt, v.Lo, v.Hi, v.Except, shown)
-				case Nicenum(shown, false) != txt && !(strings.Contains(txt, ".") && exactMultiple):
-					t.Errorf("%s: %q: %d prints as %q", name, txt, shown, Nicenum(shown, false))
-				case v.Contains(shown) && Nicenum(shown, false) != txt:
-					t.Errorf("%s: %q contains %d, which prints as %q", name, txt, shown, Nicenum(shown, false))
+				case nicenum.Format(shown, false) != txt && !(strings.Contains(txt, ".") && exactMultiple):
+					t.Errorf("%s: %q: %d prints as %q", name, txt, shown, nicenum.Format(shown, false))
+				case v.Contains(shown) && nicenum.Format(shown, false) != txt:
+					t.Errorf("%s: %q contains %d, which prints as %q", name, txt, shown, nicenum.Format(shown, false))
 				}
-				if Nicenum(v.Lo, false) != txt || Nicenum(v.Hi, false) != txt {
-					t.Errorf("%s: %q: the ends %d, %d print as %q, %q", name, txt, v.Lo, v.Hi, Nicenum(v.Lo, false), Nicenum(v.Hi, false))
+				if nicenum.Format(v.Lo, false) != txt || nicenum.Format(v.Hi, false) != txt {
+					t.Errorf("%s: %q: the ends %d, %d print as %q, %q", name, txt, v.Lo, v.Hi, nicenum.Format(v.Lo, false), nicenum.Format(v.Hi, false))
 				}
 			}
 		}
@@ -289,7 +290,7 @@ func TestParseZdbOutputs(t *testing.T) {
 				var labels []string
 				for j := range tb.Rows {
 					labels = append(labels, tb.Rows[j].Label)
-					if got := Nicenum(tb.Rows[j].Refcnt(), false); got != tb.Rows[j].Label {
+					if got := nicenum.Format(tb.Rows[j].Refcnt(), false); got != tb.Rows[j].Label {
 						t.Errorf("table %d: label %q read as refcnt %d", i, tb.Rows[j].Label, tb.Rows[j].Refcnt())
 					}
 				}
@@ -324,10 +325,10 @@ func TestParseZdbOutputs(t *testing.T) {
 				if wo.meaning == PerEntry {
 					// Per-entry averages: the total lies in [avg·n, avg·n + n - 1].
 					a := mustUint(wo.onDisk)
-					if o.OnDisk.Total != (Interval{a * wo.entries, a*wo.entries + wo.entries - 1}) || o.OnDisk.PerEntry != (Interval{a, a}) {
+					if o.OnDisk.Total != (nicenum.Interval{Lo: a * wo.entries, Hi: a*wo.entries + wo.entries - 1}) || o.OnDisk.PerEntry != (nicenum.Interval{Lo: a, Hi: a}) {
 						t.Errorf("object %d: on disk %+v", i, o.OnDisk)
 					}
-				} else if o.OnDisk.Total != (Interval{wo.totalDisk, wo.totalDisk}) || o.InCore.Total != (Interval{wo.totM, wo.totM}) ||
+				} else if o.OnDisk.Total != (nicenum.Interval{Lo: wo.totalDisk, Hi: wo.totalDisk}) || o.InCore.Total != (nicenum.Interval{Lo: wo.totM, Hi: wo.totM}) ||
 					o.OnDisk.PerEntry.Lo != wo.totalDisk/wo.entries {
 					t.Errorf("object %d: sizes %+v %+v", i, o.OnDisk, o.InCore)
 				}
@@ -493,9 +494,9 @@ func TestParseGoldenDDT(t *testing.T) {
 	}
 	// 2.3.2, fast dedup: totals.
 	p := read("lz4-128k-a12-dedup", "zdb-DD.txt")
-	if len(p.Objects) != 2 || p.Objects[0].Entries != 116 || p.Objects[0].OnDisk.Total != (Interval{61440, 61440}) ||
-		p.Objects[0].InCore.Total != (Interval{65536, 65536}) || p.Objects[1].Entries != 402 ||
-		p.Objects[1].OnDisk.Total != (Interval{184320, 184320}) || p.Objects[1].InCore.Total != (Interval{163840, 163840}) ||
+	if len(p.Objects) != 2 || p.Objects[0].Entries != 116 || p.Objects[0].OnDisk.Total != (nicenum.Interval{Lo: 61440, Hi: 61440}) ||
+		p.Objects[0].InCore.Total != (nicenum.Interval{Lo: 65536, Hi: 65536}) || p.Objects[1].Entries != 402 ||
+		p.Objects[1].OnDisk.Total != (nicenum.Interval{Lo: 184320, Hi: 184320}) || p.Objects[1].InCore.Total != (nicenum.Interval{Lo: 163840, Hi: 163840}) ||
 		p.Objects[0].OnDisk.Meaning != Total || p.Era.From != "2.3" {
 		t.Errorf("lz4-128k-a12-dedup zdb -DD: %+v era %+v", p.Objects, p.Era)
 	}
@@ -506,27 +507,27 @@ func TestParseGoldenDDT(t *testing.T) {
 	// both with suffixes: totals, by the size per entry (not sure).
 	p = read("lz4-128k-a12-dedup", "zpool-status-D.txt")
 	if s := p.Summaries; len(s) != 1 || s[0].Entries != 518 || s[0].OnDisk.Printed.Text != "72K" || s[0].OnDisk.Meaning != Total ||
-		s[0].OnDisk.Sure || s[0].OnDisk.Total != (Interval{73728, 73728}) {
+		s[0].OnDisk.Sure || s[0].OnDisk.Total != (nicenum.Interval{Lo: 73728, Hi: 73728}) {
 		t.Errorf("lz4-128k-a12-dedup zpool status: %+v", p.Summaries)
 	}
 	// " dedup: DDT entries 523, size 0 on disk, 73.5K in core": a bare 0
 	// beside 73.5K is zfs_nicenum: totals, sure; 2.3+.
 	p = read("off-128k-a12-never-dedup", "zpool-status-D.txt")
-	if s := p.Summaries; len(s) != 1 || s[0].Entries != 523 || s[0].OnDisk.Total != (Interval{0, 0}) || s[0].InCore.Meaning != Total ||
+	if s := p.Summaries; len(s) != 1 || s[0].Entries != 523 || s[0].OnDisk.Total != (nicenum.Interval{Lo: 0, Hi: 0}) || s[0].InCore.Meaning != Total ||
 		!s[0].InCore.Sure || p.Era.From != "2.3" {
 		t.Errorf("off-128k-a12-never-dedup zpool status: %+v era %+v", p.Summaries, p.Era)
 	}
 	// 2.1.11: per-entry averages, "size 525 on disk, 175 in core".
 	p = read("v21-lz4-128k-a12-dedup", "zdb-DD.txt")
-	if len(p.Objects) != 2 || p.Objects[0].Entries != 117 || p.Objects[0].OnDisk.PerEntry != (Interval{525, 525}) ||
-		p.Objects[0].InCore.PerEntry != (Interval{175, 175}) || p.Objects[1].Entries != 405 ||
-		p.Objects[1].OnDisk.PerEntry != (Interval{546, 546}) || !p.Objects[1].OnDisk.Sure || p.Era.To != "2.2" {
+	if len(p.Objects) != 2 || p.Objects[0].Entries != 117 || p.Objects[0].OnDisk.PerEntry != (nicenum.Interval{Lo: 525, Hi: 525}) ||
+		p.Objects[0].InCore.PerEntry != (nicenum.Interval{Lo: 175, Hi: 175}) || p.Objects[1].Entries != 405 ||
+		p.Objects[1].OnDisk.PerEntry != (nicenum.Interval{Lo: 546, Hi: 546}) || !p.Objects[1].OnDisk.Sure || p.Era.To != "2.2" {
 		t.Errorf("v21 zdb -DD: %+v", p.Objects)
 	}
 	// " dedup: DDT entries 522, size 329B on disk, 109B in core".
 	p = read("v21-lz4-128k-a12-dedup", "zpool-status-D.txt")
-	if s := p.Summaries; len(s) != 1 || s[0].Entries != 522 || s[0].OnDisk.PerEntry != (Interval{329, 329}) ||
-		s[0].InCore.Total != (Interval{109 * 522, 110*522 - 1}) || !s[0].OnDisk.Sure || p.Era.From != "0.7" || p.Era.To != "2.2" {
+	if s := p.Summaries; len(s) != 1 || s[0].Entries != 522 || s[0].OnDisk.PerEntry != (nicenum.Interval{Lo: 329, Hi: 329}) ||
+		s[0].InCore.Total != (nicenum.Interval{Lo: 109 * 522, Hi: 110*522 - 1}) || !s[0].OnDisk.Sure || p.Era.From != "0.7" || p.Era.To != "2.2" {
 		t.Errorf("v21 zpool status: %+v era %+v", p.Summaries, p.Era)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ddtsim/ddtsim/internal/english"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 
 // WriteJSON writes p as indented JSON.
@@ -181,7 +182,7 @@ func (t *HistogramTable) Description() string {
 
 // vtext shows a printed number and, when it is not exact, the bytes it
 // stands for.
-func vtext(v Value) string {
+func vtext(v nicenum.Value) string {
 	if v.Exact() {
 		return v.Text
 	}

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/compare"
-	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
 )
 
 // mustClean parses text and fails on any error or warning.

@@ -6,7 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 
 // WriteHistogram writes the DDT histogram table as OpenZFS zpool_dump_ddt()
@@ -25,7 +26,7 @@ func WriteHistogram(w io.Writer, h *ddt.Histogram, bytesSuffix bool) error {
 		if h[i].Allocated.Blocks == 0 {
 			continue
 		}
-		writeRow(bw, Nicenum(uint64(1)<<i, false), h[i], bytesSuffix)
+		writeRow(bw, nicenum.Format(uint64(1)<<i, false), h[i], bytesSuffix)
 	}
 	total := h.Total()
 	if total.Allocated.Blocks != 0 {
@@ -39,8 +40,8 @@ func writeRow(w io.Writer, label string, b ddt.Bucket, bs bool) {
 	a, r := b.Allocated, b.Referenced
 	fmt.Fprintf(w, "%6s   %6s   %5s   %5s   %5s   %6s   %5s   %5s   %5s\n",
 		label,
-		Nicenum(a.Blocks, false), Nicenum(a.LSize, bs), Nicenum(a.PSize, bs), Nicenum(a.DSize, bs),
-		Nicenum(r.Blocks, false), Nicenum(r.LSize, bs), Nicenum(r.PSize, bs), Nicenum(r.DSize, bs))
+		nicenum.Format(a.Blocks, false), nicenum.Format(a.LSize, bs), nicenum.Format(a.PSize, bs), nicenum.Format(a.DSize, bs),
+		nicenum.Format(r.Blocks, false), nicenum.Format(r.LSize, bs), nicenum.Format(r.PSize, bs), nicenum.Format(r.DSize, bs))
 }
 
 // WriteRatioLine writes zdb's ratio line followed by an empty line

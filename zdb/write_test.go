@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/ddt"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
 )
 
 // The worked example of zfs-semantics §2.3: one disk, ashift 12, recordsize

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/breakdown"
-	"github.com/ddtsim/ddtsim/ddt"
 	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
 )
 
 const sampleDir = "../../testdata/sample"
@@ -57,7 +57,7 @@ func TestCSVMatchesJSON(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("--json --by %s: exit %d: %s", by, code, errs)
 		}
-		var doc report.Scan
+		var doc report.Report
 		if err := json.Unmarshal([]byte(js), &doc); err != nil {
 			t.Fatal(err)
 		}
@@ -297,7 +297,7 @@ func near(v, want uint32) bool { return v+6 >= want && v <= want+6 }
 func TestCSVHasDDT(t *testing.T) {
 	args := []string{"-o", "dedup=on", "--ram", "4G", sampleDir}
 	_, js, _ := runT(append([]string{"--json"}, args...)...)
-	var doc report.Scan
+	var doc report.Report
 	if err := json.Unmarshal([]byte(js), &doc); err != nil || doc.DDT == nil || doc.DDT.ARC == nil {
 		t.Fatalf("JSON: %v %+v", err, doc.DDT)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ddtsim/ddtsim/internal/testkit"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 )
 
 // A scan drops from the page cache what it read of files of 64 KiB or

@@ -13,8 +13,9 @@ import (
 
 	"github.com/ddtsim/ddtsim/compare"
 	"github.com/ddtsim/ddtsim/internal/english"
-	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zdb/live"
+	"github.com/ddtsim/ddtsim/zfs/model"
 )
 
 type compareCmd struct {
@@ -77,7 +78,7 @@ func (c *compareCmd) Run(std *streams) error {
 	var (
 		actual *zdb.Parsed
 		source string
-		job    *zdb.Job
+		job    *live.Job
 	)
 	scanCtx, cancelScan := context.WithCancel(ctx)
 	defer cancelScan()
@@ -96,7 +97,7 @@ func (c *compareCmd) Run(std *streams) error {
 			return fail("%s: no DDT histogram table found, nor a zfs list or zpool list table (with its header line): nothing to compare with", source)
 		}
 	} else {
-		if err := zdb.CheckPoolName(c.Pool); err != nil {
+		if err := live.CheckPoolName(c.Pool); err != nil {
 			return fail("--pool %q: %v", c.Pool, err)
 		}
 		if c.Dir != "" {
@@ -104,13 +105,13 @@ func (c *compareCmd) Run(std *streams) error {
 				return fail("--dir %s: not a directory", c.Dir)
 			}
 		}
-		path, err := zdb.LookPath()
+		path, err := live.LookPath()
 		if err != nil {
 			return fail("zdb not found on PATH: install the OpenZFS tools (zfsutils-linux, zfs), or run zdb -S %s elsewhere and pass its output with --zdb-output FILE", c.Pool)
 		}
-		opts := zdb.RunOptions{Path: path, Exported: c.Exported, Dir: c.Dir, Timeout: c.Timeout}
-		source = "zdb " + strings.Join(zdb.Args(c.Pool, opts), " ")
-		job = zdb.Start(ctx, c.Pool, opts, cancelScan) // zdb failed: no point in finishing the scan
+		opts := live.RunOptions{Path: path, Exported: c.Exported, Dir: c.Dir, Timeout: c.Timeout}
+		source = "zdb " + strings.Join(live.Args(c.Pool, opts), " ")
+		job = live.Start(ctx, c.Pool, opts, cancelScan) // zdb failed: no point in finishing the scan
 	}
 
 	pred, predErr := s.predict(scanCtx, stderr)
@@ -165,7 +166,7 @@ func (c *compareCmd) Run(std *streams) error {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	end := statusError{code: cmp.Exit}
-	if n := pred.res.Scan.Counters.Errors; n > 0 {
+	if n := pred.res.Analysis.Counters.Errors; n > 0 {
 		end.msg = fmt.Sprintf("the scan completed with %s (see above); the prediction leaves those paths out", english.Count(n, "error"))
 	}
 	if end == (statusError{}) {
@@ -201,12 +202,12 @@ func indent(s string) string {
 	return b.String()
 }
 
-// zdbError words an error of zdb.Run for the command line: what to do
+// zdbError words an error of live.Run for the command line: what to do
 // about it, with the flags that do it.
 func zdbError(err error, timeout time.Duration) error {
-	var exit *zdb.ExitError
+	var exit *live.ExitError
 	switch {
-	case errors.Is(err, zdb.ErrTimeout):
+	case errors.Is(err, live.ErrTimeout):
 		return fmt.Errorf("did not finish within %s (--timeout) and was stopped; zdb -S reads every block pointer of the pool, which takes long on a large pool: raise --timeout, or run zdb -S yourself and pass its output with --zdb-output", timeout)
 	case errors.As(err, &exit):
 		return zdbFailure(exit)
@@ -216,7 +217,7 @@ func zdbError(err error, timeout time.Duration) error {
 
 // zdbFailure explains a non-zero exit of zdb, with a hint when zdb's
 // message (or the user running it) suggests one.
-func zdbFailure(e *zdb.ExitError) error {
+func zdbFailure(e *live.ExitError) error {
 	var hint string
 	switch {
 	case e.PermissionDenied():

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
 )
 
 // compareArgs turns a golden case into compare flags (caseArgs without

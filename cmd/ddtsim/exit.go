@@ -6,8 +6,8 @@ import (
 	"io"
 
 	"github.com/ddtsim/ddtsim/compare"
+	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/scan"
-	"github.com/ddtsim/ddtsim/scanfile"
 )
 
 // Exit statuses.
@@ -54,9 +54,9 @@ func exitCode(err error, stderr io.Writer) int {
 		st   statusError
 		ue   usageError
 		sue  *scan.UsageError
-		me   *scanfile.ModelError
-		she  *scanfile.ShardError
-		hge  *scanfile.HistogramError
+		me   *saved.ModelError
+		she  *saved.ShardError
+		hge  *saved.HistogramError
 		code = exitFailed
 	)
 	switch {
@@ -64,7 +64,7 @@ func exitCode(err error, stderr io.Writer) int {
 		code = st.code
 	case errors.As(err, &ue), errors.As(err, &sue), errors.As(err, &me), errors.As(err, &she), errors.As(err, &hge):
 		code = exitUsage
-	case errors.Is(err, scanfile.ErrSameScan), errors.Is(err, compare.ErrUnusable):
+	case errors.Is(err, saved.ErrSameScan), errors.Is(err, compare.ErrUnusable):
 		code = exitUsage // exitCompareUnusable too
 	}
 	if msg := err.Error(); msg != "" {

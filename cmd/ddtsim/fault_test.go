@@ -18,8 +18,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ddtsim/ddtsim/internal/testkit"
 	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 )
 
 // faultChild prepares the test binary run as ddtsim (TestMain) as the

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
 )
 
 // zstd is an approximation in the default (pure Go) build: the whole

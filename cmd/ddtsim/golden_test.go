@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ddtsim/ddtsim/compress/gzip"
-	"github.com/ddtsim/ddtsim/compress/zstd"
-	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/zfs/compress/gzip"
+	"github.com/ddtsim/ddtsim/zfs/compress/zstd"
 )
 
 func TestMain(m *testing.M) {

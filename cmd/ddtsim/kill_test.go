@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ddtsim/ddtsim/internal/golden"
-	"github.com/ddtsim/ddtsim/scanfile"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/saved"
 )
 
 // killRounds is how many SIGKILLs TestKillLoop sends: 50, or
@@ -104,7 +104,7 @@ func TestKillLoop(t *testing.T) {
 			}
 			var cmd *exec.Cmd
 			var out, errs *bytes.Buffer
-			if h, err := scanfile.ReadHeader(save); err == nil {
+			if h, err := saved.ReadHeader(save); err == nil {
 				cmd, out, errs = ddtsimProc("resume", "--zdb", "-j", "2", "--checkpoint", "10ms", save)
 				resumed++
 				if !h.Complete && h.Position != nil {
@@ -172,7 +172,7 @@ func TestResumeRefusesCutCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
-		if h, err := scanfile.ReadHeader(base); err == nil && h.Position != nil {
+		if h, err := saved.ReadHeader(base); err == nil && h.Position != nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -182,13 +182,13 @@ func TestResumeRefusesCutCheckpoint(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	h, err := scanfile.ReadHeader(base)
+	h, err := saved.ReadHeader(base)
 	if err != nil || h.Complete {
 		t.Fatalf("checkpoint: %v, complete %v", err, h != nil && h.Complete)
 	}
-	names := []string{scanfile.ManifestName}
-	for p := range scanfile.Partitions {
-		names = append(names, scanfile.PartName(p))
+	names := []string{saved.ManifestName}
+	for p := range saved.Partitions {
+		names = append(names, saved.PartName(p))
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 16))
 	for i := range 12 {
@@ -198,7 +198,7 @@ func TestResumeRefusesCutCheckpoint(t *testing.T) {
 		}
 		name := names[rng.IntN(len(names))]
 		if i == 0 {
-			name = scanfile.ManifestName
+			name = saved.ManifestName
 		}
 		file := filepath.Join(dir, name)
 		st, err := os.Stat(file)

@@ -19,12 +19,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/breakdown"
+	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/english"
 	"github.com/ddtsim/ddtsim/internal/rawargs"
-	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
-	"github.com/ddtsim/ddtsim/source"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 type cli struct {
@@ -321,7 +321,7 @@ func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdo
 	if sh, _ := s.shard(); sh.Sharded() {
 		fmt.Fprintf(stderr, "ddtsim: note: shard %s: the report above covers this shard's share of the files only (and the directories only in shard 0); ddtsim merge of the %d saved shards gives the whole\n", sh, sh.Count)
 	}
-	c := pr.res.Scan.Counters
+	c := pr.res.Analysis.Counters
 	return endStatus(pr.res.Partial, c.Errors, c.Changed, interruptCode)
 }
 
@@ -349,7 +349,7 @@ type format struct{ zdb, json, csv bool }
 
 // writeReport writes the report in the format chosen; with --zdb, the
 // sample's note goes to stderr (zdb -S's text has no place for it).
-func writeReport(rep *report.Scan, f format, stdout, stderr io.Writer) error {
+func writeReport(rep *report.Report, f format, stdout, stderr io.Writer) error {
 	switch {
 	case f.zdb:
 		if _, err := io.WriteString(stdout, rep.Zdb); err != nil {

@@ -3,9 +3,9 @@ package main
 import (
 	"math"
 
-	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/scan"
-	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 
 // --mem SIZE and --tmpdir DIR: the table's memory bound and where it
@@ -30,13 +30,13 @@ func (s *scanCmd) parseMem() (int64, error) {
 	n, err := model.ParseSize(s.Mem)
 	if err != nil || n == 0 || n > math.MaxInt64 {
 		return 0, usagef("--mem %s: invalid (accepted: the table's memory bound as a size, a whole number with an optional K, M, G, T suffix, at least %s, e.g. 512M, 4G, 1T)",
-			s.Mem, zdb.Nicenum(minMem, false))
+			s.Mem, nicenum.Format(minMem, false))
 	}
 	if n < minMem {
 		// Each spill writes a run; tiny bounds write thousands, which the
 		// final merge may not be able to open at once.
 		return 0, usagef("--mem %s: too small (accepted: at least %s, e.g. 512M, 4G, 1T; the table spills a run to disk each time it reaches the bound)",
-			s.Mem, zdb.Nicenum(minMem, false))
+			s.Mem, nicenum.Format(minMem, false))
 	}
 	// Spill runs among the files scanned would be read as data: an
 	// explicit --tmpdir among the paths scanned is refused; the default

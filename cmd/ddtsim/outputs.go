@@ -89,7 +89,7 @@ func checkHTMLReplaceable(path string) error {
 }
 
 // writeHTML writes the report's HTML page to path.
-func writeHTML(path string, r *report.Scan) error {
+func writeHTML(path string, r *report.Report) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ddtsim/ddtsim/scanfile"
+	"github.com/ddtsim/ddtsim/saved"
 )
 
 // outputTree makes victim/ (a file data.txt in it), samplelink -> victim,
@@ -280,7 +280,7 @@ func TestSaveRefusesForeignFileAndWritesThroughSymlink(t *testing.T) {
 	}
 
 	isScan := func(path string) bool {
-		_, err := scanfile.ReadManifest(path)
+		_, err := saved.ReadManifest(path)
 		return err == nil
 	}
 	// A saved scan is replaced, and so is an empty file.

@@ -10,16 +10,16 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
-	"github.com/ddtsim/ddtsim/source"
 )
 
 // prediction is a finished scan with the scan command's flags.
 type prediction struct {
 	res    *scan.Result
-	report *report.Scan
+	report *report.Report
 }
 
 // close removes what the prediction keeps on disk (--mem's runs); the

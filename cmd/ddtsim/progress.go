@@ -11,7 +11,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/internal/english"
-	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 
 // progress draws a progress line on stderr while a scan runs, only when
@@ -61,14 +61,14 @@ func startProgress(p *analyzer.Progress, stderr io.Writer) *progress {
 func progressLine(files, done, total int64, walked bool, elapsed time.Duration) string {
 	rate := ""
 	if s := elapsed.Seconds(); s >= 1 {
-		rate = ", " + zdb.Nicenum(uint64(float64(done)/s), true) + "/s"
+		rate = ", " + nicenum.Format(uint64(float64(done)/s), true) + "/s"
 	}
 	if !walked || total <= 0 {
 		return fmt.Sprintf("scanning: %s of %s found so far (%s; the walk goes on)%s",
-			zdb.Nicenum(uint64(done), true), zdb.Nicenum(uint64(total), true), english.Count(files, "file"), rate)
+			nicenum.Format(uint64(done), true), nicenum.Format(uint64(total), true), english.Count(files, "file"), rate)
 	}
-	line := fmt.Sprintf("scanning: %s of %s (%.0f%%, %s)%s", zdb.Nicenum(uint64(done), true),
-		zdb.Nicenum(uint64(total), true), 100*float64(done)/float64(total), english.Count(files, "file"), rate)
+	line := fmt.Sprintf("scanning: %s of %s (%.0f%%, %s)%s", nicenum.Format(uint64(done), true),
+		nicenum.Format(uint64(total), true), 100*float64(done)/float64(total), english.Count(files, "file"), rate)
 	if done > 0 && done < total && elapsed >= time.Second {
 		left := time.Duration(float64(elapsed) * float64(total-done) / float64(done)).Round(time.Second)
 		line += ", about " + left.String() + " left"

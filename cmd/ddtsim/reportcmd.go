@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ddtsim/ddtsim/histsql"
 	"github.com/ddtsim/ddtsim/internal/escape"
-	"github.com/ddtsim/ddtsim/scanfile"
+	"github.com/ddtsim/ddtsim/saved"
+	"github.com/ddtsim/ddtsim/saved/histsql"
 )
 
 // report --histogram FILE SCAN...: the report of saved scans whose table
@@ -49,7 +49,7 @@ func (r *reportCmd) Run(std *streams) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	mg, err := scanfile.MergeHistogram(r.Scans, h)
+	mg, err := saved.MergeHistogram(r.Scans, h)
 	if err != nil {
 		return err
 	}

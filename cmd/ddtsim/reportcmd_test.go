@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/ddt"
-	"github.com/ddtsim/ddtsim/scanfile"
+	"github.com/ddtsim/ddtsim/saved"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,7 +42,7 @@ func TestReportFromHistogram(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", p, code, errs)
 		}
 	}
-	mg, err := scanfile.Merge([]string{a, b}, scanfile.MergeOptions{})
+	mg, err := saved.Merge([]string{a, b}, saved.MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestSavedFormat1(t *testing.T) {
 	if code != 0 || got != want || !strings.Contains(errs, "converted from format 1") {
 		t.Errorf("resume of a format 1 scan: exit %d, %q", code, errs)
 	}
-	if _, err := scanfile.ReadManifest(old); err != nil {
+	if _, err := saved.ReadManifest(old); err != nil {
 		t.Errorf("not converted: %v", err)
 	}
 	if code, got, _ := runT("merge", "--zdb", old); code != 0 || got != want {
@@ -189,7 +189,7 @@ func TestSaveAndReportRefusals(t *testing.T) {
 		t.Errorf("a FIFO part: exit %d, %q", code, errs)
 	}
 	// A result that is not the query's over the scans named.
-	mg, err := scanfile.Merge([]string{s}, scanfile.MergeOptions{})
+	mg, err := saved.Merge([]string{s}, saved.MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,19 +13,19 @@ import (
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/internal/outpath"
-	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/scan"
-	"github.com/ddtsim/ddtsim/scanfile"
-	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 
 // Saved scans: scan --save DIR, merge DIR..., resume DIR.
 
 // saving is what --save (and resume, which saves too) keeps during a scan.
 type saving struct {
-	path   string         // as named (in messages)
-	target string         // what is written: path, or the file its symlink names
-	resume *scanfile.Scan // the saved scan being continued; nil for a new scan
+	path   string      // as named (in messages)
+	target string      // what is written: path, or the file its symlink names
+	resume *saved.Scan // the saved scan being continued; nil for a new scan
 }
 
 type mergeCmd struct {
@@ -76,14 +76,14 @@ func (s *scanCmd) startSave() error {
 	}
 	target, err := outpath.LinkTarget(s.Save)
 	if err == nil {
-		err = scanfile.CheckReplaceable(target)
-		var ne *scanfile.NotSavedScanError
+		err = saved.CheckReplaceable(target)
+		var ne *saved.NotSavedScanError
 		if errors.As(err, &ne) {
 			return usagef("--save %s: %v", name, err)
 		}
 	}
 	if err == nil {
-		err = scanfile.CheckWritable(target)
+		err = saved.CheckWritable(target)
 	}
 	if err != nil {
 		// A path that cannot be written is a bad value, as for --html.
@@ -118,20 +118,20 @@ func (m *mergeCmd) Run(std *streams) error {
 		}
 		mem = int64(n)
 	}
-	if need := scanfile.MinMergeMemory(len(m.Files)); mem > 0 && mem < need {
+	if need := saved.MinMergeMemory(len(m.Files)); mem > 0 && mem < need {
 		fmt.Fprintf(stderr, "ddtsim: note: --mem %s is less than the %s that merging %d saved scans needs (a partition of each open at once): it uses that\n",
-			m.Mem, zdb.Nicenum(uint64(need), true), len(m.Files))
+			m.Mem, nicenum.Format(uint64(need), true), len(m.Files))
 	}
-	mg, err := scanfile.Merge(m.Files, scanfile.MergeOptions{Jobs: m.Jobs, Mem: mem})
+	mg, err := saved.Merge(m.Files, saved.MergeOptions{Jobs: m.Jobs, Mem: mem})
 	if err != nil {
-		return err // a *scanfile.ModelError or ErrSameScan is a usage error
+		return err // a *saved.ModelError or ErrSameScan is a usage error
 	}
 	return printMerged(mg, format{zdb: m.Zdb, json: m.JSON}, ram, stdout, stderr)
 }
 
 // printMerged prints merged scans' notes and report (merge, report
 // --histogram), and says which scans were interrupted.
-func printMerged(mg *scanfile.Merged, f format, ram uint64, stdout, stderr io.Writer) error {
+func printMerged(mg *saved.Merged, f format, ram uint64, stdout, stderr io.Writer) error {
 	for _, n := range mg.Notes {
 		fmt.Fprintln(stderr, "ddtsim: note:", n)
 	}
@@ -149,7 +149,7 @@ func printMerged(mg *scanfile.Merged, f format, ram uint64, stdout, stderr io.Wr
 // printSaved prints the report of a saved (or merged) scan in the format
 // asked for (ram > 0, bytes: with the ARC verdict), assembled as for a
 // scan with the saved settings; exit 3 when paths could not be read.
-func printSaved(sc *scanfile.Scan, zdb, json bool, ram uint64, stdout, stderr io.Writer) error {
+func printSaved(sc *saved.Scan, zdb, json bool, ram uint64, stdout, stderr io.Writer) error {
 	res, err := scan.FromSaved(sc)
 	if err != nil {
 		return err
@@ -167,7 +167,7 @@ func printResult(res *scan.Result, f format, ram uint64, stdout, stderr io.Write
 	if err := writeReport(rep, f, stdout, stderr); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	if res.Scan.Counters.Errors > 0 {
+	if res.Analysis.Counters.Errors > 0 {
 		return statusError{exitWithErrors, ""}
 	}
 	return nil
@@ -188,7 +188,7 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 		return err
 	}
 	capCPUs(r.Jobs)
-	saved, err := scanfile.Read(r.File, scanfile.DecodeOptions{})
+	prev, err := saved.Read(r.File, saved.DecodeOptions{})
 	if err != nil {
 		return err
 	}
@@ -196,41 +196,41 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 	// What a run killed while saving left beside it (a checkpoint being
 	// written) goes, now that no run of it is writing.
 	if target, err := outpath.LinkTarget(r.File); err == nil {
-		scanfile.RemoveStale(target)
+		saved.RemoveStale(target)
 	}
-	if saved.Complete {
+	if prev.Complete {
 		fmt.Fprintf(stderr, "ddtsim: %s: the scan is complete; nothing to resume\n", name)
 		if st, err := os.Stat(r.File); err == nil && !st.IsDir() {
-			// A scan of format 1: saved again as a directory of Parquet
+			// A scan of format 1: prev again as a directory of Parquet
 			// files, which SQL engines read too.
 			target, err := outpath.LinkTarget(r.File)
 			if err == nil {
-				err = scanfile.Write(target, saved)
+				err = saved.Write(target, prev)
 			}
 			if err != nil {
 				return fmt.Errorf("%s: converting it to the Parquet format: %w", name, err)
 			}
-			fmt.Fprintf(stderr, "ddtsim: %s: converted from format 1 (one file) to format %d (a directory of Parquet files)\n", name, scanfile.Version)
+			fmt.Fprintf(stderr, "ddtsim: %s: converted from format 1 (one file) to format %d (a directory of Parquet files)\n", name, prev.Version)
 		}
-		return printSaved(saved, r.Zdb, r.JSON, 0, stdout, stderr)
+		return printSaved(prev, r.Zdb, r.JSON, 0, stdout, stderr)
 	}
-	if v := scan.Version(); saved.Ddtsim != v {
-		fmt.Fprintf(stderr, "ddtsim: note: %s was saved by %s; this is %s\n", name, saved.Ddtsim, v)
+	if v := scan.Version(); prev.Ddtsim != v {
+		fmt.Fprintf(stderr, "ddtsim: note: %s was prev by %s; this is %s\n", name, prev.Ddtsim, v)
 	}
-	if host, _ := os.Hostname(); saved.Host != "" && host != saved.Host {
-		fmt.Fprintf(stderr, "ddtsim: note: %s was scanned on host %s, this is %s: its paths must name the same files here\n", name, saved.Host, host)
+	if host, _ := os.Hostname(); prev.Host != "" && host != prev.Host {
+		fmt.Fprintf(stderr, "ddtsim: note: %s was scanned on host %s, this is %s: its paths must name the same files here\n", name, prev.Host, host)
 	}
-	set, err := scan.Resumable(saved, name)
+	set, err := scan.Resumable(prev, name)
 	if err != nil {
 		return err
 	}
-	h := &saved.Header
+	h := &prev.Header
 	s := &scanCmd{
 		Zdb: r.Zdb, JSON: r.JSON, Jobs: r.Jobs, Mem: r.Mem, TmpDir: r.TmpDir, Save: r.File, Checkpoint: r.Checkpoint,
 		Follow: h.Options.Follow, CountLinks: h.Options.CountLinks, OneFileSystem: h.Options.OneFileSystem,
-		Paths:  scanfile.Strings(h.Paths),
+		Paths:  saved.Strings(h.Paths),
 		preset: &set,
-		save:   &saving{resume: saved},
+		save:   &saving{resume: prev},
 	}
 	if h.Shard != nil && h.Shard.Sharded() {
 		s.Shard = h.Shard.String() // the shard continues its own share

@@ -15,9 +15,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/internal/golden"
-	"github.com/ddtsim/ddtsim/scanfile"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/saved"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // parseCLI parses args as run does, for tests that run a command with
@@ -205,7 +205,7 @@ func TestResumeAfterInterruptEqualsUninterrupted(t *testing.T) {
 				jsonDoc(t, o.String())["partial"] != true {
 				t.Errorf("stderr %q; partial %v", e.String(), jsonDoc(t, o.String())["partial"])
 			}
-			h, err := scanfile.ReadHeader(file)
+			h, err := saved.ReadHeader(file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,7 +279,7 @@ func TestResumeChangedFile(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, e.String())
 	}
 	testDoneHook = nil
-	h, err := scanfile.ReadHeader(file)
+	h, err := saved.ReadHeader(file)
 	if err != nil || len(h.Files) != 1 || h.Files[0].DoneRecords() != 64 || h.Files[0].Records != 128 {
 		t.Fatalf("saved progress %+v, %v", h.Files, err)
 	}

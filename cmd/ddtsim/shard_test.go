@@ -9,10 +9,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ddtsim/ddtsim/internal/golden"
+	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/testseam"
-	"github.com/ddtsim/ddtsim/scanfile"
-	"github.com/ddtsim/ddtsim/source"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/saved"
 )
 
 // --shard values and combinations that cannot work are refused before
@@ -90,7 +90,7 @@ func TestShardCommandsMergeAndResume(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, e.String())
 	}
 	testDoneHook = nil
-	h, err := scanfile.ReadHeader(files[1])
+	h, err := saved.ReadHeader(files[1])
 	if err != nil || h.Complete || h.Shard == nil || *h.Shard != (source.Shard{Index: 1, Count: 3}) {
 		t.Fatalf("interrupted shard saved: %v; %+v", err, h)
 	}
@@ -103,7 +103,7 @@ func TestShardCommandsMergeAndResume(t *testing.T) {
 	if code != 0 || !strings.Contains(errs, "note: shard 1/3") {
 		t.Fatalf("resume: exit %d: %s", code, errs)
 	}
-	h, err = scanfile.ReadHeader(files[1])
+	h, err = saved.ReadHeader(files[1])
 	if err != nil || !h.Complete || h.Shard == nil || *h.Shard != (source.Shard{Index: 1, Count: 3}) {
 		t.Fatalf("resumed shard saved: %v; %+v", err, h)
 	}

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/report"
-	"github.com/ddtsim/ddtsim/space"
-	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
+	"github.com/ddtsim/ddtsim/zfs/space"
 )
 
 // --csv and --html show the JSON's space figures (what zfs list and zpool
@@ -24,7 +24,7 @@ func TestSpaceCSVAndHTMLMatchJSON(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("dedup=%s --json: exit %d: %s", dedup, code, errs)
 		}
-		var doc report.Scan
+		var doc report.Report
 		if err := json.Unmarshal([]byte(js), &doc); err != nil || doc.Space == nil || doc.Space.Other == nil {
 			t.Fatalf("dedup=%s JSON: %v, space %+v", dedup, err, doc.Space)
 		}
@@ -72,7 +72,7 @@ func TestSpaceCSVAndHTMLMatchJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b := func(v uint64) string { return fmt.Sprintf(`<td title="%d bytes">%s</td>`, v, zdb.Nicenum(v, true)) }
+		b := func(v uint64) string { return fmt.Sprintf(`<td title="%d bytes">%s</td>`, v, nicenum.Format(v, true)) }
 		for _, want := range []string{
 			"<h2>What zfs list and zpool list will show</h2>",
 			"<td>USED (zfs list)</td>" + b(off.Used) + b(on.Used),
@@ -116,7 +116,7 @@ func TestZvolSpaceVolumesOnly(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errs)
 		}
-		var doc report.Scan
+		var doc report.Report
 		if err := json.Unmarshal([]byte(js), &doc); err != nil || doc.Space == nil {
 			t.Fatalf("JSON: %v, space %+v", err, doc.Space)
 		}

@@ -6,13 +6,13 @@ import (
 	"io"
 
 	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/escape"
-	"github.com/ddtsim/ddtsim/model"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
-	"github.com/ddtsim/ddtsim/source"
 	"github.com/ddtsim/ddtsim/sweep"
-	"github.com/ddtsim/ddtsim/zio"
+	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 type sweepCmd struct {

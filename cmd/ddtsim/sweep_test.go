@@ -11,9 +11,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/golden"
-	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/internal/testutil/golden"
 	"github.com/ddtsim/ddtsim/sweep"
+	"github.com/ddtsim/ddtsim/zfs/model"
 )
 
 type sweepOut struct {

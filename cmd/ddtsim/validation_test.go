@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/benchdata"
-	"github.com/ddtsim/ddtsim/model"
+	"github.com/ddtsim/ddtsim/internal/testutil/benchdata"
+	"github.com/ddtsim/ddtsim/zfs/model"
 )
 
 // TestValidationZdbS runs ddtsim --zdb on the inputs of the DDT validation

@@ -1,0 +1,94 @@
+// Package testkit holds what several packages' tests make alike: a plain
+// write policy, deterministic random bytes, files written in a temporary
+// tree.
+package testkit
+
+import (
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/zio"
+	"golang.org/x/sys/unix"
+)
+
+// Policy is the write policy of OpenZFS 2.3.2 on one disk of ashift 12,
+// recordsize 128K, one copy, with compression comp.
+func Policy(t testing.TB, comp zio.Compression) *zio.Policy {
+	t.Helper()
+	rel, err := zio.LookupRelease("2.3.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := zio.NewDisk(12)
+	return &zio.Policy{Release: rel, RecordSize: 128 << 10, Compression: comp, Copies: 1, Vdev: d}
+}
+
+// Rand returns n random bytes, the same for the same seed.
+func Rand(seed int64, n int) []byte {
+	b := make([]byte, n)
+	rand.New(rand.NewSource(seed)).Read(b)
+	return b
+}
+
+// Write writes data to path, creating its directories; it ends the test
+// on an error.
+func Write(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// WorkedZdbS is the worked example of zfs-semantics §2.3, as real zdb -S
+// prints it.
+const WorkedZdbS = `Simulated DDT histogram:
+
+bucket              allocated                       referenced          
+______   ______________________________   ______________________________
+refcnt   blocks   LSIZE   PSIZE   DSIZE   blocks   LSIZE   PSIZE   DSIZE
+------   ------   -----   -----   -----   ------   -----   -----   -----
+     1        1      5K      5K      8K        1      5K      5K      8K
+     2        3    384K    384K    384K        6    768K    768K    768K
+     8        1    128K    128K    128K        8      1M      1M      1M
+ Total        5    517K    517K    520K       15   1.75M   1.75M   1.76M
+
+dedup = 3.46, compress = 1.00, copies = 1.00, dedup * compress / copies = 3.46
+
+`
+
+// WorkedHistogram is the histogram WorkedZdbS prints.
+func WorkedHistogram() *ddt.Histogram {
+	h := &ddt.Histogram{}
+	h.Add(1, 5120, 5120, 8192)
+	for range 3 {
+		h.Add(2, 131072, 131072, 131072)
+	}
+	h.Add(8, 131072, 131072, 131072)
+	return h
+}
+
+// SetFileLimit sets the process's soft limit of open files (RLIMIT_NOFILE)
+// to n until the test ends; the test is skipped where that cannot be done
+// (n above the hard limit, or no permission).
+func SetFileLimit(t testing.TB, n uint64) {
+	t.Helper()
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Skip(err)
+	}
+	if n > old.Max {
+		t.Skipf("hard limit of open files %d, below %d", old.Max, n)
+	}
+	lim := old
+	lim.Cur = n
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { unix.Setrlimit(unix.RLIMIT_NOFILE, &old) })
+}

@@ -1,0 +1,41 @@
+package nicenum
+
+import (
+	"strconv"
+)
+
+// Format formats num the way OpenZFS zfs_nicenum_format() does
+// (lib/libzutil/zutil_nicenum.c, 0.7.0+), in base 1024. With bytes = true it
+// is the byte formatter (zfs_nicebytes: "512B", "1.50K"), otherwise the count
+// formatter ("512", "1K"). The result has at most 5 characters.
+//
+// Rules: values below 1024 print as integers; exact multiples of 1024^i print
+// as integer plus suffix; anything else tries %.2f, %.1f, %.0f and keeps the
+// first that is at most 5 characters long.
+func Format(num uint64, bytes bool) string {
+	const suffixes = "KMGTPE"
+	n := num
+	i := 0
+	for n >= 1024 && i < 6 {
+		n /= 1024
+		i++
+	}
+	suffix := ""
+	if i > 0 {
+		suffix = suffixes[i-1 : i]
+	} else if bytes {
+		suffix = "B"
+	}
+	if i == 0 || num%(uint64(1)<<(10*i)) == 0 {
+		return strconv.FormatUint(n, 10) + suffix
+	}
+	v := float64(num) / float64(uint64(1)<<(10*i))
+	var s string
+	for p := 2; p >= 0; p-- {
+		s = strconv.FormatFloat(v, 'f', p, 64) + suffix
+		if len(s) <= 5 {
+			break
+		}
+	}
+	return s
+}
