@@ -25,7 +25,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/internal/escape"
+	"github.com/ddtsim/ddtsim/text/escape"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 )
 

@@ -22,7 +22,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ddtsim/ddtsim/internal/english"
+	"github.com/ddtsim/ddtsim/text/english"
 	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"github.com/ddtsim/ddtsim/zfs/nicenum"

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ddtsim/ddtsim/internal/escape"
+	"github.com/ddtsim/ddtsim/text/escape"
 	"github.com/ddtsim/ddtsim/zfs/nicenum"
 	"github.com/ddtsim/ddtsim/zfs/space"
 	"github.com/ddtsim/ddtsim/zfslist"

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ddtsim/ddtsim/breakdown"
-	"github.com/ddtsim/ddtsim/internal/english"
+	"github.com/ddtsim/ddtsim/text/english"
 	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 

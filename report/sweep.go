@@ -7,8 +7,8 @@ import (
 	"io"
 	"sort"
 
-	"github.com/ddtsim/ddtsim/internal/english"
 	"github.com/ddtsim/ddtsim/sweep"
+	"github.com/ddtsim/ddtsim/text/english"
 	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"github.com/ddtsim/ddtsim/zfs/ddtsize"

@@ -14,8 +14,8 @@ import (
 	"strings"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/internal/english"
-	"github.com/ddtsim/ddtsim/internal/escape"
+	"github.com/ddtsim/ddtsim/text/english"
+	"github.com/ddtsim/ddtsim/text/escape"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"github.com/ddtsim/ddtsim/zfs/zio"
 )

@@ -16,8 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/text/escape"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"github.com/ddtsim/ddtsim/zfs/zio"
 )

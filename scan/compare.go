@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/ddtsim/ddtsim/compare"
-	"github.com/ddtsim/ddtsim/internal/english"
 	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/text/english"
 	"github.com/ddtsim/ddtsim/zdb"
 )
 

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/ddtsim/ddtsim/internal/english"
+	"github.com/ddtsim/ddtsim/text/english"
 	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 

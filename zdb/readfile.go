@@ -8,7 +8,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/ddtsim/ddtsim/internal/escape"
+	"github.com/ddtsim/ddtsim/text/escape"
 )
 
 // ReadFile reads the file name ("-": stdin, os.Stdin when nil, called "standard input" in

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/compare"
-	"github.com/ddtsim/ddtsim/internal/english"
+	"github.com/ddtsim/ddtsim/text/english"
 	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zdb/live"
 	"github.com/ddtsim/ddtsim/zfs/model"

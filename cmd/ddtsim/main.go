@@ -19,10 +19,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/breakdown"
+	"github.com/ddtsim/ddtsim/cmd/ddtsim/internal/rawargs"
 	"github.com/ddtsim/ddtsim/input/source"
-	"github.com/ddtsim/ddtsim/internal/english"
-	"github.com/ddtsim/ddtsim/internal/rawargs"
 	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/text/english"
 	"github.com/ddtsim/ddtsim/zfs/model"
 	"github.com/ddtsim/ddtsim/zfs/zio"
 )

@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ddtsim/ddtsim/internal/escape"
-	"github.com/ddtsim/ddtsim/internal/outpath"
+	"github.com/ddtsim/ddtsim/cmd/ddtsim/internal/outpath"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/text/escape"
 )
 
 // What a scan writes besides standard output (--html FILE, --save DIR,

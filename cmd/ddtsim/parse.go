@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/ddtsim/ddtsim/internal/english"
+	"github.com/ddtsim/ddtsim/text/english"
 	"github.com/ddtsim/ddtsim/zdb"
 )
 

@@ -11,9 +11,9 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/input/source"
-	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/text/escape"
 )
 
 // prediction is a finished scan with the scan command's flags.

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/internal/english"
+	"github.com/ddtsim/ddtsim/text/english"
 	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ddtsim/ddtsim/internal/escape"
 	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/saved/histsql"
+	"github.com/ddtsim/ddtsim/text/escape"
 )
 
 // report --histogram FILE SCAN...: the report of saved scans whose table

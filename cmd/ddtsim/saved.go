@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/internal/escape"
-	"github.com/ddtsim/ddtsim/internal/outpath"
+	"github.com/ddtsim/ddtsim/cmd/ddtsim/internal/outpath"
 	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/text/escape"
 	"github.com/ddtsim/ddtsim/zfs/model"
 	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/input/vdisk"
-	"github.com/ddtsim/ddtsim/internal/escape"
+	"github.com/ddtsim/ddtsim/text/escape"
 )
 
 // Walker is the Source of files below paths on the local file systems (see
