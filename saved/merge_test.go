@@ -321,9 +321,8 @@ func TestWriteFailureLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testBeforeReplace = func() error { return errors.New("disk on fire") }
-	defer func() { testBeforeReplace = nil }()
-	if err := Write(paths[0], other); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+	w := &Writer{BeforeReplace: func() error { return errors.New("disk on fire") }}
+	if err := w.Write(paths[0], other); err == nil || !strings.Contains(err.Error(), "disk on fire") {
 		t.Fatalf("Write: %v", err)
 	}
 	after, err := Read(paths[0], DecodeOptions{})

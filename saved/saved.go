@@ -16,7 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/internal/testseam"
 	"github.com/ddtsim/ddtsim/text/escape"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"github.com/ddtsim/ddtsim/zfs/zio"
@@ -97,20 +96,47 @@ func setTableCounters(c *analyzer.Counters, st ddt.Summary) {
 // where the system has renameat2, else two renames); the old content is
 // removed last. path may hold a saved scan of either version, an empty
 // directory or an empty file (CheckReplaceable). New files get mode 0644.
-func Write(path string, s *Scan) error {
-	return write(path, s, func(dir string) ([]Part, error) { return writeTable(dir, s.Table) })
-}
+func Write(path string, s *Scan) error { return (*Writer)(nil).Write(path, s) }
 
 // WriteSnapshot is Write of s with the entries of snap in place of
 // s.Table's (a checkpoint: the table went on changing after the copy), and
 // the counters the table decides (UniqueBlocks, Stored, Embedded) set from
 // them.
 func WriteSnapshot(path string, s *Scan, snap *Snapshot) error {
+	return (*Writer)(nil).WriteSnapshot(path, s, snap)
+}
+
+// Writer writes saved scans as Write and WriteSnapshot do, through test
+// seams that make the writing fail where a test wants it to: for tests
+// only. A nil (or zero) Writer is Write's. Each write has the Writer it is
+// given, so that tests that set its seams may run in parallel.
+type Writer struct {
+	// CreateFault, when set, runs before each file of the new saved scan
+	// is created (name: its path in the directory being written: the
+	// partition files, from several goroutines at once, then the
+	// manifest); a non-nil error fails the creation, as a full disk
+	// (ENOSPC) would.
+	CreateFault func(name string) error
+	// BeforeReplace, when set, runs once the new directory is written
+	// and synced, just before it takes path's place; a non-nil error
+	// fails the write there.
+	BeforeReplace func() error
+}
+
+// Write saves s in the directory path as the package's Write does,
+// through w's seams (w may be nil: none).
+func (w *Writer) Write(path string, s *Scan) error {
+	return w.write(path, s, func(dir string) ([]Part, error) { return writeTable(dir, s.Table, w.createFault()) })
+}
+
+// WriteSnapshot saves s with the entries of snap as the package's
+// WriteSnapshot does, through w's seams (w may be nil: none).
+func (w *Writer) WriteSnapshot(path string, s *Scan, snap *Snapshot) error {
 	c := *s
 	setTableCounters(&c.Counters, snap.sum)
 	s = &c
-	return write(path, s, func(dir string) ([]Part, error) {
-		parts, err := writeRows(dir, snap.rows)
+	return w.write(path, s, func(dir string) ([]Part, error) {
+		parts, err := writeRows(dir, snap.rows, w.createFault())
 		if err != nil {
 			return nil, err
 		}
@@ -118,8 +144,16 @@ func WriteSnapshot(path string, s *Scan, snap *Snapshot) error {
 	})
 }
 
+// createFault is w.CreateFault; nil for a nil w.
+func (w *Writer) createFault() func(name string) error {
+	if w == nil {
+		return nil
+	}
+	return w.CreateFault
+}
+
 // write is Write with the table files written into a directory by table.
-func write(path string, s *Scan, table func(dir string) ([]Part, error)) (err error) {
+func (w *Writer) write(path string, s *Scan, table func(dir string) ([]Part, error)) (err error) {
 	tmp, parent, err := createTempDir(path)
 	if err != nil {
 		return err
@@ -138,8 +172,8 @@ func write(path string, s *Scan, table func(dir string) ([]Part, error)) (err er
 	if err != nil {
 		return err
 	}
-	if testseam.SaveFault != nil {
-		if err := testseam.SaveFault(filepath.Join(tmp, ManifestName)); err != nil {
+	if fault := w.createFault(); fault != nil {
+		if err := fault(filepath.Join(tmp, ManifestName)); err != nil {
 			return err
 		}
 	}
@@ -156,8 +190,8 @@ func write(path string, s *Scan, table func(dir string) ([]Part, error)) (err er
 	if err := syncDir(tmp); err != nil {
 		return err
 	}
-	if testBeforeReplace != nil {
-		if err := testBeforeReplace(); err != nil {
+	if w != nil && w.BeforeReplace != nil {
+		if err := w.BeforeReplace(); err != nil {
 			return err
 		}
 	}
@@ -175,10 +209,6 @@ func write(path string, s *Scan, table func(dir string) ([]Part, error)) (err er
 	}
 	return replace(tmp, path, parent)
 }
-
-// testBeforeReplace, set by tests, fails Write just before the new
-// directory takes path's place.
-var testBeforeReplace func() error
 
 // syncDir makes a directory's entries durable where the file system
 // allows.

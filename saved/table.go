@@ -20,7 +20,6 @@ import (
 	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
 
-	"github.com/ddtsim/ddtsim/internal/testseam"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 )
 
@@ -114,9 +113,11 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func newPartWriter(path string) (*partWriter, error) {
-	if testseam.SaveFault != nil {
-		if err := testseam.SaveFault(path); err != nil {
+// newPartWriter creates the partition file path, once fault
+// (Writer.CreateFault; nil outside tests) let it.
+func newPartWriter(path string, fault func(name string) error) (*partWriter, error) {
+	if fault != nil {
+		if err := fault(path); err != nil {
 			return nil, err
 		}
 	}
@@ -170,8 +171,9 @@ const rowBytes = 48
 // files. The table is read in passes over equal ranges of the key space,
 // as many as keep the rows sorted at once within writeBudget (a table in
 // memory of under about 5 million entries takes one pass); a pass's range
-// lies within one partition or covers whole partitions.
-func writeTable(dir string, t *ddt.Table) ([]Part, error) {
+// lies within one partition or covers whole partitions. fault is
+// Writer.CreateFault (nil outside tests).
+func writeTable(dir string, t *ddt.Table, fault func(name string) error) ([]Part, error) {
 	n := int64(t.Len())
 	if err := t.Err(); err != nil {
 		return nil, err
@@ -183,9 +185,9 @@ func writeTable(dir string, t *ddt.Table) ([]Part, error) {
 	var parts []Part
 	var err error
 	if passes == 1 {
-		parts, err = writeParallel(dir, t, n)
+		parts, err = writeParallel(dir, t, n, fault)
 	} else {
-		parts, err = writeSorted(dir, t, n, passes)
+		parts, err = writeSorted(dir, t, n, passes, fault)
 	}
 	if err != nil {
 		return nil, err
@@ -207,7 +209,7 @@ func checkRows(parts []Part, n int64) error {
 
 // writeSorted is writeTable in passes over ranges of the key space, each
 // read from the table, sorted and appended to the partition it lies in.
-func writeSorted(dir string, t *ddt.Table, n, passes int64) ([]Part, error) {
+func writeSorted(dir string, t *ddt.Table, n, passes int64, fault func(name string) error) ([]Part, error) {
 	// The rows come in key order, so partition after partition: one file
 	// is open at a time (one row group buffered).
 	parts := make([]Part, 0, Partitions)
@@ -221,7 +223,7 @@ func writeSorted(dir string, t *ddt.Table, n, passes int64) ([]Part, error) {
 		for len(parts) < p || (w == nil && len(parts) == p && p < Partitions) {
 			if w == nil {
 				var err error
-				if w, err = newPartWriter(filepath.Join(dir, PartName(len(parts)))); err != nil {
+				if w, err = newPartWriter(filepath.Join(dir, PartName(len(parts))), fault); err != nil {
 					return err
 				}
 			}
@@ -289,12 +291,12 @@ func cmpRows(a, b Row) int {
 // writeParallel is writeTable of a table whose rows fit writeBudget at
 // once: read once into one slice per partition, then each partition
 // sorted and written on its own, several at once (GOMAXPROCS).
-func writeParallel(dir string, t *ddt.Table, n int64) ([]Part, error) {
+func writeParallel(dir string, t *ddt.Table, n int64, fault func(name string) error) ([]Part, error) {
 	rows, err := captureRows(t, n, nil)
 	if err != nil {
 		return nil, err
 	}
-	return writeRows(dir, rows)
+	return writeRows(dir, rows, fault)
 }
 
 // captureRows reads the n entries of t into one slice of rows per
@@ -321,12 +323,13 @@ func captureRows(t *ddt.Table, n int64, reuse [][]Row) ([][]Row, error) {
 }
 
 // writeRows sorts and writes the rows of each partition (captureRows),
-// several partitions at once (GOMAXPROCS).
-func writeRows(dir string, rows [][]Row) ([]Part, error) {
+// several partitions at once (GOMAXPROCS). fault is Writer.CreateFault
+// (nil outside tests).
+func writeRows(dir string, rows [][]Row, fault func(name string) error) ([]Part, error) {
 	parts := make([]Part, Partitions)
 	err := eachPartition(runtime.GOMAXPROCS(0), func(p int) error {
 		slices.SortFunc(rows[p], cmpRows)
-		w, err := newPartWriter(filepath.Join(dir, PartName(p)))
+		w, err := newPartWriter(filepath.Join(dir, PartName(p)), fault)
 		if err != nil {
 			return err
 		}

@@ -73,7 +73,7 @@ func (c *checkpointer) take(st analyzer.State) {
 	if err == nil && !ok {
 		// Too large to copy: written now, the workers waiting.
 		sc.Table = st.Table
-		err = saved.Write(c.opts.Save, sc)
+		err = c.opts.SaveWriter.Write(c.opts.Save, sc)
 		c.report(CheckpointReport{Pause: st.Waited + time.Since(start), Wait: st.Waited, Entries: st.Table.Len(), Err: err})
 		return
 	}
@@ -88,7 +88,7 @@ func (c *checkpointer) take(st analyzer.State) {
 		defer c.writing.Done()
 		w := time.Now()
 		n := snap.Len()
-		err := saved.WriteSnapshot(c.opts.Save, sc, snap)
+		err := c.opts.SaveWriter.WriteSnapshot(c.opts.Save, sc, snap)
 		c.report(CheckpointReport{Pause: pause, Wait: st.Waited, Write: time.Since(w), Entries: n, Err: err})
 		c.written = snap
 		c.busy.Store(false)

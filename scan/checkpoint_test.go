@@ -54,20 +54,20 @@ func TestCheckpointOnFullDisk(t *testing.T) {
 		}
 		return nil
 	}
-	defer func() { testseam.ReadFault, testseam.SaveFault = nil, nil }()
+	defer func() { testseam.ReadFault = nil }()
 	var full atomic.Bool
-	testseam.SaveFault = func(name string) error {
+	w := &saved.Writer{CreateFault: func(name string) error {
 		if full.Load() && filepath.Base(name) == saved.ManifestName {
 			return syscall.ENOSPC
 		}
 		return nil
-	}
+	}}
 	save := filepath.Join(t.TempDir(), "scan")
 	var mu sync.Mutex
 	var ok, failed int
 	var maxPause time.Duration
 	var kept *saved.Header // the checkpoint in place while the disk was full
-	res, err := scan.Run(context.Background(), set, []string{dir}, scan.Options{Jobs: 2, Save: save, Checkpoint: 5 * time.Millisecond,
+	res, err := scan.Run(context.Background(), set, []string{dir}, scan.Options{Jobs: 2, Save: save, Checkpoint: 5 * time.Millisecond, SaveWriter: w,
 		Checkpointed: func(r scan.CheckpointReport) {
 			mu.Lock()
 			defer mu.Unlock()

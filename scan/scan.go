@@ -102,6 +102,9 @@ type Options struct {
 	// checkpoint that fails (a full disk) does not stop the scan: the
 	// previous one stays.
 	Checkpointed func(CheckpointReport)
+	// SaveWriter, for tests only, writes Save and its checkpoints through
+	// its test seams (saved.Writer); nil outside tests (saved.Write).
+	SaveWriter *saved.Writer
 }
 
 // DefaultCheckpoint is the interval of Options.Checkpoint when 0.
@@ -469,12 +472,12 @@ func (res *Result) save(opts Options, tracker *saved.Tracker, reuse *saved.Snaps
 		var snap *saved.Snapshot
 		var ok bool
 		if snap, ok, err = saved.TakeSnapshot(sc.Table, reuse); err == nil && ok {
-			err = saved.WriteSnapshot(opts.Save, sc, snap)
+			err = opts.SaveWriter.WriteSnapshot(opts.Save, sc, snap)
 		} else if err == nil {
-			err = saved.Write(opts.Save, sc)
+			err = opts.SaveWriter.Write(opts.Save, sc)
 		}
 	} else {
-		err = saved.Write(opts.Save, sc)
+		err = opts.SaveWriter.Write(opts.Save, sc)
 	}
 	if err != nil {
 		return &SaveError{Path: opts.Save, Err: err}
