@@ -182,6 +182,11 @@ type Options struct {
 	// and the bytes of its chunks. A resumed shard (Resume) must be the
 	// same shard.
 	Shard source.Shard
+	// Faults, for tests only, are the walk's test seams (source.Faults):
+	// files that change before they are opened, opens and reads that
+	// fail, come back short or wait, files split into small chunks
+	// (Faults.ShardChunkBytes). nil outside tests.
+	Faults *source.Faults
 }
 
 // Progress holds counters a caller may read while a scan runs.

@@ -13,12 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/input/source"
+	"github.com/ddtsim/ddtsim/internal/testutil/sourcetest"
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
-// Faults injected through the source's test seam (testseam.Read,
+// Faults injected through the source's test seams (source.Faults: Read,
 // ReadFault): each test compares the result with that of a clean scan of
 // the same files (or of the files the faulty scan could read), never with
 // figures written down by hand.
@@ -168,9 +169,9 @@ func TestReadErrorInSplitFile(t *testing.T) {
 	var arrived sync.WaitGroup
 	arrived.Add(len(held))
 	released := make(chan struct{})
-	testseam.Read = func(path string, off uint64, n int) testseam.Fault {
+	faults := &source.Faults{Read: func(path string, off uint64, n int) source.Fault {
 		if path != f {
-			return testseam.Fault{}
+			return source.Fault{}
 		}
 		switch r := off / rec; {
 		case slices.Contains(held, r):
@@ -178,15 +179,14 @@ func TestReadErrorInSplitFile(t *testing.T) {
 			<-released
 		case r == bad:
 			arrived.Wait()
-			return testseam.Fault{Err: &os.PathError{Op: "read", Path: path, Err: syscall.EIO}}
+			return source.Fault{Err: &os.PathError{Op: "read", Path: path, Err: syscall.EIO}}
 		}
-		return testseam.Fault{}
-	}
-	defer func() { testseam.Read = nil }()
+		return source.Fault{}
+	}}
 	prog := newProgress()
 	var bl blocks
 	var once sync.Once
-	res, warns := scanWarn(t, Options{Policy: p, Jobs: 4, Done: prog.done, OnBlock: bl.on,
+	res, warns := scanWarn(t, Options{Policy: p, Jobs: 4, Done: prog.done, OnBlock: bl.on, Faults: faults,
 		Warn: func(path string, err error) {
 			if path == f {
 				once.Do(func() { close(released) }) // the error is known: the held reads go on
@@ -233,9 +233,8 @@ func TestShortReads(t *testing.T) {
 				if len(warns) != 0 {
 					t.Fatal(warns)
 				}
-				reads, restore := testseam.ShortReads(c.short)
-				got, warns := scanWarn(t, Options{Policy: p, Jobs: c.jobs}, dir)
-				restore()
+				faults, reads := sourcetest.ShortReads(c.short)
+				got, warns := scanWarn(t, Options{Policy: p, Jobs: c.jobs, Faults: faults}, dir)
 				if reads() == 0 {
 					t.Fatal("no read went through the seam")
 				}
@@ -267,7 +266,7 @@ func TestFileReplacedWhileRead(t *testing.T) {
 	repl := filepath.Join(dir, "new")
 	testkit.Write(t, repl, testkit.Rand(52, 30*rec)) // other bytes, another size
 	var once sync.Once
-	testseam.Read = func(path string, off uint64, n int) testseam.Fault {
+	faults := &source.Faults{Read: func(path string, off uint64, n int) source.Fault {
 		if path == f && off == 70*rec {
 			once.Do(func() {
 				if err := os.Rename(repl, f); err != nil {
@@ -275,11 +274,10 @@ func TestFileReplacedWhileRead(t *testing.T) {
 				}
 			})
 		}
-		return testseam.Fault{}
-	}
-	defer func() { testseam.Read = nil }()
+		return source.Fault{}
+	}}
 	var bl blocks
-	got, warns := scanWarn(t, Options{Policy: p, Jobs: 4, OnBlock: bl.on}, tree)
+	got, warns := scanWarn(t, Options{Policy: p, Jobs: 4, OnBlock: bl.on, Faults: faults}, tree)
 	if _, err := os.Stat(repl); !os.IsNotExist(err) {
 		t.Fatalf("the rename did not happen: %v", err)
 	}
@@ -304,19 +302,18 @@ func TestSlowReads(t *testing.T) {
 	want, _ := scanWarn(t, Options{Policy: p, Jobs: 4}, dir)
 	var mu sync.Mutex
 	slowed := 0
-	testseam.Read = func(path string, off uint64, n int) testseam.Fault {
+	faults := &source.Faults{Read: func(path string, off uint64, n int) source.Fault {
 		if path != slow {
-			return testseam.Fault{}
+			return source.Fault{}
 		}
 		mu.Lock()
 		slowed++
 		mu.Unlock()
-		return testseam.Fault{Delay: 50 * time.Millisecond}
-	}
-	defer func() { testseam.Read = nil }()
+		return source.Fault{Delay: 50 * time.Millisecond}
+	}}
 	prog := newProgress()
 	var bl blocks
-	got, warns := scanWarn(t, Options{Policy: p, Jobs: 4, Done: prog.done, OnBlock: bl.on}, dir)
+	got, warns := scanWarn(t, Options{Policy: p, Jobs: 4, Done: prog.done, OnBlock: bl.on, Faults: faults}, dir)
 	if len(warns) != 0 {
 		t.Errorf("warnings %q", warns)
 	}
@@ -348,7 +345,7 @@ func TestFileTruncatedBehindTheReads(t *testing.T) {
 	first.Add(72)
 	truncated := make(chan struct{})
 	var cut sync.Once // once: the reads that find the file shorter probe records before them
-	testseam.Read = func(path string, off uint64, n int) testseam.Fault {
+	faults := &source.Faults{Read: func(path string, off uint64, n int) source.Fault {
 		switch r := off / rec; {
 		case r == 72:
 			cut.Do(func() {
@@ -361,12 +358,11 @@ func TestFileTruncatedBehindTheReads(t *testing.T) {
 		case r > 72:
 			<-truncated
 		}
-		return testseam.Fault{}
-	}
-	defer func() { testseam.Read = nil }()
+		return source.Fault{}
+	}}
 	prog := newProgress()
 	var bl blocks
-	res, warns := scanWarn(t, Options{Policy: p, Jobs: 4, Done: prog.done, OnBlock: func(e BlockEvent) {
+	res, warns := scanWarn(t, Options{Policy: p, Jobs: 4, Done: prog.done, Faults: faults, OnBlock: func(e BlockEvent) {
 		bl.on(e)
 		if e.BlkID < 72 {
 			first.Done()

@@ -143,9 +143,9 @@ func (o *Options) walker(paths []string) *source.Walker {
 		jobs = runtime.GOMAXPROCS(0)
 	}
 	w := &source.Walker{Paths: paths, Follow: o.Follow, CountLinks: o.CountLinks, OneFileSystem: o.OneFileSystem,
-		SkipDirs: o.SkipDirs, KeepCache: o.KeepCache, Openers: jobs}
+		SkipDirs: o.SkipDirs, KeepCache: o.KeepCache, Openers: jobs, Faults: o.Faults}
 	if o.Shard.Sharded() && o.Policy != nil {
-		w.Shard, w.ChunkBytes = o.Shard, source.ShardChunkBytes(o.Policy.RecordSize)
+		w.Shard, w.ChunkBytes = o.Shard, o.Faults.ShardChunkBytes(o.Policy.RecordSize)
 	}
 	if o.Guest {
 		w.Guest, w.GuestParts = guest.Open, guest.Parts

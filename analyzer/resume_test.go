@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/testutil/golden"
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/zfs/model"
@@ -155,10 +155,9 @@ func TestResumeSkipsChangedAndDoneFiles(t *testing.T) {
 		return FileInfo{Path: path, Size: uint64(st.Size()), Mtime: st.ModTime().UnixNano(), Records: 8}
 	}
 	var reads sync.Map
-	testseam.ReadFault = func(path string, off uint64) error { reads.Store(path, true); return nil }
-	defer func() { testseam.ReadFault = nil }()
+	faults := &source.Faults{ReadFault: func(path string, off uint64) error { reads.Store(path, true); return nil }}
 	var warns []string
-	res, err := Run(context.Background(), []string{dir}, Options{Policy: p, Jobs: 2,
+	res, err := Run(context.Background(), []string{dir}, Options{Policy: p, Jobs: 2, Faults: faults,
 		Warn: func(path string, err error) { warns = append(warns, path+": "+err.Error()) },
 		Resume: &Resume{
 			Done: func(f FileInfo) ([]Span, error) {
@@ -196,14 +195,13 @@ func TestResumeRetriesAfterReadError(t *testing.T) {
 	p := testkit.Policy(t, zio.LZ4)
 	want, _ := scanT(t, p, model.SparseAuto, dir)
 	prog := newProgress()
-	testseam.ReadFault = func(path string, off uint64) error {
+	faults := &source.Faults{ReadFault: func(path string, off uint64) error {
 		if off == 70<<17 {
 			return syscall.EIO
 		}
 		return nil
-	}
-	res, err := Run(context.Background(), []string{dir}, Options{Policy: p, Jobs: 1, Done: prog.done})
-	testseam.ReadFault = nil
+	}}
+	res, err := Run(context.Background(), []string{dir}, Options{Policy: p, Jobs: 1, Done: prog.done, Faults: faults})
 	if err != nil || res.Counters.Errors != 1 {
 		t.Fatalf("%v, counters %+v", err, res.Counters)
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/input/vdisk"
-	"github.com/ddtsim/ddtsim/internal/testseam"
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/zfs/model"
 	"github.com/ddtsim/ddtsim/zfs/zio"
@@ -29,14 +28,13 @@ func TestReadErrorIsReportedAndScanGoesOn(t *testing.T) {
 	bad := filepath.Join(dir, "bad")
 	testkit.Write(t, bad, testkit.Rand(1, 512<<10))
 	testkit.Write(t, filepath.Join(dir, "good"), testkit.Rand(2, 256<<10))
-	testseam.ReadFault = func(path string, off uint64) error {
+	faults := &source.Faults{ReadFault: func(path string, off uint64) error {
 		if path == bad && off == 256<<10 {
 			return &os.PathError{Op: "read", Path: path, Err: syscall.EIO}
 		}
 		return nil
-	}
-	defer func() { testseam.ReadFault = nil }()
-	res, warns := scanT(t, testkit.Policy(t, zio.Off), model.SparseAuto, dir)
+	}}
+	res, warns := scanWarn(t, Options{Policy: testkit.Policy(t, zio.Off), Sparse: model.SparseAuto, Faults: faults}, dir)
 	if len(warns) != 1 || !strings.Contains(warns[0], bad) || !strings.Contains(warns[0], "input/output error") {
 		t.Errorf("warnings %q; want one naming %s and the I/O error", warns, bad)
 	}
@@ -58,7 +56,7 @@ func TestFileChangedDuringScan(t *testing.T) {
 		dir := t.TempDir()
 		f := filepath.Join(dir, "log")
 		testkit.Write(t, f, testkit.Rand(1, 384<<10))
-		testseam.ReadFault = func(path string, off uint64) error {
+		faults := &source.Faults{ReadFault: func(path string, off uint64) error {
 			if path == f && off == 128<<10 {
 				if grow {
 					h, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
@@ -70,9 +68,8 @@ func TestFileChangedDuringScan(t *testing.T) {
 				}
 			}
 			return nil
-		}
-		res, warns := scanT(t, testkit.Policy(t, zio.Off), model.SparseAuto, dir)
-		testseam.ReadFault = nil
+		}}
+		res, warns := scanWarn(t, Options{Policy: testkit.Policy(t, zio.Off), Sparse: model.SparseAuto, Faults: faults}, dir)
 		if res.Counters.Changed != 1 || res.Counters.Errors != 0 || len(warns) != 1 || !strings.Contains(warns[0], "while it was read") {
 			t.Errorf("grow=%v: changed %d, errors %d, warnings %q; want 1 changed warning", grow, res.Counters.Changed, res.Counters.Errors, warns)
 		}
@@ -210,14 +207,13 @@ func TestUnopenableFileCounted(t *testing.T) {
 	bad := filepath.Join(dir, "bad")
 	testkit.Write(t, bad, testkit.Rand(1, 300<<10))
 	testkit.Write(t, filepath.Join(dir, "good"), testkit.Rand(2, 100<<10))
-	testseam.OpenFault = func(path string) error {
+	faults := &source.Faults{OpenFault: func(path string) error {
 		if path == bad {
 			return unix.EACCES
 		}
 		return nil
-	}
-	defer func() { testseam.OpenFault = nil }()
-	res, warns := scanT(t, testkit.Policy(t, zio.Off), model.SparseAuto, dir)
+	}}
+	res, warns := scanWarn(t, Options{Policy: testkit.Policy(t, zio.Off), Sparse: model.SparseAuto, Faults: faults}, dir)
 	c := res.Counters
 	if len(warns) != 1 || !strings.Contains(warns[0], "bad") || c.Errors != 1 || c.Files != 2 ||
 		c.LogicalBytes != 400<<10 || c.ScannedBytes != 100<<10 {
@@ -254,7 +250,7 @@ func TestFileTruncatedWhileRead(t *testing.T) {
 			// Once each: a read that finds the file shorter probes
 			// records before it for its new end.
 			var cut, readEarly sync.Once
-			testseam.ReadFault = func(path string, off uint64) error {
+			faults := &source.Faults{ReadFault: func(path string, off uint64) error {
 				switch r := off / rec; {
 				case r == 72:
 					cut.Do(func() {
@@ -272,13 +268,12 @@ func TestFileTruncatedWhileRead(t *testing.T) {
 					<-truncated
 				}
 				return nil
-			}
-			defer func() { testseam.ReadFault = nil }()
+			}}
 			prog := newProgress()
 			var mu sync.Mutex
 			var warns []string
 			res, err := Run(context.Background(), []string{dir}, Options{Policy: testkit.Policy(t, c.comp), Jobs: 4,
-				Done: prog.done,
+				Done: prog.done, Faults: faults,
 				Warn: func(path string, err error) { mu.Lock(); warns = append(warns, err.Error()); mu.Unlock() }})
 			if err != nil {
 				t.Fatal(err)

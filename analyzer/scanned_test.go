@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/testutil/golden"
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/zfs/model"
@@ -112,14 +112,13 @@ func TestScannedBytesOfPartialScan(t *testing.T) {
 
 	// An unreadable file is counted in LogicalBytes but not covered.
 	bad := filepath.Join(dir, "b")
-	testseam.ReadFault = func(path string, off uint64) error {
+	faults := &source.Faults{ReadFault: func(path string, off uint64) error {
 		if path == bad {
 			return errors.New("injected EIO")
 		}
 		return nil
-	}
-	defer func() { testseam.ReadFault = nil }()
-	res, err = Run(context.Background(), []string{dir}, Options{Policy: p})
+	}}
+	res, err = Run(context.Background(), []string{dir}, Options{Policy: p, Faults: faults})
 	if err != nil {
 		t.Fatal(err)
 	}

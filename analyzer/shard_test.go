@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/input/source"
-	"github.com/ddtsim/ddtsim/internal/testseam"
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/zfs/model"
 	"github.com/ddtsim/ddtsim/zfs/zio"
@@ -71,23 +70,20 @@ func TestSpanSets(t *testing.T) {
 // all the shards, as in one scan: the owner of its chunk 0 counts it; the
 // other shards that would read some of it say so, naming that shard.
 func TestShardUnopenableSplitFileCountedOnce(t *testing.T) {
-	testseam.ShardSplitBytes = 256 << 10
-	defer func() { testseam.ShardSplitBytes = 0 }()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad")
 	testkit.Write(t, bad, testkit.Rand(1, 4<<20))
 	testkit.Write(t, filepath.Join(dir, "good"), testkit.Rand(2, 100<<10))
-	testseam.OpenFault = func(path string) error {
+	faults := &source.Faults{ShardSplitBytes: 256 << 10, OpenFault: func(path string) error {
 		if path == bad {
 			return unix.EACCES
 		}
 		return nil
-	}
-	defer func() { testseam.OpenFault = nil }()
+	}}
 	scanShard := func(sh source.Shard) (Counters, []error) {
 		var mu sync.Mutex
 		var errs []error
-		res, err := Run(context.Background(), []string{dir}, Options{Policy: testkit.Policy(t, zio.LZ4), Sparse: model.SparseAuto, Shard: sh,
+		res, err := Run(context.Background(), []string{dir}, Options{Policy: testkit.Policy(t, zio.LZ4), Sparse: model.SparseAuto, Shard: sh, Faults: faults,
 			Warn: func(path string, err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }})
 		if err != nil {
 			t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/zfs/zio"
 )
@@ -46,18 +46,17 @@ func TestFilesAheadBound(t *testing.T) {
 				head++
 			}
 		}
-		testseam.Read = func(path string, off uint64, n int) testseam.Fault {
+		faults := &source.Faults{Read: func(path string, off uint64, n int) source.Fault {
 			if path == slow {
-				return testseam.Fault{Delay: 300 * time.Millisecond}
+				return source.Fault{Delay: 300 * time.Millisecond}
 			}
-			return testseam.Fault{}
-		}
+			return source.Fault{}
+		}}
 		ahead := c.ahead
 		if c.ahead == 0 {
 			ahead = DefaultFilesAhead
 		}
-		got, warns := scanWarn(t, Options{Policy: p, Jobs: 3, Started: started, Finished: fin, FilesAhead: ahead}, dir)
-		testseam.Read = nil
+		got, warns := scanWarn(t, Options{Policy: p, Jobs: 3, Started: started, Finished: fin, FilesAhead: ahead, Faults: faults}, dir)
 		if len(warns) != 0 {
 			t.Errorf("warnings %q", warns)
 		}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/scan"
@@ -45,7 +45,7 @@ func TestCheckpointOnFullDisk(t *testing.T) {
 	// refused, then one written again (a failsafe ends the wait).
 	ready := make(chan struct{})
 	last := filepath.Join(dir, "f39")
-	testseam.ReadFault = func(path string, _ uint64) error {
+	faults := &source.Faults{ReadFault: func(path string, _ uint64) error {
 		if path == last {
 			select {
 			case <-ready:
@@ -53,8 +53,7 @@ func TestCheckpointOnFullDisk(t *testing.T) {
 			}
 		}
 		return nil
-	}
-	defer func() { testseam.ReadFault = nil }()
+	}}
 	var full atomic.Bool
 	w := &saved.Writer{CreateFault: func(name string) error {
 		if full.Load() && filepath.Base(name) == saved.ManifestName {
@@ -67,7 +66,7 @@ func TestCheckpointOnFullDisk(t *testing.T) {
 	var ok, failed int
 	var maxPause time.Duration
 	var kept *saved.Header // the checkpoint in place while the disk was full
-	res, err := scan.Run(context.Background(), set, []string{dir}, scan.Options{Jobs: 2, Save: save, Checkpoint: 5 * time.Millisecond, SaveWriter: w,
+	res, err := scan.Run(context.Background(), set, []string{dir}, scan.Options{Jobs: 2, Save: save, Checkpoint: 5 * time.Millisecond, Faults: faults, SaveWriter: w,
 		Checkpointed: func(r scan.CheckpointReport) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/internal/testutil/sourcetest"
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/internal/testutil/vdisktest"
 	"github.com/ddtsim/ddtsim/scan"
@@ -26,9 +26,8 @@ func TestGuestShortReads(t *testing.T) {
 	vdisktest.Run(t, "convert", "-q", "-f", "raw", "-O", "qcow2", "-B", "base.qcow2", "-F", "qcow2", raw, filepath.Join(dir, "vm.qcow2"))
 	vdisktest.Run(t, "convert", "-q", "-f", "raw", "-O", "vmdk", raw, filepath.Join(dir, "vm.vmdk"))
 	want := runGuest(t, guestSettings(t), scan.Options{Jobs: 2}, dir)
-	reads, restore := testseam.ShortReads(func(n int) int { return max(n/2, 1) })
-	defer restore()
-	got := runGuest(t, guestSettings(t), scan.Options{Jobs: 2}, dir)
+	faults, reads := sourcetest.ShortReads(func(n int) int { return max(n/2, 1) })
+	got := runGuest(t, guestSettings(t), scan.Options{Jobs: 2, Faults: faults}, dir)
 	if reads() == 0 {
 		t.Fatal("no read went through the seam")
 	}

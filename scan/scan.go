@@ -102,6 +102,9 @@ type Options struct {
 	// checkpoint that fails (a full disk) does not stop the scan: the
 	// previous one stays.
 	Checkpointed func(CheckpointReport)
+	// Faults, for tests only, are the walk's test seams (source.Faults,
+	// analyzer.Options.Faults); nil outside tests.
+	Faults *source.Faults
 	// SaveWriter, for tests only, writes Save and its checkpoints through
 	// its test seams (saved.Writer); nil outside tests (saved.Write).
 	SaveWriter *saved.Writer
@@ -304,6 +307,7 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		SpillDir:      res.spillDir,
 		SpillWarn:     opts.SpillWarn,
 		Shard:         opts.Shard,
+		Faults:        opts.Faults,
 		Warn: func(path string, err error) {
 			if ce := (*source.CountedElsewhereError)(nil); errors.As(err, &ce) {
 				// Said here, kept and counted by another shard.

@@ -15,7 +15,6 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/input/source"
-	"github.com/ddtsim/ddtsim/internal/testseam"
 	"github.com/ddtsim/ddtsim/internal/testutil/golden"
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/internal/testutil/vdisktest"
@@ -25,14 +24,11 @@ import (
 	"github.com/ddtsim/ddtsim/zfs/space"
 )
 
-// splitSmall makes sharded scans split the files larger than 256 KiB into
+// splitSmall makes the sharded scans given it split the files larger than 256 KiB into
 // chunks (2 records of 128K, 16 of 16K, 64 of 4K, 1 of 1M), so that the
 // golden inputs' larger files (binaries of 3 to 7 MB, the synthetic 1 to
 // 16 MiB files, sparse ones included) are shared between shards.
-func splitSmall(t *testing.T) {
-	testseam.ShardSplitBytes = 256 << 10
-	t.Cleanup(func() { testseam.ShardSplitBytes = 0 })
-}
+func splitSmall() *source.Faults { return &source.Faults{ShardSplitBytes: 256 << 10} }
 
 // shards is a sharded scan: the merge of its saved shards and what each
 // shard did.
@@ -58,7 +54,7 @@ func runShards(t *testing.T, set model.Settings, paths []string, n uint32) *shar
 	for i := range n {
 		f := filepath.Join(dir, fmt.Sprintf("shard-%d", i))
 		prog := &analyzer.Progress{}
-		res, err := scan.Run(context.Background(), set, paths, scan.Options{Shard: source.Shard{Index: i, Count: n}, Save: f, Progress: prog,
+		res, err := scan.Run(context.Background(), set, paths, scan.Options{Faults: splitSmall(), Shard: source.Shard{Index: i, Count: n}, Save: f, Progress: prog,
 			Done: func(fi analyzer.FileInfo, first, end uint64) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -155,7 +151,6 @@ func checkShards(t *testing.T, sh *shards, single *scan.Result, want string) {
 // OpenZFS printed, byte for byte, and the counters of one scan.
 func TestShardsMergedEqualOneScan(t *testing.T) {
 	cases, inputs := golden.ForScanTest(t)
-	splitSmall(t)
 	names := map[string]bool{"lz4-128k-a12": true, "off-128k-a12-never": true, "off-128k-a12-auto": true, "off-128k-a12-always": true,
 		"lz4-1m-a12": true, "lz4-4k-a12": true, "lz4-128k-a12-dedup": true, "v21-lz4-16k-raidz2x6-a12": true}
 	ran := 0
@@ -200,7 +195,6 @@ func TestShardsMergedEqualOneScan(t *testing.T) {
 // read with --guest, whose extents go with their image: real zdb -S.
 func TestShardsMergedZvolAndGuest(t *testing.T) {
 	cases, inputs := golden.ForZvolTest(t)
-	splitSmall(t)
 	var c golden.Case
 	for _, k := range cases {
 		if k.Name == "zvol-lz4-16k-a12" {
@@ -262,7 +256,6 @@ func TestShardsMergedZvolAndGuest(t *testing.T) {
 // A generated tree with hard links, a repeated path, a sparse file, empty
 // files and symlinks, in 1 to 5 shards: merged, the scan of everything.
 func TestShardsMergedGeneratedTree(t *testing.T) {
-	splitSmall(t)
 	dir := t.TempDir()
 	var prev string
 	for i := range 40 {
@@ -328,7 +321,7 @@ func runShardsOpts(t *testing.T, set model.Settings, paths []string, n uint32, o
 	out := &shards{}
 	for i := range n {
 		f := filepath.Join(dir, fmt.Sprintf("s%d", i))
-		res, err := scan.Run(context.Background(), set, paths, scan.Options{CountLinks: true, Shard: source.Shard{Index: i, Count: n}, Save: f})
+		res, err := scan.Run(context.Background(), set, paths, scan.Options{Faults: splitSmall(), CountLinks: true, Shard: source.Shard{Index: i, Count: n}, Save: f})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -346,7 +339,6 @@ func runShardsOpts(t *testing.T, set model.Settings, paths []string, n uint32, o
 // another shard, or none, is refused.
 func TestShardResumeKeepsShard(t *testing.T) {
 	_, inputs := golden.ForScanTest(t)
-	splitSmall(t)
 	c, err := golden.FindCase("lz4-128k-a12")
 	if err != nil {
 		t.Fatal(err)
@@ -368,7 +360,7 @@ func TestShardResumeKeepsShard(t *testing.T) {
 		files = append(files, f)
 		sh := source.Shard{Index: i, Count: 3}
 		if i != 1 {
-			res, err := scan.Run(context.Background(), set, inputs, scan.Options{Shard: sh, Save: f})
+			res, err := scan.Run(context.Background(), set, inputs, scan.Options{Faults: splitSmall(), Shard: sh, Save: f})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -379,7 +371,7 @@ func TestShardResumeKeepsShard(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var mu sync.Mutex
 		runs := 0
-		res, err := scan.Run(ctx, set, inputs, scan.Options{Shard: sh, Save: f, Jobs: 2, Done: func(analyzer.FileInfo, uint64, uint64) {
+		res, err := scan.Run(ctx, set, inputs, scan.Options{Faults: splitSmall(), Shard: sh, Save: f, Jobs: 2, Done: func(analyzer.FileInfo, uint64, uint64) {
 			mu.Lock()
 			defer mu.Unlock()
 			if runs++; runs == 30 {
@@ -405,12 +397,12 @@ func TestShardResumeKeepsShard(t *testing.T) {
 		paths := saved.Strings(prev.Paths)
 		var ue *scan.UsageError
 		for _, other := range []source.Shard{{}, {Index: 2, Count: 3}, {Index: 1, Count: 4}} {
-			if _, err := scan.Run(context.Background(), rset, paths, scan.Options{Save: f, Resume: prev, Shard: other}); !errors.As(err, &ue) ||
+			if _, err := scan.Run(context.Background(), rset, paths, scan.Options{Faults: splitSmall(), Save: f, Resume: prev, Shard: other}); !errors.As(err, &ue) ||
 				!strings.Contains(err.Error(), "the saved scan is shard 1/3") {
 				t.Errorf("resumed as %+v: %v", other, err)
 			}
 		}
-		res, err = scan.Run(context.Background(), rset, paths, scan.Options{Save: f, Resume: prev, Shard: *prev.Shard})
+		res, err = scan.Run(context.Background(), rset, paths, scan.Options{Faults: splitSmall(), Save: f, Resume: prev, Shard: *prev.Shard})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -445,7 +437,6 @@ func TestShardUsage(t *testing.T) {
 // after the file changed: the file is skipped whatever happened to it, as
 // a file done completely is, without an error; its records done stay.
 func TestShardResumeSkipsItsDoneShareOfAChangedFile(t *testing.T) {
-	splitSmall(t)
 	dir := t.TempDir()
 	big := filepath.Join(dir, "a-big")
 	testkit.Write(t, big, testkit.Rand(1, 4<<20)) // 32 records, 16 chunks of 2
@@ -472,7 +463,7 @@ func TestShardResumeSkipsItsDoneShareOfAChangedFile(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var mu sync.Mutex
 		var got uint64
-		res, err := scan.Run(ctx, set, []string{dir}, scan.Options{Shard: sh, Save: save, Jobs: 1, Done: func(f analyzer.FileInfo, first, end uint64) {
+		res, err := scan.Run(ctx, set, []string{dir}, scan.Options{Faults: splitSmall(), Shard: sh, Save: save, Jobs: 1, Done: func(f analyzer.FileInfo, first, end uint64) {
 			mu.Lock()
 			defer mu.Unlock()
 			if f.Path == big {
@@ -494,7 +485,7 @@ func TestShardResumeSkipsItsDoneShareOfAChangedFile(t *testing.T) {
 			t.Fatalf("shard %s: complete before the small files", sh)
 		}
 		os.WriteFile(big, testkit.Rand(99, 4<<20+1), 0o644) // changed
-		res, err = scan.Run(context.Background(), set, []string{dir}, scan.Options{Shard: sh, Save: save, Resume: prev})
+		res, err = scan.Run(context.Background(), set, []string{dir}, scan.Options{Faults: splitSmall(), Shard: sh, Save: save, Resume: prev})
 		if err != nil {
 			t.Fatal(err)
 		}

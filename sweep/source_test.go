@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/input/source"
-	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/internal/testutil/sourcetest"
 	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
@@ -39,17 +39,16 @@ func TestSweepWalksAsTheScan(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	testseam.ReadFault = func(path string, off uint64) error {
+	faults := &source.Faults{ReadFault: func(path string, off uint64) error {
 		if off == 0 {
 			later := time.Now().Add(time.Hour)
 			os.Chtimes(path, later, later)
 		}
 		return nil
-	}
-	defer func() { testseam.ReadFault = nil }()
+	}}
 	var mu sync.Mutex
 	var skipped, changed int
-	res, err := Run(context.Background(), []string{dir, fifo}, Options{Lanes: lanes(t, []uint32{128 << 10}, []zio.Compression{zio.LZ4}), Jobs: 1,
+	res, err := Run(context.Background(), []string{dir, fifo}, Options{Lanes: lanes(t, []uint32{128 << 10}, []zio.Compression{zio.LZ4}), Jobs: 1, Faults: faults,
 		Warn: func(p string, err error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -89,19 +88,18 @@ func TestSweepShortReads(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "text"), []byte(strings.Repeat("pack my box with five dozen liquor jugs\n", 9000)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sweep := func() *Result {
+	sweep := func(faults *source.Faults) *Result {
 		t.Helper()
 		res, err := Run(context.Background(), []string{dir}, Options{Lanes: lanes(t, []uint32{4 << 10, 128 << 10, 1 << 20}, []zio.Compression{zio.Off, zio.LZ4}),
-			Jobs: 2, Warn: func(p string, err error) { t.Errorf("%s: %v", p, err) }})
+			Jobs: 2, Faults: faults, Warn: func(p string, err error) { t.Errorf("%s: %v", p, err) }})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res
 	}
-	want := sweep()
-	reads, restore := testseam.ShortReads(func(n int) int { return max(n/2, 1) })
-	defer restore()
-	got := sweep()
+	want := sweep(nil)
+	faults, reads := sourcetest.ShortReads(func(n int) int { return max(n/2, 1) })
+	got := sweep(faults)
 	if reads() == 0 {
 		t.Fatal("no read went through the seam")
 	}

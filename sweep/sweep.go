@@ -62,6 +62,10 @@ type Options struct {
 	// the pages its reading brought in are dropped once read
 	// (source.Walker.KeepCache).
 	KeepCache bool
+	// Faults, for tests only, are the walk's test seams (source.Faults):
+	// files that change before they are opened, opens and reads that
+	// fail or come back short. nil outside tests.
+	Faults *source.Faults
 }
 
 // Counters describe what the sweep read.
@@ -133,7 +137,7 @@ func Run(ctx context.Context, paths []string, opts Options) (*Result, error) {
 			s.worker(ctx, files)
 		}()
 	}
-	w := &source.Walker{Paths: paths, Openers: jobs, KeepCache: opts.KeepCache}
+	w := &source.Walker{Paths: paths, Openers: jobs, KeepCache: opts.KeepCache, Faults: opts.Faults}
 	if opts.Guest {
 		w.Guest, w.GuestParts = guest.Open, guest.Parts
 	}

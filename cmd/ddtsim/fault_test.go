@@ -18,50 +18,54 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 )
 
 // faultChild prepares the test binary run as ddtsim (TestMain) as the
-// parent test asks through the environment:
+// parent test asks through the environment, and returns the env ddtsim
+// runs in there (the process's own GOMAXPROCS, the faults asked):
 //
 //   - DDTSIM_TEST_NOFILE_SPARE=K: RLIMIT_NOFILE (soft and hard) such that
 //     K file descriptors are free beyond those open now, measured here;
 //     the limit of the test process itself is left alone.
 //   - DDTSIM_TEST_HOLD=PATH, DDTSIM_TEST_HOLD_UNTIL=PATH2: the reads of
-//     PATH wait until the walk is about to open PATH2 (testseam), so that
-//     PATH stays open meanwhile.
-func faultChild() error {
+//     PATH wait until the walk is about to open PATH2 (source.Faults), so
+//     that PATH stays open meanwhile.
+func faultChild() (*env, error) {
+	e := &env{}
 	if hold := os.Getenv("DDTSIM_TEST_HOLD"); hold != "" {
 		until := os.Getenv("DDTSIM_TEST_HOLD_UNTIL")
 		reached := make(chan struct{})
 		var once sync.Once
-		testseam.BeforeOpen = func(path string) {
-			if path == until {
-				once.Do(func() { close(reached) })
-			}
-		}
-		testseam.Read = func(path string, off uint64, n int) testseam.Fault {
-			if path == hold {
-				<-reached
-			}
-			return testseam.Fault{}
+		e.faults = &source.Faults{
+			BeforeOpen: func(path string) {
+				if path == until {
+					once.Do(func() { close(reached) })
+				}
+			},
+			Read: func(path string, off uint64, n int) source.Fault {
+				if path == hold {
+					<-reached
+				}
+				return source.Fault{}
+			},
 		}
 	}
 	spare := os.Getenv("DDTSIM_TEST_NOFILE_SPARE")
 	if spare == "" {
-		return nil
+		return e, nil
 	}
 	k, err := strconv.Atoi(spare)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// The descriptors open: those listed that are still open once the
 	// listing's own is closed. Listing also starts the runtime's poller,
 	// whose descriptors stay.
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var open []int
 	for _, e := range ents {
@@ -86,7 +90,7 @@ func faultChild() error {
 			break
 		}
 	}
-	return unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: uint64(lim), Max: uint64(lim)})
+	return e, unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: uint64(lim), Max: uint64(lim)})
 }
 
 // runChild runs this test binary as ddtsim with args and the environment

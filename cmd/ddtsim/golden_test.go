@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -18,7 +17,8 @@ import (
 
 func TestMain(m *testing.M) {
 	if os.Getenv("DDTSIM_TEST_RUN_MAIN") == "1" {
-		if err := faultChild(); err != nil { // fault_test.go
+		e, err := faultChild() // fault_test.go
+		if err != nil {
 			os.Stderr.WriteString("faultChild: " + err.Error() + "\n")
 			os.Exit(99)
 		}
@@ -27,19 +27,13 @@ func TestMain(m *testing.M) {
 			// chunk (the signal handlers are in place by then).
 			ready := os.NewFile(3, "ready")
 			var once sync.Once
-			testDoneHook = func() { once.Do(func() { ready.Write([]byte{1}); ready.Close() }) }
+			e.done = func() { once.Do(func() { ready.Write([]byte{1}); ready.Close() }) }
 		}
-		main() // the test binary as ddtsim (signals_test.go)
+		runMain(e) // the test binary as ddtsim (signals_test.go)
 		return
 	}
-	// The commands run in this process: -j must not change its
-	// GOMAXPROCS for the tests after them (TestJobsCapCPUs).
-	setMaxProcs = func(n int) int {
-		if n > 0 {
-			maxProcsSet.Store(int64(n))
-		}
-		return runtime.GOMAXPROCS(0)
-	}
+	// The commands run in this process, each in a testEnv: -j must not
+	// change its GOMAXPROCS for the tests after them (TestJobsCapCPUs).
 	code := m.Run()
 	if err := golden.Cleanup(); err != nil {
 		os.Stderr.WriteString("cleanup: " + err.Error() + "\n")
@@ -99,7 +93,7 @@ func TestGoldenZdbS(t *testing.T) {
 				t.Fatal(err)
 			}
 			var stdout, stderr bytes.Buffer
-			code := run(append(args, inputs...), &stdout, &stderr)
+			code := run(testEnv(), append(args, inputs...), &stdout, &stderr)
 			if code != 0 {
 				t.Fatalf("ddtsim %s: exit %d, stderr:\n%s", strings.Join(args, " "), code, stderr.String())
 			}

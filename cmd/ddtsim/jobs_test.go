@@ -6,10 +6,6 @@ import (
 	"testing"
 )
 
-// maxProcsSet is the last GOMAXPROCS a command asked for (TestMain
-// replaces setMaxProcs), 0 for none.
-var maxProcsSet atomic.Int64
-
 // TestJobsCapCPUs: -j N also caps the CPUs (GOMAXPROCS) when N is below
 // them, for scan, sweep and compare; -j 0 and an N at or above them leave
 // it. (Issue: -j 1 kept both cores busy, the walk and the opens ahead
@@ -29,8 +25,15 @@ func TestJobsCapCPUs(t *testing.T) {
 		{[]string{"--zdb", "-j", itoa(procs + 3), sampleDir}, 0},
 		{[]string{"sweep", "-j", "1", "-o", "compression=off,lz4", sampleDir}, 1},
 	} {
-		maxProcsSet.Store(0)
-		code, _, errs := runT(c.args...)
+		// The last GOMAXPROCS the command asked for, 0 for none.
+		var maxProcsSet atomic.Int64
+		e := &env{setMaxProcs: func(n int) int {
+			if n > 0 {
+				maxProcsSet.Store(int64(n))
+			}
+			return runtime.GOMAXPROCS(0)
+		}}
+		code, _, errs := runWith(e, c.args...)
 		if code != 0 {
 			t.Fatalf("%q: exit %d: %s", c.args, code, errs)
 		}

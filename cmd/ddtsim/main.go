@@ -76,13 +76,19 @@ type scanCmd struct {
 	preset *model.Settings // resume: the saved scan's settings, instead of the flags'
 	ram    uint64          // parsed RAM, bytes; 0 without --ram
 	save   *saving         // --save or resume: see saved.go
+	env    *env            // the process's (env.go); nil: main's
 }
 
 // stdoutClosed is set when ddtsim started with its standard output
 // closed (see main).
 var stdoutClosed bool
 
-func main() {
+func main() { runMain(nil) }
+
+// runMain is main in e (nil: the process's own; the tests' child
+// processes give theirs): it runs ddtsim with the process's arguments and
+// streams, and exits.
+func runMain(e *env) {
 	// The heap is mostly large arrays without pointers (the table's
 	// entries, a checkpoint's copy, the breakdown's references), which
 	// the collector does not scan: collecting at half the default growth
@@ -100,7 +106,7 @@ func main() {
 		fl, err := unix.FcntlInt(1, unix.F_GETFL, 0)
 		stdoutClosed = err == nil && fl&unix.O_ACCMODE == unix.O_RDWR
 	}
-	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	code := run(e, os.Args[1:], os.Stdout, os.Stderr)
 	exiting.Lock() // not while a second signal ends the process (signals.go)
 	os.Exit(code)
 }
@@ -108,10 +114,11 @@ func main() {
 // streams are where a command writes: the report, and messages.
 type streams struct{ stdout, stderr io.Writer }
 
-// run runs ddtsim with args (without the program name) and returns the
-// exit status.
-func run(args []string, stdout, stderr io.Writer) int {
+// run runs ddtsim with args (without the program name) in e (nil: the
+// process's own; see env) and returns the exit status.
+func run(e *env, args []string, stdout, stderr io.Writer) int {
 	var c cli
+	c.Scan.env, c.Compare.Scan.env, c.Resume.env, c.Sweep.env = e, e, e, e
 	var names []string
 	names = append(names, zio.ReleaseRanges())
 	exit := -1

@@ -9,18 +9,31 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/testseam"
+	"github.com/ddtsim/ddtsim/input/source"
 )
 
-func runT(args ...string) (code int, stdout, stderr string) {
-	var o, e bytes.Buffer
-	code = run(args, &o, &e)
-	return code, o.String(), e.String()
+// testEnv is the env of a command a test runs in its own process: it
+// leaves the process's GOMAXPROCS as it is (capCPUs asks, sets nothing).
+func testEnv() *env {
+	return &env{setMaxProcs: func(int) int { return runtime.GOMAXPROCS(0) }}
+}
+
+// runT runs ddtsim with args in a testEnv and returns its exit status,
+// stdout and stderr.
+func runT(args ...string) (code int, stdout, stderr string) { return runWith(testEnv(), args...) }
+
+// runWith is runT in e.
+func runWith(e *env, args ...string) (code int, stdout, stderr string) {
+	var o, ee bytes.Buffer
+	code = run(e, args, &o, &ee)
+	return code, o.String(), ee.String()
 }
 
 func TestBadValuesAreClearErrors(t *testing.T) {
@@ -177,7 +190,7 @@ func TestInterruptedScan(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, format := range []string{"", "--json"} {
-		var s scanCmd
+		s := scanCmd{env: testEnv()}
 		s.Paths = []string{dir}
 		s.Release, s.Ashift, s.Sparse, s.JSON = "latest", "12", "auto", format == "--json"
 		var o, e bytes.Buffer
@@ -234,11 +247,11 @@ func TestMissingPathsBeforeTheScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen []string
-	testseam.BeforeOpen = func(string) { seen = append(seen, "opened") } // on the walker's goroutine, as the warning
-	defer func() { testseam.BeforeOpen = nil }()
+	e := testEnv()
+	e.faults = &source.Faults{BeforeOpen: func(string) { seen = append(seen, "opened") }} // on the walker's goroutine, as the warning
 	stderr := &orderedWriter{log: &seen}
-	code := run([]string{"--zdb", data, filepath.Join(dir, "typo")}, io.Discard, stderr)
-	if code != exitWithErrors || len(seen) < 2 || !strings.Contains(seen[0], "typo: stat: no such file or directory") {
+	code := run(e, []string{"--zdb", data, filepath.Join(dir, "typo")}, io.Discard, stderr)
+	if code != exitWithErrors || len(seen) < 2 || !strings.Contains(seen[0], "typo: stat: no such file or directory") || !slices.Contains(seen, "opened") {
 		t.Errorf("exit %d; events %q: the missing path must be said before any file is opened", code, seen)
 	}
 	fifo := filepath.Join(dir, "fifo")

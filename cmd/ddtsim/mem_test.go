@@ -53,7 +53,7 @@ func TestGoldenZdbSSpilled(t *testing.T) {
 			tmp := t.TempDir()
 			args = append(args, "--mem", "16K", "--tmpdir", tmp)
 			var stdout, stderr bytes.Buffer
-			if code := run(append(args, inputs...), &stdout, &stderr); code != 0 {
+			if code := run(testEnv(), append(args, inputs...), &stdout, &stderr); code != 0 {
 				t.Fatalf("ddtsim %s: exit %d, stderr:\n%s", strings.Join(args, " "), code, stderr.String())
 			}
 			if got := stdout.String(); got != want {

@@ -239,7 +239,7 @@ func TestMemMinimumAndSpillDirRemovedOnFailure(t *testing.T) {
 		t.Skip(err)
 	}
 	var o, e bytes.Buffer
-	code := run([]string{"-j", "1", "-o", "recordsize=512", "--mem", "1", "--tmpdir", tmp, dir}, &o, &e)
+	code := run(testEnv(), []string{"-j", "1", "-o", "recordsize=512", "--mem", "1", "--tmpdir", tmp, dir}, &o, &e)
 	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
 		t.Fatal(err)
 	}

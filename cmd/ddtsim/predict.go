@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/ddtsim/ddtsim/analyzer"
@@ -37,18 +36,15 @@ func checkJobs(n int) error {
 	return nil
 }
 
-// setMaxProcs is runtime.GOMAXPROCS; the tests, which run the commands in
-// their own process, record the calls instead (TestMain).
-var setMaxProcs = runtime.GOMAXPROCS
-
 // capCPUs makes -j N also the most CPUs running ddtsim's Go code at once
 // (GOMAXPROCS) when N is below it, so that -j 1 scans on one core: the
 // walk, the opens ahead and the worker take turns (their system calls
 // still overlap). An admin scanning a busy filer asks for that. 0, or an N
-// at or above the CPUs, leaves it.
-func capCPUs(jobs int) {
-	if jobs > 0 && jobs < setMaxProcs(0) {
-		setMaxProcs(jobs)
+// at or above the CPUs, leaves it. e is the command's env (nil: the
+// process's).
+func capCPUs(e *env, jobs int) {
+	if jobs > 0 && jobs < e.maxProcs(0) {
+		e.maxProcs(jobs)
 	}
 }
 
@@ -64,7 +60,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 	if err := checkJobs(s.Jobs); err != nil {
 		return nil, err
 	}
-	capCPUs(s.Jobs)
+	capCPUs(s.env, s.Jobs)
 	set, err := s.settings()
 	if err != nil {
 		return nil, usage(err)
@@ -91,6 +87,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 		Mem:           mem,
 		TmpDir:        s.TmpDir,
 		Shard:         shard,
+		Faults:        s.env.sourceFaults(),
 		SpillWarn:     func(err error) { bar.println("ddtsim: --mem: " + err.Error()) },
 		Warn:          func(p source.Problem) { bar.println(fmt.Sprintf("ddtsim: %s: %s", p.Path, p.Reason)) },
 	}
@@ -111,8 +108,8 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 			}
 		}
 	}
-	if testDoneHook != nil {
-		opts.Done = func(analyzer.FileInfo, uint64, uint64) { testDoneHook() }
+	if done := s.env.doneHook(); done != nil {
+		opts.Done = func(analyzer.FileInfo, uint64, uint64) { done() }
 	}
 	if s.Stages {
 		opts.Stages = &analyzer.Stages{}

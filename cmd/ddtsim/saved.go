@@ -45,11 +45,9 @@ type resumeCmd struct {
 	TmpDir     string        `name:"tmpdir" placeholder:"DIR" help:"Where --mem writes its runs, as for scan."`
 	Checkpoint time.Duration `name:"checkpoint" default:"5m" placeholder:"DURATION" help:"Save the scan every DURATION while it runs, as for scan --save (0: only at the end)."`
 	File       string        `arg:"" name:"scan" help:"A scan saved with ddtsim --save DIR (or a file saved by ddtsim before version 2 of the format: it is saved again as a directory). It is rescanned with its own flags and paths, skipping what it did, and updated."`
-}
 
-// testDoneHook, when set by a test, runs after each Done a saving scan
-// records (to interrupt a scan at a chosen point).
-var testDoneHook func()
+	env *env // the process's (env.go); nil: main's
+}
 
 // startSave prepares --save before the scan: the file must be writable
 // now, not only after hours of scanning; it must not lie inside the paths
@@ -187,7 +185,7 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 	if err := checkJobs(r.Jobs); err != nil {
 		return err
 	}
-	capCPUs(r.Jobs)
+	capCPUs(r.env, r.Jobs)
 	prev, err := saved.Read(r.File, saved.DecodeOptions{})
 	if err != nil {
 		return err
@@ -231,6 +229,7 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 		Paths:  saved.Strings(h.Paths),
 		preset: &set,
 		save:   &saving{resume: prev},
+		env:    r.env,
 	}
 	if h.Shard != nil && h.Shard.Sharded() {
 		s.Shard = h.Shard.String() // the shard continues its own share

@@ -21,10 +21,12 @@ import (
 )
 
 // parseCLI parses args as run does, for tests that run a command with
-// their own context.
+// their own context; its commands run in a testEnv.
 func parseCLI(t *testing.T, args ...string) *cli {
 	t.Helper()
 	var c cli
+	e := testEnv()
+	c.Scan.env, c.Compare.Scan.env, c.Resume.env, c.Sweep.env = e, e, e, e
 	parser, err := kong.New(&c, kong.Name("ddtsim"), kong.Vars{"releases": zio.ReleaseRanges()}, kong.Exit(func(int) { t.Fatal("exit") }))
 	if err != nil {
 		t.Fatal(err)
@@ -35,18 +37,20 @@ func parseCLI(t *testing.T, args ...string) *cli {
 	return &c
 }
 
-// interruptAfter makes the next saving scan cancel ctx after n chunks or
-// hole runs are done (the workers then finish the chunks they hold).
-func interruptAfter(t *testing.T, n int64) (context.Context, context.CancelFunc) {
+// interruptAfter returns a context and a testEnv: a saving scan run in
+// that env cancels the context after n chunks or hole runs are done (the
+// workers then finish the chunks they hold).
+func interruptAfter(t *testing.T, n int64) (context.Context, *env) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var done atomic.Int64
-	testDoneHook = func() {
+	e := testEnv()
+	e.done = func() {
 		if done.Add(1) == n {
 			cancel()
 		}
 	}
-	t.Cleanup(func() { testDoneHook = nil; cancel() })
-	return ctx, cancel
+	t.Cleanup(cancel)
+	return ctx, e
 }
 
 func code130() int { return exitInterrupt }
@@ -196,7 +200,8 @@ func TestResumeAfterInterruptEqualsUninterrupted(t *testing.T) {
 
 			// Interrupted after 20 chunks.
 			cl := parseCLI(t, append(append(append([]string{}, args...), "--save", file), inputs...)...)
-			ctx, _ := interruptAfter(t, 20)
+			ctx, ienv := interruptAfter(t, 20)
+			cl.Scan.env = ienv
 			var o, e bytes.Buffer
 			if code := exitCode(cl.Scan.runContext(ctx, code130, &o, &e), &e); code != exitInterrupt {
 				t.Fatalf("exit %d: %s", code, e.String())
@@ -218,14 +223,13 @@ func TestResumeAfterInterruptEqualsUninterrupted(t *testing.T) {
 			}
 
 			// Resumed, interrupted again.
-			ctx, _ = interruptAfter(t, 60)
+			ctx, ienv = interruptAfter(t, 60)
 			o.Reset()
 			e.Reset()
-			r := resumeCmd{File: file, JSON: true, Jobs: 2}
+			r := resumeCmd{File: file, JSON: true, Jobs: 2, env: ienv}
 			if code := exitCode(r.runContext(ctx, code130, &o, &e), &e); code != exitInterrupt {
 				t.Fatalf("resume: exit %d: %s", code, e.String())
 			}
-			testDoneHook = nil
 
 			// Resumed to the end.
 			code, got, errs := runT("resume", "--json", file)
@@ -273,12 +277,12 @@ func TestResumeChangedFile(t *testing.T) {
 	dir, big := bigTree(t)
 	file := filepath.Join(t.TempDir(), "s.ddts")
 	cl := parseCLI(t, "-j", "1", "--save", file, dir)
-	ctx, _ := interruptAfter(t, 1)
+	ctx, ienv := interruptAfter(t, 1)
+	cl.Scan.env = ienv
 	var o, e bytes.Buffer
 	if code := exitCode(cl.Scan.runContext(ctx, code130, &o, &e), &e); code != exitInterrupt {
 		t.Fatalf("exit %d: %s", code, e.String())
 	}
-	testDoneHook = nil
 	h, err := saved.ReadHeader(file)
 	if err != nil || len(h.Files) != 1 || h.Files[0].DoneRecords() != 64 || h.Files[0].Records != 128 {
 		t.Fatalf("saved progress %+v, %v", h.Files, err)
@@ -363,12 +367,12 @@ func TestSavedScanErrors(t *testing.T) {
 	t.Chdir(big)
 	rel := filepath.Join(tmp, "rel.ddts")
 	cl := parseCLI(t, "-j", "1", "--save", rel, ".")
-	ctx, _ := interruptAfter(t, 1)
+	ctx, ienv := interruptAfter(t, 1)
+	cl.Scan.env = ienv
 	var o, e bytes.Buffer
 	if code := exitCode(cl.Scan.runContext(ctx, code130, &o, &e), &e); code != exitInterrupt {
 		t.Fatalf("exit %d: %s", code, e.String())
 	}
-	testDoneHook = nil
 	t.Chdir(tmp)
 	if code, _, errs := runT("resume", rel); code != exitUsage || !strings.Contains(errs, "relative paths (.) from the directory "+big+": run ddtsim resume there") {
 		t.Errorf("resume elsewhere: exit %d, stderr %q", code, errs)

@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ddtsim/ddtsim/input/source"
-	"github.com/ddtsim/ddtsim/internal/testseam"
 	"github.com/ddtsim/ddtsim/internal/testutil/golden"
 	"github.com/ddtsim/ddtsim/saved"
 )
@@ -58,8 +57,13 @@ func TestShardCommandsMergeAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("golden cases scan 55 MB each")
 	}
-	testseam.ShardSplitBytes = 256 << 10
-	defer func() { testseam.ShardSplitBytes = 0 }()
+	// The commands split the files larger than 256 KiB into chunks.
+	split := &source.Faults{ShardSplitBytes: 256 << 10}
+	runS := func(args ...string) (int, string, string) {
+		e := testEnv()
+		e.faults = split
+		return runWith(e, args...)
+	}
 	inputs, err := golden.Inputs()
 	if err != nil {
 		t.Fatal(err)
@@ -77,29 +81,30 @@ func TestShardCommandsMergeAndResume(t *testing.T) {
 	dir := t.TempDir()
 	files := []string{filepath.Join(dir, "shard-0"), filepath.Join(dir, "shard-1"), filepath.Join(dir, "shard-2")}
 	for _, i := range []int{0, 2} {
-		code, _, errs := runT(append(append(append([]string{}, args...), "--shard", itoa(i)+"/3", "--save", files[i]), inputs...)...)
+		code, _, errs := runS(append(append(append([]string{}, args...), "--shard", itoa(i)+"/3", "--save", files[i]), inputs...)...)
 		if code != 0 || !strings.Contains(errs, "note: shard "+itoa(i)+"/3: the report above covers this shard's share of the files only") {
 			t.Fatalf("shard %d: exit %d: %s", i, code, errs)
 		}
 	}
 	// Shard 1, interrupted after 10 runs of records, then resumed.
 	cl := parseCLI(t, append(append(append([]string{}, args...), "--shard", "1/3", "--save", files[1]), inputs...)...)
-	ctx, _ := interruptAfter(t, 10)
+	ctx, ienv := interruptAfter(t, 10)
+	ienv.faults = split
+	cl.Scan.env = ienv
 	var o, e bytes.Buffer
 	if code := exitCode(cl.Scan.runContext(ctx, code130, &o, &e), &e); code != exitInterrupt {
 		t.Fatalf("exit %d: %s", code, e.String())
 	}
-	testDoneHook = nil
 	h, err := saved.ReadHeader(files[1])
 	if err != nil || h.Complete || h.Shard == nil || *h.Shard != (source.Shard{Index: 1, Count: 3}) {
 		t.Fatalf("interrupted shard saved: %v; %+v", err, h)
 	}
 	// Without all the shards: a note; but a result.
-	code, _, errs := runT("merge", "--zdb", files[0], files[2])
+	code, _, errs := runS("merge", "--zdb", files[0], files[2])
 	if code != 0 || !strings.Contains(errs, "1 of the 3 shards of the scan of "+strings.Join(inputs, " ")+" are missing (1/3): the result covers the shares of the 2 given only") {
 		t.Errorf("merge without shard 1: exit %d, stderr %q", code, errs)
 	}
-	code, _, errs = runT("resume", files[1])
+	code, _, errs = runS("resume", files[1])
 	if code != 0 || !strings.Contains(errs, "note: shard 1/3") {
 		t.Fatalf("resume: exit %d: %s", code, errs)
 	}
@@ -108,15 +113,15 @@ func TestShardCommandsMergeAndResume(t *testing.T) {
 		t.Fatalf("resumed shard saved: %v; %+v", err, h)
 	}
 
-	code, got, errs := runT(append([]string{"merge", "--zdb"}, files...)...)
+	code, got, errs := runS(append([]string{"merge", "--zdb"}, files...)...)
 	if code != 0 || errs != "" {
 		t.Fatalf("merge: exit %d, stderr %q", code, errs)
 	}
 	if got != want {
 		t.Errorf("merged shards differ from real zdb -S (-real +merged):\n%s", cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n")))
 	}
-	_, full, _ := runT(append(append(append([]string{}, args...), "--json"), inputs...)...)
-	_, merged, _ := runT(append([]string{"merge", "--json"}, files...)...)
+	_, full, _ := runS(append(append(append([]string{}, args...), "--json"), inputs...)...)
+	_, merged, _ := runS(append([]string{"merge", "--json"}, files...)...)
 	fd, md := jsonDoc(t, full), jsonDoc(t, merged)
 	fc, mc := fd["counters"].(map[string]any), md["counters"].(map[string]any)
 	if fc["compressed_runs"].(float64) > mc["compressed_runs"].(float64) {
@@ -143,15 +148,15 @@ func TestShardCommandsMergeAndResume(t *testing.T) {
 	if err := os.CopyFS(twice, os.DirFS(files[0])); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs := runT("merge", files[0], files[1], files[2], twice)
+	code, out, errs := runS("merge", files[0], files[1], files[2], twice)
 	if code != exitUsage || out != "" || !strings.Contains(errs, files[0]+" and "+twice+" are both shard 0/3 of the scan of ") {
 		t.Errorf("a shard twice: exit %d, stderr %q", code, errs)
 	}
 	// A whole scan merged with the shards is another host's, or the same
 	// files twice: merge adds it, and notes the overlap as before.
 	whole := filepath.Join(dir, "whole")
-	runT(append(append(append([]string{}, args...), "--save", whole), inputs...)...)
-	code, _, errs = runT("merge", "--zdb", files[0], files[1], files[2], whole)
+	runS(append(append(append([]string{}, args...), "--save", whole), inputs...)...)
+	code, _, errs = runS("merge", "--zdb", files[0], files[1], files[2], whole)
 	if code != 0 || strings.Count(errs, " and "+whole+" both scanned ") != 3*len(inputs) || strings.Count(errs, "both scanned") != 3*len(inputs) {
 		t.Errorf("shards and a whole scan: exit %d, stderr %q", code, errs)
 	}

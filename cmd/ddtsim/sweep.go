@@ -24,6 +24,8 @@ type sweepCmd struct {
 	Jobs      int      `short:"j" default:"0" help:"Files read at once, and at most as many CPUs busy (0: one per CPU)."`
 	Cache     bool     `name:"cache" negatable:"" help:"--cache leaves what the sweep reads in the page cache; by default (--no-cache) the pages it brings into the cache are dropped once read, as for scan."`
 	Paths     []string `arg:"" name:"path" help:"Files and directories to scan (each byte is read once for all combinations)."`
+
+	env *env // the process's (env.go); nil: main's
 }
 
 func (s *sweepCmd) Run(std *streams) error {
@@ -38,7 +40,7 @@ func (s *sweepCmd) Run(std *streams) error {
 	if err := checkJobs(s.Jobs); err != nil {
 		return err
 	}
-	capCPUs(s.Jobs)
+	capCPUs(s.env, s.Jobs)
 	if s.Histogram != 0 && s.JSON {
 		return usagef("--histogram with --json: the JSON has every row's zdb -S text already (zdb_S); drop --histogram")
 	}
@@ -59,7 +61,7 @@ func (s *sweepCmd) Run(std *streams) error {
 func (s *sweepCmd) runContext(ctx context.Context, interruptCode func() int, set model.Settings, lanes []*zio.Policy, stdout, stderr io.Writer) error {
 	prog := &analyzer.Progress{}
 	bar := startProgress(prog, stderr) // on a terminal only, as the scan's
-	res, err := sweep.Run(ctx, s.Paths, sweep.Options{Lanes: lanes, Sparse: set.Sparse, Guest: set.Guest, Jobs: s.Jobs, Progress: prog, KeepCache: s.Cache,
+	res, err := sweep.Run(ctx, s.Paths, sweep.Options{Lanes: lanes, Sparse: set.Sparse, Guest: set.Guest, Jobs: s.Jobs, Progress: prog, KeepCache: s.Cache, Faults: s.env.sourceFaults(),
 		Warn: func(path string, err error) {
 			bar.println(fmt.Sprintf("ddtsim: %s: %s", escape.Path(path), scan.Reason(path, err)))
 		}})

@@ -73,6 +73,7 @@ type openers struct {
 	max     int      // batches in flight at most
 	inUse   int      // batches in flight (the walk's goroutine only)
 	free    []*batch // batches to reuse
+	faults  *Faults  // the walk's (Walker.Faults)
 }
 
 // PlentyOfFiles is the limit of open files (FileLimit) from which a scan
@@ -93,13 +94,14 @@ func FileLimit() uint64 {
 }
 
 // newOpeners starts n goroutines opening ahead (at most aheadMax: no more
-// batches are in flight); nil for n < 1.
-func newOpeners(n int) *openers {
+// batches are in flight), through the walk's faults (nil outside tests);
+// nil for n < 1.
+func newOpeners(n int, faults *Faults) *openers {
 	if n < 1 {
 		return nil
 	}
 	n = min(n, aheadMax)
-	o := &openers{work: make(chan *batch, aheadMax), max: min(aheadMax, aheadBatches*n)}
+	o := &openers{work: make(chan *batch, aheadMax), max: min(aheadMax, aheadBatches*n), faults: faults}
 	limit := FileLimit()
 	if limit < PlentyOfFiles {
 		return nil
@@ -117,7 +119,7 @@ func (o *openers) run() {
 	for b := range o.work {
 		for k := range b.res {
 			r := &b.res[k]
-			fd, noatime, err := openFile(b.dirfd, b.names[k], r.path, b.follow)
+			fd, noatime, err := openFile(o.faults, b.dirfd, b.names[k], r.path, b.follow)
 			if err == nil && unix.Fstat(fd, &r.st) != nil {
 				unix.Close(fd)
 				err = unix.EBADF

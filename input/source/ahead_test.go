@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/testseam"
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"golang.org/x/sys/unix"
 )
@@ -105,10 +104,9 @@ func TestOpenAheadOpensAhead(t *testing.T) {
 	root := aheadTree(t)
 	var mu sync.Mutex
 	opened := map[string]bool{}
-	testseam.BeforeOpen = func(path string) { mu.Lock(); opened[path] = true; mu.Unlock() }
-	defer func() { testseam.BeforeOpen = nil }()
+	faults := &Faults{BeforeOpen: func(path string) { mu.Lock(); opened[path] = true; mu.Unlock() }}
 	var ahead []string
-	walkAhead(t, &Walker{Openers: 2}, root, func(f *File) {
+	walkAhead(t, &Walker{Openers: 2, Faults: faults}, root, func(f *File) {
 		if f.Path != filepath.Join(root, "many", "f000") {
 			return
 		}

@@ -128,15 +128,16 @@ type sharedResidency struct {
 
 // acquireResidency returns what of the file open as fd (identity id,
 // size bytes) was cached before any File of the process opened it, and
-// holds it until releaseResidency(id).
-func acquireResidency(fd int, id devIno, size uint64) residency {
+// holds it until releaseResidency(id). faults are the walk's (nil outside
+// tests).
+func acquireResidency(fd int, id devIno, size uint64, faults *Faults) residency {
 	residencies.Lock()
 	defer residencies.Unlock()
 	if s := residencies.m[id]; s != nil {
 		s.refs++
 		return s.res
 	}
-	res := residencyOf(fd, size)
+	res := residencyOf(fd, size, faults)
 	residencies.m[id] = &sharedResidency{res: res, refs: 1}
 	return res
 }
@@ -153,9 +154,10 @@ func releaseResidency(id devIno) {
 }
 
 // cachestat asks the kernel how many pages of fd are cached. ok false:
-// it does not say (missing: no cachestat, Linux before 6.5; else EPERM).
-func cachestat(fd int) (pages uint64, ok, missing bool) {
-	if testNoCachestat {
+// it does not say (missing: no cachestat, Linux before 6.5, or
+// Faults.NoCachestat; else EPERM).
+func cachestat(fd int, faults *Faults) (pages uint64, ok, missing bool) {
+	if faults != nil && faults.NoCachestat {
 		return 0, false, true
 	}
 	var cs unix.Cachestat_t
@@ -169,16 +171,12 @@ func cachestat(fd int) (pages uint64, ok, missing bool) {
 	return 0, false, false
 }
 
-// testNoCachestat, set by tests, makes cachestat missing (the mincore
-// path of kernels before 6.5).
-var testNoCachestat bool
-
 // residencyOf finds what of fd's [0, size) is cached now.
-func residencyOf(fd int, size uint64) residency {
+func residencyOf(fd int, size uint64, faults *Faults) residency {
 	if size < cacheMin {
 		return residency{leave: true}
 	}
-	cached, ok, missing := cachestat(fd)
+	cached, ok, missing := cachestat(fd, faults)
 	switch {
 	case ok && cached == 0:
 		return residency{}
@@ -298,19 +296,20 @@ func subtract(out []Extent, off, end uint64, rs []Extent) []Extent {
 }
 
 // dropRange drops the cached pages of [off, end) of fd, rounded out to
-// whole pages, but for those in kept.
-func dropRange(fd int, off, end uint64, kept []Extent) {
+// whole pages, but for those in kept; faults are the walk's.
+func dropRange(faults *Faults, fd int, off, end uint64, kept []Extent) {
 	off &^= pageSize - 1
 	end = (end + pageSize - 1) &^ (pageSize - 1)
 	var buf [8]Extent
 	for _, e := range subtract(buf[:0], off, end, kept) {
-		fadvise(fd, e.Off, e.End-e.Off, unix.FADV_DONTNEED)
+		fadvise(faults, fd, e.Off, e.End-e.Off, unix.FADV_DONTNEED)
 	}
 }
 
-// fadvise is posix_fadvise(2) (n 0: to the end of the file); its errors
-// are ignored: it is advice.
-func fadvise(fd int, off, n uint64, advice int) {
+// fadvise is posix_fadvise(2) (n 0: to the end of the file), shown first
+// to faults.Fadvise (faults nil outside tests); its errors are ignored:
+// it is advice.
+func fadvise(faults *Faults, fd int, off, n uint64, advice int) {
 	const maxOff = 1<<63 - 1
 	if off > maxOff {
 		return
@@ -318,14 +317,11 @@ func fadvise(fd int, off, n uint64, advice int) {
 	if n > maxOff-off {
 		n = 0
 	}
-	if testFadvise != nil {
-		testFadvise(fd, advice, off, n)
+	if faults != nil && faults.Fadvise != nil {
+		faults.Fadvise(fd, advice, off, n)
 	}
 	unix.Fadvise(fd, int64(off), int64(n), advice)
 }
-
-// testFadvise, set by tests, sees every fadvise call.
-var testFadvise func(fd, advice int, off, n uint64)
 
 // pageCacher is how a File's page cache policy follows its reading: read
 // is told of every read, from any goroutine; close is called once, when
@@ -338,10 +334,11 @@ type pageCacher interface {
 // fileCache drops what reading a regular file or a block device brought
 // into the page cache (see the comment at the top of this file).
 type fileCache struct {
-	fd   int
-	id   devIno
-	size uint64
-	res  residency
+	faults *Faults // the walk's (Walker.Faults)
+	fd     int
+	id     devIno
+	size   uint64
+	res    residency
 	// small: a file under dropMin, dropped at close only.
 	small bool
 	// lag is the readahead window: a range read is dropped once so much
@@ -360,15 +357,15 @@ type fileCache struct {
 // is what of it was cached when it was opened, held (acquireResidency)
 // when held (not with Walker.KeepCache, nor for a file under cacheMin).
 // It advises a file of dropMin bytes or more sequential, held or not;
-// nil when nothing more is to be done.
-func newFileCache(fd int, st *unix.Stat_t, id devIno, size uint64, data []Extent, res residency, held bool) pageCacher {
+// nil when nothing more is to be done. faults are the walk's.
+func newFileCache(fd int, st *unix.Stat_t, id devIno, size uint64, data []Extent, res residency, held bool, faults *Faults) pageCacher {
 	if size >= dropMin {
-		fadvise(fd, 0, 0, unix.FADV_SEQUENTIAL)
+		fadvise(faults, fd, 0, 0, unix.FADV_SEQUENTIAL)
 	}
 	if !held {
 		return nil
 	}
-	c := &fileCache{fd: fd, id: id, size: size, res: res, small: size < dropMin}
+	c := &fileCache{faults: faults, fd: fd, id: id, size: size, res: res, small: size < dropMin}
 	if res.leave || c.small {
 		return c
 	}
@@ -410,7 +407,7 @@ func (c *fileCache) read(off uint64, n int) {
 	}
 	c.mu.Unlock()
 	for _, e := range todo {
-		dropRange(c.fd, e.Off, e.End, c.res.kept)
+		dropRange(c.faults, c.fd, e.Off, e.End, c.res.kept)
 	}
 }
 
@@ -452,7 +449,7 @@ func (c *fileCache) close() {
 	if !c.res.leave {
 		// The whole file: what was read, and what readahead brought
 		// in past it.
-		dropRange(c.fd, 0, c.size, c.res.kept)
+		dropRange(c.faults, c.fd, 0, c.size, c.res.kept)
 	}
 	releaseResidency(c.id)
 }
@@ -460,10 +457,11 @@ func (c *fileCache) close() {
 // guestCache drops what reading a guest's disk brought into the page
 // cache of its image files (see the comment at the top of this file).
 type guestCache struct {
-	files []guestCacheFile
-	mu    sync.Mutex
-	since uint64 // bytes of the guest read since the last drop
-	done  bool
+	faults *Faults // the walk's (Walker.Faults)
+	files  []guestCacheFile
+	mu     sync.Mutex
+	since  uint64 // bytes of the guest read since the last drop
+	done   bool
 }
 
 // guestCacheFile is one image file of a guest's disk.
@@ -479,9 +477,9 @@ type guestCacheFile struct {
 // res is what of the image file was cached before the disk was opened,
 // held (acquireResidency) when held. The other files' residency is
 // found now: their headers, read to open the disk, count as cached
-// before. nil when none of the files is held.
-func newGuestCache(files []*os.File, image devIno, res residency, held bool) pageCacher {
-	g := &guestCache{}
+// before. nil when none of the files is held. faults are the walk's.
+func newGuestCache(files []*os.File, image devIno, res residency, held bool, faults *Faults) pageCacher {
+	g := &guestCache{faults: faults}
 	seen := map[devIno]bool{}
 	if held {
 		// The image file itself, even if files does not list it.
@@ -515,7 +513,7 @@ func newGuestCache(files []*os.File, image devIno, res residency, held bool) pag
 			continue
 		}
 		seen[id] = true
-		g.files = append(g.files, guestCacheFile{fd: fd, id: id, size: size, res: acquireResidency(fd, id, size)})
+		g.files = append(g.files, guestCacheFile{fd: fd, id: id, size: size, res: acquireResidency(fd, id, size, faults)})
 	}
 	if len(g.files) == 0 {
 		return nil
@@ -547,7 +545,7 @@ func (g *guestCache) read(off uint64, n int) {
 func (g *guestCache) drop() {
 	for _, f := range g.files {
 		if f.fd >= 0 && !f.res.leave {
-			dropRange(f.fd, 0, f.size, f.res.kept)
+			dropRange(g.faults, f.fd, 0, f.size, f.res.kept)
 		}
 	}
 }

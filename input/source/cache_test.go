@@ -129,8 +129,6 @@ func TestDropsWhatItReads(t *testing.T) {
 func TestKeepsWhatWasCached(t *testing.T) {
 	for _, noCachestat := range []bool{false, true} {
 		t.Run(fmt.Sprintf("noCachestat=%v", noCachestat), func(t *testing.T) {
-			testNoCachestat = noCachestat
-			defer func() { testNoCachestat = false }()
 			dir := t.TempDir()
 			const size = 32 << 20
 			path, data := coldFile(t, dir, "big", 2, size)
@@ -152,16 +150,15 @@ func TestKeepsWhatWasCached(t *testing.T) {
 			}
 			var mu sync.Mutex
 			var dropped []Extent
-			testFadvise = func(fd, advice int, off, n uint64) {
+			faults := &Faults{NoCachestat: noCachestat, Fadvise: func(fd, advice int, off, n uint64) {
 				if advice == unix.FADV_DONTNEED {
 					mu.Lock()
 					dropped = append(dropped, Extent{Off: off, End: off + n})
 					mu.Unlock()
 				}
-			}
-			defer func() { testFadvise = nil }()
+			}}
 
-			files := walkFiles(t, &Walker{Paths: []string{path}})
+			files := walkFiles(t, &Walker{Paths: []string{path}, Faults: faults})
 			readChunks(t, files[0], data, 128<<10, 8<<20, 2)
 			files[0].Close()
 			after := testkit.Resident(t, path)
@@ -200,23 +197,25 @@ func TestLeavesCachedAndSmallFiles(t *testing.T) {
 		t.Skipf("%d of %d pages cached once read: the kernel reclaims them already", n, all)
 	}
 	small, smallData := coldFile(t, dir, "small", 4, cacheMin-1)
-	var calls int
-	testFadvise = func(fd, advice int, off, n uint64) {
-		if advice == unix.FADV_DONTNEED {
+	var calls, sequential int
+	faults := &Faults{Fadvise: func(fd, advice int, off, n uint64) {
+		switch advice {
+		case unix.FADV_DONTNEED:
 			calls++
+		case unix.FADV_SEQUENTIAL:
+			sequential++ // the seam is reached: the hot file is over dropMin
 		}
-	}
-	defer func() { testFadvise = nil }()
+	}}
 	for _, c := range []struct {
 		path string
 		data []byte
 	}{{hot, hotData}, {small, smallData}} {
-		files := walkFiles(t, &Walker{Paths: []string{c.path}})
+		files := walkFiles(t, &Walker{Paths: []string{c.path}, Faults: faults})
 		readChunks(t, files[0], c.data, 128<<10, 8<<20, 1)
 		files[0].Close()
 	}
-	if calls != 0 {
-		t.Errorf("%d DONTNEED calls; want none", calls)
+	if calls != 0 || sequential != 1 {
+		t.Errorf("%d DONTNEED calls, %d SEQUENTIAL; want none, and one (the hot file's)", calls, sequential)
 	}
 	if n := testkit.ResidentPages(t, small); n == 0 {
 		t.Errorf("the small file's pages were dropped")

@@ -6,8 +6,6 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/ddtsim/ddtsim/internal/testseam"
 )
 
 // Directories are walked through file descriptors: each directory is
@@ -82,15 +80,10 @@ func openAt(dirfd int, name string, flags int, follow bool) (fd int, noatime boo
 }
 
 // openFile opens the file name in dirfd (path, its full path, for the
-// test seam) to be read: see openAt and fileFlags.
-func openFile(dirfd int, name, path string, follow bool) (fd int, noatime bool, err error) {
-	if testseam.BeforeOpen != nil {
-		testseam.BeforeOpen(path)
-	}
-	if testseam.OpenFault != nil {
-		if err := testseam.OpenFault(path); err != nil {
-			return -1, false, err
-		}
+// walk's faults, nil outside tests) to be read: see openAt and fileFlags.
+func openFile(faults *Faults, dirfd int, name, path string, follow bool) (fd int, noatime bool, err error) {
+	if err := faults.beforeOpen(path); err != nil {
+		return -1, false, err
 	}
 	return openAt(dirfd, name, fileFlags, follow)
 }

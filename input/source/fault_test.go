@@ -8,15 +8,13 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-
-	"github.com/ddtsim/ddtsim/internal/testseam"
 )
 
-// openOne walks path, a regular file, and returns it open.
-func openOne(t *testing.T, path string) *File {
+// openOne walks path, a regular file, with faults, and returns it open.
+func openOne(t *testing.T, path string, faults *Faults) *File {
 	t.Helper()
 	var f *File
-	(&Walker{Paths: []string{path}}).Walk(context.Background(), func(y *File) { f = y }, func(p string, err error) { t.Errorf("%s: %v", p, err) })
+	(&Walker{Paths: []string{path}, Faults: faults}).Walk(context.Background(), func(y *File) { f = y }, func(p string, err error) { t.Errorf("%s: %v", p, err) })
 	if f == nil {
 		t.Fatalf("%s not yielded", path)
 	}
@@ -24,7 +22,7 @@ func openOne(t *testing.T, path string) *File {
 	return f
 }
 
-// The read seam: each read of a walked file asks testseam.Read with its
+// The read seam: each read of a walked file asks Faults.Read with its
 // path, offset and length; Short makes the reader return that many bytes
 // with no error, Err fails it, ReadFault comes first. File.ReadAt reads
 // the rest of a short read: its caller gets every byte asked.
@@ -32,26 +30,26 @@ func TestReadSeam(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f")
 	data := randBytes(1, 10000)
 	writeFile(t, path, data)
-	f := openOne(t, path)
+	faults := &Faults{}
+	f := openOne(t, path, faults)
 	type call struct {
 		off uint64
 		n   int
 	}
 	var calls []call
-	testseam.Read = func(p string, off uint64, n int) testseam.Fault {
+	faults.Read = func(p string, off uint64, n int) Fault {
 		if p != path {
 			t.Errorf("seam called for %s", p)
 		}
 		calls = append(calls, call{off, n})
 		switch {
 		case off == 9000:
-			return testseam.Fault{Err: syscall.EIO}
+			return Fault{Err: syscall.EIO}
 		case n > 1:
-			return testseam.Fault{Short: n / 2}
+			return Fault{Short: n / 2}
 		}
-		return testseam.Fault{}
+		return Fault{}
 	}
-	defer func() { testseam.Read = nil }()
 
 	buf := make([]byte, 1000)
 	if n, err := f.Reader.ReadAt(buf, 100); n != 500 || err != nil || !bytes.Equal(buf[:n], data[100:600]) {
@@ -88,8 +86,7 @@ func TestReadSeam(t *testing.T) {
 	if n, err := f.ReadAt(buf, 9000); n != 0 || !errors.Is(err, syscall.EIO) {
 		t.Errorf("read failing: %d bytes, %v", n, err)
 	}
-	testseam.ReadFault = func(string, uint64) error { return syscall.ENXIO }
-	defer func() { testseam.ReadFault = nil }()
+	faults.ReadFault = func(string, uint64) error { return syscall.ENXIO }
 	if _, err := f.ReadAt(buf, 0); !errors.Is(err, syscall.ENXIO) {
 		t.Errorf("with ReadFault: %v", err)
 	}

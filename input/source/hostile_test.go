@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/ddtsim/ddtsim/internal/testseam"
 )
 
 // memDir is a directory for a test creating many files or directories:
@@ -317,7 +315,7 @@ func openDirT(t *testing.T, path string) int {
 	return fd
 }
 
-// Files replaced between listing and opening (testseam.BeforeOpen): by a
+// Files replaced between listing and opening (Faults.BeforeOpen): by a
 // symlink (O_NOFOLLOW refuses it; the name is then looked at again and
 // counted as what it has become, a symlink, not followed), by a
 // directory and by a FIFO nobody writes to (opened without blocking,
@@ -336,7 +334,7 @@ func testReplacedBeforeOpen(t *testing.T, openers int) {
 		writeFile(t, filepath.Join(dir, name), randBytes(1, 1000))
 	}
 	writeFile(t, filepath.Join(dir, "target"), randBytes(2, 2000))
-	testseam.BeforeOpen = func(path string) {
+	faults := &Faults{BeforeOpen: func(path string) {
 		switch filepath.Base(path) {
 		case "to-dir":
 			os.Remove(path)
@@ -348,9 +346,8 @@ func testReplacedBeforeOpen(t *testing.T, openers int) {
 			os.Remove(path)
 			os.Symlink("target", path)
 		}
-	}
-	defer func() { testseam.BeforeOpen = nil }()
-	r := walkFailsafe(t, &Walker{Openers: openers}, dir)
+	}}
+	r := walkFailsafe(t, &Walker{Openers: openers, Faults: faults}, dir)
 	if len(r.files) != 1 || filepath.Base(r.files[0]) != "target" {
 		t.Errorf("yielded %q; want target only", r.files)
 	}
@@ -394,7 +391,7 @@ func walkFailsafe(t *testing.T, w *Walker, paths ...string) failsafe {
 
 // FIFOs inside a tree and a FIFO named explicitly, each held open for
 // writing by a writer that never writes: skipped and counted, never
-// opened (testseam.BeforeOpen never sees them), the named one said; also
+// opened (Faults.BeforeOpen never sees them), the named one said; also
 // when files are opened ahead of the walk (Openers).
 func TestFIFOsNeverOpened(t *testing.T) {
 	for _, openers := range []int{0, 3} {
@@ -421,9 +418,8 @@ func testFIFOsNeverOpened(t *testing.T, openers int) {
 	}
 	var opened []string
 	var mu sync.Mutex
-	testseam.BeforeOpen = func(path string) { mu.Lock(); opened = append(opened, path); mu.Unlock() }
-	defer func() { testseam.BeforeOpen = nil }()
-	r := walkFailsafe(t, &Walker{Openers: openers}, tree, fifos[2])
+	faults := &Faults{BeforeOpen: func(path string) { mu.Lock(); opened = append(opened, path); mu.Unlock() }}
+	r := walkFailsafe(t, &Walker{Openers: openers, Faults: faults}, tree, fifos[2])
 	if len(opened) != 1 || filepath.Base(opened[0]) != "file" {
 		t.Errorf("opened %q; want the file only", opened)
 	}

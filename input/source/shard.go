@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/zeebo/blake3"
-
-	"github.com/ddtsim/ddtsim/internal/testseam"
 )
 
 // Sharding: one namespace scanned by Count independent runs (ddtsim scan
@@ -135,11 +133,11 @@ func ShardHash(fs string, ino, chunk uint64) uint64 {
 // largest whole number of records, at least one, within ShardSplitBytes
 // (1 GiB: 8192 records of 128K, 64 of 16M). A file larger than it is split
 // into chunks of that size.
-func ShardChunkBytes(recordSize uint32) uint64 {
-	split := uint64(ShardSplitBytes)
-	if testseam.ShardSplitBytes > 0 {
-		split = testseam.ShardSplitBytes
-	}
+func ShardChunkBytes(recordSize uint32) uint64 { return chunkBytes(recordSize, ShardSplitBytes) }
+
+// chunkBytes is the largest whole number of records of recordSize bytes,
+// at least one, within split bytes.
+func chunkBytes(recordSize uint32, split uint64) uint64 {
 	rs := max(uint64(recordSize), 1)
 	return max(split/rs, 1) * rs
 }

@@ -14,8 +14,6 @@ import (
 	"testing"
 
 	"github.com/zeebo/blake3"
-
-	"github.com/ddtsim/ddtsim/internal/testseam"
 )
 
 func TestParseShard(t *testing.T) {
@@ -150,12 +148,11 @@ type shardWalk struct {
 func walkShards(t *testing.T, w Walker, n uint32, cb uint64, paths ...string) []shardWalk {
 	t.Helper()
 	out := make([]shardWalk, n)
-	defer func() { testseam.BeforeOpen = nil }()
 	for i := range n {
 		w := w
 		w.Shard, w.ChunkBytes = Shard{i, n}, cb
 		sw := &out[i]
-		testseam.BeforeOpen = func(p string) { sw.opened = append(sw.opened, p) }
+		w.Faults = &Faults{BeforeOpen: func(p string) { sw.opened = append(sw.opened, p) }}
 		sw.walked = walkT(t, &w, paths...)
 	}
 	return out

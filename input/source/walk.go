@@ -87,6 +87,10 @@ type Walker struct {
 	// on the walk's goroutine, by the shard that counts the walk. The
 	// Names are valid during the call only.
 	Listed func(Names)
+	// Faults, for tests only, are the walk's test seams (see Faults):
+	// files that change before they are opened, opens and reads that
+	// fail. nil outside tests.
+	Faults *Faults
 }
 
 // Names are a directory's entries as listed: Len of them, Name(i) the
@@ -148,7 +152,7 @@ type walk struct {
 func (w *Walker) Walk(ctx context.Context, yield func(*File), warn func(path string, err error)) Counters {
 	s := newWalk(w, yield, warn)
 	if !w.Shard.Sharded() {
-		s.open = newOpeners(w.Openers)
+		s.open = newOpeners(w.Openers, w.Faults)
 	}
 	defer func() {
 		s.closeAll()
@@ -534,7 +538,7 @@ func (s *walk) visit(dirfd int, name, path string, st *unix.Stat_t, explicit, fo
 	if !sh.open {
 		return // wholly another shard's
 	}
-	fd, noatime, err := openFile(dirfd, name, path, follow)
+	fd, noatime, err := openFile(s.w.Faults, dirfd, name, path, follow)
 	if err != nil {
 		s.openFailed(path, st, err, sh)
 		return
@@ -553,7 +557,7 @@ func (s *walk) visit(dirfd int, name, path string, st *unix.Stat_t, explicit, fo
 // then counted as a symlink, or followed with Follow) or why it cannot
 // be read.
 func (s *walk) visitListed(dirfd int, name, path string) bool {
-	fd, noatime, err := openFile(dirfd, name, path, s.w.Follow)
+	fd, noatime, err := openFile(s.w.Faults, dirfd, name, path, s.w.Follow)
 	if err != nil {
 		return false
 	}
@@ -711,7 +715,7 @@ func (s *walk) prepare(path string, fd int, noatime, explicit bool, st *unix.Sta
 		count(&s.c.Special, 1, sh.counted)
 		return nil, nil
 	}
-	r := &osReader{fd: fd, noatime: noatime}
+	r := &osReader{fd: fd, noatime: noatime, faults: s.w.Faults}
 	if s.w.Guest != nil || st.Mode&unix.S_IFMT == unix.S_IFBLK {
 		// Read through an os.File (Guest's disks), or a device: blocking
 		// from the start. Other files are read as they were opened,
@@ -771,7 +775,7 @@ func (s *walk) prepareFile(path string, r *osReader, stp *unix.Stat_t, sh share)
 	var res residency
 	held := !s.w.KeepCache && size >= cacheMin
 	if held {
-		res = acquireResidency(r.fd, id, size)
+		res = acquireResidency(r.fd, id, size, s.w.Faults)
 	}
 	if s.w.Guest != nil {
 		d, err := s.w.Guest(r.f, path)
@@ -800,7 +804,7 @@ func (s *walk) prepareFile(path string, r *osReader, stp *unix.Stat_t, sh share)
 	if looksSparse && size > 0 {
 		file.Data = dataExtents(r.fd, size)
 	}
-	file.cache = newFileCache(r.fd, &st, id, size, file.Data, res, held)
+	file.cache = newFileCache(r.fd, &st, id, size, file.Data, res, held, s.w.Faults)
 	s.setShare(file, sh, size)
 	return file, nil
 }
@@ -830,7 +834,7 @@ func (s *walk) guestFile(path string, d vdisk.Disk, id devIno, st unix.Stat_t, r
 	fr := &struct {
 		f File
 		r guestReader
-	}{r: guestReader{d: d, stamp: stamp{path: path, size: uint64(st.Size), mtime: st.Mtim, regular: regular}}}
+	}{r: guestReader{d: d, faults: s.w.Faults, stamp: stamp{path: path, size: uint64(st.Size), mtime: st.Mtim, regular: regular}}}
 	// The files the image reads through (extents, data file, backing
 	// chain) are watched too, and the newest modification time of them
 	// all is the disk's: a resume then notices a changed backing file.
@@ -855,7 +859,7 @@ func (s *walk) guestFile(path string, d vdisk.Disk, id devIno, st unix.Stat_t, r
 		fr.f.Data = []Extent{} // all hole: nil would mean all data
 	}
 	if !s.w.KeepCache {
-		fr.f.cache = newGuestCache(vdisk.FilesOf(d), id, res, held)
+		fr.f.cache = newGuestCache(vdisk.FilesOf(d), id, res, held, s.w.Faults)
 	}
 	return &fr.f
 }
@@ -863,9 +867,10 @@ func (s *walk) guestFile(path string, d vdisk.Disk, id devIno, st unix.Stat_t, r
 // guestReader reads a guest's disk; Changed watches the image file and
 // the files it reads through.
 type guestReader struct {
-	stamp // of the image file
-	d     vdisk.Disk
-	parts []part
+	stamp  // of the image file
+	d      vdisk.Disk
+	parts  []part
+	faults *Faults // the walk's (Walker.Faults)
 }
 
 // part is a file an image reads through (vdisk.Filer), as it was when
@@ -876,8 +881,8 @@ type part struct {
 }
 
 func (r *guestReader) ReadAt(p []byte, off int64) (int, error) {
-	if faults() {
-		return r.faultyRead(r.d, p, off)
+	if r.faults.reads() {
+		return r.faults.read(r.path, r.d, p, off)
 	}
 	return r.d.ReadAt(p, off)
 }
@@ -939,6 +944,7 @@ type osReader struct {
 	f        *os.File // made of fd (Guest), which it then owns; nil: none
 	noatime  bool     // fd was opened O_NOATIME
 	blocking atomic.Bool
+	faults   *Faults // the walk's (Walker.Faults)
 }
 
 // stamp is what a file was when it was opened, to tell whether it
@@ -961,8 +967,8 @@ func (s *stamp) changedTo(st *unix.Stat_t, what string) error {
 }
 
 func (r *osReader) ReadAt(p []byte, off int64) (int, error) {
-	if faults() {
-		return r.faultyRead(readerAt(r.pread), p, off)
+	if r.faults.reads() {
+		return r.faults.read(r.path, readerAt(r.pread), p, off)
 	}
 	return r.pread(p, off)
 }

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ddtsim/ddtsim/internal/testseam"
 	"golang.org/x/sys/unix"
 )
 
@@ -182,13 +181,12 @@ func TestVanishedFile(t *testing.T) {
 	gone := filepath.Join(dir, "gone")
 	writeFile(t, gone, randBytes(1, 1000))
 	writeFile(t, filepath.Join(dir, "stays"), randBytes(2, 1000))
-	testseam.BeforeOpen = func(path string) {
+	faults := &Faults{BeforeOpen: func(path string) {
 		if path == gone {
 			os.Remove(path)
 		}
-	}
-	defer func() { testseam.BeforeOpen = nil }()
-	r := walkT(t, &Walker{}, dir)
+	}}
+	r := walkT(t, &Walker{Faults: faults}, dir)
 	if len(r.warns) != 1 || !strings.Contains(r.warns[0], "no such file") || r.c.Files != 1 || len(r.files) != 1 {
 		t.Errorf("warnings %q, counters %+v; want one ENOENT warning and 1 file", r.warns, r.c)
 	}

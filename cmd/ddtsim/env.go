@@ -1,0 +1,51 @@
+package main
+
+import (
+	"runtime"
+
+	"github.com/ddtsim/ddtsim/input/source"
+)
+
+// env is what the commands take from their process beyond their flags and
+// streams. main's is nil: the process's own. The tests, which run the
+// commands in their own process, give each command theirs (testEnv), so
+// that a command does not change the test process's GOMAXPROCS, and a
+// test's faults and hooks reach its own commands only: no package variable
+// holds them, and tests may run in parallel.
+type env struct {
+	// setMaxProcs, when set, replaces runtime.GOMAXPROCS for capCPUs
+	// (tests record the calls instead).
+	setMaxProcs func(n int) int
+	// faults, for tests: the walk's test seams of every scan and sweep
+	// the command runs (source.Faults); nil outside tests.
+	faults *source.Faults
+	// done, for tests: runs after each run of records a scan accounts
+	// (scan.Options.Done), to interrupt it at a chosen point; nil
+	// outside tests.
+	done func()
+}
+
+// maxProcs is runtime.GOMAXPROCS(n), or what replaces it in e (e may be
+// nil).
+func (e *env) maxProcs(n int) int {
+	if e == nil || e.setMaxProcs == nil {
+		return runtime.GOMAXPROCS(n)
+	}
+	return e.setMaxProcs(n)
+}
+
+// sourceFaults is e.faults; nil for a nil e.
+func (e *env) sourceFaults() *source.Faults {
+	if e == nil {
+		return nil
+	}
+	return e.faults
+}
+
+// doneHook is e.done; nil for a nil e.
+func (e *env) doneHook() func() {
+	if e == nil {
+		return nil
+	}
+	return e.done
+}
