@@ -45,6 +45,7 @@ func scanT(t *testing.T, p *zio.Policy, sp model.Sparse, paths ...string) (*Anal
 // Zero records: holes with compression on; with compression off, holes only
 // when copied sparse (cp --sparse=always, or auto on a sparse-looking file).
 func TestZeroRecordsAndSparseModes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// dense: 128K random + 128K zeros written as data (not sparse on disk).
 	testkit.Write(t, filepath.Join(dir, "dense"), append(testkit.Rand(3, 128<<10), make([]byte, 128<<10)...))
@@ -96,6 +97,7 @@ func TestZeroRecordsAndSparseModes(t *testing.T) {
 // goes on: the walk's counters (package source, which tests the walk
 // itself) reach the scan's, and its files are scanned.
 func TestWalkSpecialEntries(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := testkit.Rand(5, 300<<10)
 	testkit.Write(t, filepath.Join(dir, "a", "file"), data)
@@ -129,6 +131,7 @@ func TestWalkSpecialEntries(t *testing.T) {
 
 // A duplicate content is compressed once; refcnt and buckets follow.
 func TestDedupAndCompressOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rec := testkit.Rand(9, 128<<10)
 	var img []byte
@@ -150,6 +153,7 @@ func TestDedupAndCompressOnce(t *testing.T) {
 
 // The result does not depend on the number of workers.
 func TestDeterministicAcrossJobs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for i := 0; i < 20; i++ {
 		data := testkit.Rand(int64(i%7), 50000+i*40000)

@@ -139,6 +139,7 @@ func spanIDs(spans ...Span) []uint64 {
 // The result is exactly a clean scan's of the same tree with that file
 // made of just those records, but for the file's size and the error.
 func TestReadErrorInSplitFile(t *testing.T) {
+	t.Parallel()
 	const bad = 100 // the record whose read fails, in chunk 1 (64-127)
 	// The records the workers on chunks 0, 2 and 3 are reading when the
 	// error comes: they wait for it.
@@ -214,6 +215,7 @@ func TestReadErrorInSplitFile(t *testing.T) {
 // the scan reads the rest and ends exactly as a clean scan, without a
 // warning, whatever the number of workers.
 func TestShortReads(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		tree  func(*testing.T, string)
@@ -253,6 +255,7 @@ func TestShortReads(t *testing.T) {
 // no warning: the result is exactly a clean scan's of the tree as it was
 // before the rename. The file renamed in is not read.
 func TestFileReplacedWhileRead(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tree := filepath.Join(dir, "tree")
 	faultTree(t, tree)
@@ -294,6 +297,7 @@ func TestFileReplacedWhileRead(t *testing.T) {
 // chunks and the other files: the scan waits for them and ends exactly as
 // a clean scan. Nothing here measures time.
 func TestSlowReads(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	faultTree(t, dir)
 	p := testkit.Policy(t, zio.LZ4)
@@ -332,6 +336,7 @@ func TestSlowReads(t *testing.T) {
 // once, those not read yet are left out, and the warning says that
 // records past the new end were counted.
 func TestFileTruncatedBehindTheReads(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f := filepath.Join(dir, "big")
 	data := testkit.Rand(61, 320*rec)

@@ -13,6 +13,7 @@ import (
 // TestSeenSet: a hash met again is a repeat until the set is reset, over
 // a full indirect block's worth of hashes and across generations.
 func TestSeenSet(t *testing.T) {
+	t.Parallel()
 	var s seenSet
 	s.reset()
 	for round := range 3 {
@@ -43,6 +44,7 @@ func TestSeenSet(t *testing.T) {
 // new user: the sparse one had none), at recordsizes whose chunks lie
 // within an indirect block (128K) and span two (4K).
 func TestZeroRunIndirect(t *testing.T) {
+	t.Parallel()
 	for _, rs := range []uint32{128 << 10, 4 << 10} {
 		dir := t.TempDir()
 		size := int64(300 << 20)

@@ -75,6 +75,7 @@ func (p *progress) skip(t *testing.T) func(FileInfo) ([]Span, error) {
 // An interrupted scan continued with Resume (several times over) ends with
 // exactly the table and counters of an uninterrupted scan.
 func TestResumeEqualsUninterrupted(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("scans the golden inputs several times")
 	}
@@ -142,6 +143,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 // A file done in part and changed before the resume is skipped with a
 // warning; a file done completely is not read again.
 func TestResumeSkipsChangedAndDoneFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	testkit.Write(t, a, testkit.Rand(1, 1<<20))
@@ -189,6 +191,7 @@ func TestResumeSkipsChangedAndDoneFiles(t *testing.T) {
 // done, the others are read again by the resumed scan, which then ends
 // as a scan without the error.
 func TestResumeRetriesAfterReadError(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f := filepath.Join(dir, "f")
 	testkit.Write(t, f, testkit.Rand(3, 20<<20)) // 160 records, 3 chunks

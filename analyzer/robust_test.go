@@ -24,6 +24,7 @@ import (
 // An EIO in the middle of one file: reported with path and reason, counted,
 // the other files scanned in full.
 func TestReadErrorIsReportedAndScanGoesOn(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad")
 	testkit.Write(t, bad, testkit.Rand(1, 512<<10))
@@ -52,6 +53,7 @@ func TestReadErrorIsReportedAndScanGoesOn(t *testing.T) {
 // A file that grows, or shrinks, while it is read: a warning, counted as
 // changed, not as an error.
 func TestFileChangedDuringScan(t *testing.T) {
+	t.Parallel()
 	for _, grow := range []bool{true, false} {
 		dir := t.TempDir()
 		f := filepath.Join(dir, "log")
@@ -79,6 +81,7 @@ func TestFileChangedDuringScan(t *testing.T) {
 // A sparse file of 8 TiB apparent size with 128 KiB of data: hole runs are
 // accounted in one step (the record count is exact, only data is read).
 func TestHugeSparseFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f := filepath.Join(dir, "huge")
 	h, err := os.Create(f)
@@ -178,6 +181,7 @@ func TestHugeSparseFile8EiB(t *testing.T) {
 // Hole runs cost nothing per record even at recordsize 512: a 1 TiB
 // sparse file is 2^31 records.
 func TestSparseFileSmallRecordsize(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f := filepath.Join(dir, "tb")
 	h, err := os.Create(f)
@@ -203,6 +207,7 @@ func TestSparseFileSmallRecordsize(t *testing.T) {
 // how much it does not cover (found by a new user: a mode-000 file
 // vanished from the totals).
 func TestUnopenableFileCounted(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad")
 	testkit.Write(t, bad, testkit.Rand(1, 300<<10))
@@ -232,6 +237,7 @@ func TestUnopenableFileCounted(t *testing.T) {
 // boundary (10 MiB, 80 records: the read of record 80 finds nothing), the
 // same.
 func TestFileTruncatedWhileRead(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		early uint64 // records of the third chunk read before the truncation
@@ -311,6 +317,7 @@ func TestFileTruncatedWhileRead(t *testing.T) {
 // checked for changes once accounted: an image still being written looks
 // empty at open, and must not pass for an empty disk silently.
 func TestAllHoleFileChanged(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "thin")
 	if err := os.WriteFile(p, nil, 0o644); err != nil {

@@ -17,6 +17,7 @@ import (
 // compressibility, each repeated 1 to 12 times (known answer: the full
 // scan).
 func TestSampleEstimatesCoverTruth(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := rand.New(rand.NewSource(42))
 	f, err := os.Create(filepath.Join(dir, "data"))
@@ -116,6 +117,7 @@ func TestSampleEstimatesCoverTruth(t *testing.T) {
 // catches it (found by a new user: 234M of 4K records, half of them one
 // content, dedup 1.97, sampled at 1/64 as "1.00 (95%: 1.00 to 1.01)").
 func TestSampleSkewedByHotContent(t *testing.T) {
+	t.Parallel()
 	const n = 16
 	r := rand.New(rand.NewSource(7))
 	hot := make([]byte, 4096)

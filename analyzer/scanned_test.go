@@ -20,6 +20,7 @@ import (
 // (empty, smaller than a record, with a short last record, sparse, all
 // holes), cut as files and as volumes.
 func TestScannedBytesOfCompleteScan(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	testkit.Write(t, filepath.Join(dir, "empty"), nil)
 	testkit.Write(t, filepath.Join(dir, "tiny"), testkit.Rand(1, 100))
@@ -70,6 +71,7 @@ func TestScannedBytesOfCompleteScan(t *testing.T) {
 // is the bytes of the records reported done, less than LogicalBytes. A
 // file that cannot be read is not covered either.
 func TestScannedBytesOfPartialScan(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for i, n := range []int{3 << 20, 5<<20 + 3, 2 << 20} {
 		testkit.Write(t, filepath.Join(dir, string(rune('a'+i))), testkit.Rand(int64(10+i), n))

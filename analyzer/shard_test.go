@@ -18,6 +18,7 @@ import (
 
 // unionSpans, subtractSpans and covers against sets of records.
 func TestSpanSets(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(1))
 	runs := func(n uint64) ([]Span, map[uint64]bool) {
 		var out []Span
@@ -70,6 +71,7 @@ func TestSpanSets(t *testing.T) {
 // all the shards, as in one scan: the owner of its chunk 0 counts it; the
 // other shards that would read some of it say so, naming that shard.
 func TestShardUnopenableSplitFileCountedOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad")
 	testkit.Write(t, bad, testkit.Rand(1, 4<<20))

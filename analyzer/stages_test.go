@@ -22,6 +22,7 @@ import (
 // walk's time within the scan's, its waiting within its time. Print lists
 // them all.
 func TestStages(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for i := range 40 {
 		testkit.Write(t, filepath.Join(dir, fmt.Sprintf("f%02d", i)), testkit.Rand(int64(i%10), 300<<10))

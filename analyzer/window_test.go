@@ -19,6 +19,7 @@ import (
 // oldest unfinished one on are ever outstanding, and the result is the
 // unbounded scan's.
 func TestFilesAheadBound(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	slow := filepath.Join(dir, "a-slow")
 	testkit.Write(t, slow, testkit.Rand(1, 3<<17))

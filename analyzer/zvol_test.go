@@ -41,6 +41,7 @@ func scanZvol(t *testing.T, p *zio.Policy, zvol bool, paths ...string) (*Analysi
 // Each file becomes a volume: blocks of exactly volblocksize, the last one
 // zero-padded, however small the file.
 func TestZvolScanBlocks(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	small := testkit.Rand(21, 5000)
 	testkit.Write(t, filepath.Join(dir, "f5000"), small)
@@ -95,6 +96,7 @@ func testPolicyRS(t *testing.T, comp zio.Compression, rs uint32) *zio.Policy {
 // A file whose size is a multiple of the block size is cut alike as a file
 // (recordsize) and as a volume (volblocksize): same blocks, same table.
 func TestZvolEqualsRecordsizeWhenAligned(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rec := testkit.Rand(31, 16<<10)
 	var img []byte

@@ -70,6 +70,7 @@ func randomScans(t *testing.T, m model.Model, n, keys int, seed uint64) ([]strin
 // The streaming merge gives what one table holding every scan's entries
 // gives, whatever the number of partitions merged at once.
 func TestMergeEqualsOneTable(t *testing.T) {
+	t.Parallel()
 	m, _ := testModel(t)
 	m.Sample = 1
 	for _, c := range []struct {
@@ -102,6 +103,7 @@ func TestMergeEqualsOneTable(t *testing.T) {
 
 // Sampled scans merged give the estimate of the merged sample.
 func TestMergeSample(t *testing.T) {
+	t.Parallel()
 	m, _ := testModel(t) // sample 4
 	paths, all := randomScans(t, m, 3, 1500, 9)
 	got, err := Merge(paths, MergeOptions{})
@@ -156,6 +158,7 @@ func corrupt(t *testing.T, change func(dir string, m *Manifest)) error {
 }
 
 func TestMergeRefusesDamagedTables(t *testing.T) {
+	t.Parallel()
 	part := func(dir string) string { return filepath.Join(dir, PartName(3)) }
 	for _, c := range []struct {
 		name   string
@@ -237,6 +240,7 @@ func setPart(t *testing.T, dir string, m *Manifest, p int) {
 
 // What replaces what: only saved scans, empty directories and files.
 func TestCheckReplaceable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	m, _ := testModel(t)
 	paths, _ := randomScans(t, m, 1, 10, 1)
@@ -311,6 +315,7 @@ func TestReaderMemory(t *testing.T) {
 
 // A Write that fails leaves the old scan as it was and nothing beside it.
 func TestWriteFailureLeavesNothing(t *testing.T) {
+	t.Parallel()
 	m, _ := testModel(t)
 	paths, _ := randomScans(t, m, 2, 500, 5)
 	before, err := Read(paths[0], DecodeOptions{})

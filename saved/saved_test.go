@@ -88,6 +88,7 @@ func encode(t *testing.T, s *Scan) []byte {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	s := testScan(t)
 	path := filepath.Join(t.TempDir(), "scan")
 	if err := Write(path, s); err != nil {
@@ -149,6 +150,7 @@ func TestRoundTrip(t *testing.T) {
 
 // The non-UTF-8 path is kept byte for byte, as base64 in the JSON.
 func TestPathJSON(t *testing.T) {
+	t.Parallel()
 	for _, p := range []Path{"plain/ü", "odd\xff\xfe", "", "tab\tnl\n"} {
 		b, err := json.Marshal(p)
 		if err != nil {
@@ -184,6 +186,7 @@ func readParts(t *testing.T, dir string) map[string][]byte {
 
 // Files of format version 1 are still read.
 func TestReadV1(t *testing.T) {
+	t.Parallel()
 	s := testScan(t)
 	path := filepath.Join(t.TempDir(), "old.ddts")
 	if err := os.WriteFile(path, encode(t, s), 0o644); err != nil {
@@ -209,6 +212,7 @@ func TestReadV1(t *testing.T) {
 }
 
 func TestTruncatedCorruptAndForeignFiles(t *testing.T) {
+	t.Parallel()
 	good := encode(t, testScan(t))
 	decode := func(b []byte) error {
 		_, err := decodeV1(bytes.NewReader(b), DecodeOptions{})
@@ -270,6 +274,7 @@ func TestTruncatedCorruptAndForeignFiles(t *testing.T) {
 }
 
 func TestAddRun(t *testing.T) {
+	t.Parallel()
 	var runs [][2]uint64
 	for _, r := range [][2]uint64{{10, 20}, {30, 40}, {0, 5}, {20, 30}, {50, 60}, {45, 46}, {5, 10}, {44, 61}} {
 		runs = addRun(runs, r)
@@ -280,6 +285,7 @@ func TestAddRun(t *testing.T) {
 }
 
 func TestTracker(t *testing.T) {
+	t.Parallel()
 	saved := []File{
 		{Path: "done", Ino: 1, Size: 100, Mtime: 5, Records: 1, Done: [][2]uint64{{0, 1}}},
 		{Path: "half", Ino: 2, Size: 1 << 20, Mtime: 5, Records: 8, Done: [][2]uint64{{0, 4}}},
@@ -319,6 +325,7 @@ func TestTracker(t *testing.T) {
 }
 
 func TestMergeRefusesOtherModels(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := testScan(t)
 	b := testScan(t)
@@ -366,6 +373,7 @@ func TestMergeRefusesOtherModels(t *testing.T) {
 // below them); a saved file taken on again is not listed from the saved
 // scan again (it would be read twice).
 func TestTrackerPosition(t *testing.T) {
+	t.Parallel()
 	fi := func(path string, records uint64) analyzer.FileInfo {
 		return analyzer.FileInfo{Path: path, Ino: uint64(len(path)), Size: records << 17, Records: records}
 	}

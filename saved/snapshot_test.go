@@ -83,6 +83,7 @@ func BenchmarkTakeSnapshot(b *testing.B) {
 // process (a scan's next checkpoints and its end), which replace that one;
 // the other content is left alone.
 func TestWriteKeptBesideAgain(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "scan")
 	if err := os.MkdirAll(filepath.Join(path, "mine"), 0o755); err != nil {

@@ -16,6 +16,7 @@ import (
 
 // What a Go engineer calling the library hit (each failed before its fix).
 func TestRunAsALibraryUser(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	for i := range 8 {

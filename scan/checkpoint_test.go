@@ -29,6 +29,7 @@ import (
 // (the last file's, held until they are seen): a hung read holds no
 // checkpoint back.
 func TestCheckpointOnFullDisk(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for i := range 40 {
 		data := testkit.Rand(int64(i%30), 256<<10) // some files alike

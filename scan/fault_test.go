@@ -15,6 +15,7 @@ import (
 // same seam, and the scan reads the rest; the result is exactly a clean
 // scan's, without a problem.
 func TestGuestShortReads(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	raw := filepath.Join(t.TempDir(), "raw")

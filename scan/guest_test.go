@@ -40,6 +40,7 @@ func runGuest(t *testing.T, set model.Settings, opts scan.Options, paths ...stri
 
 // A thin image reads nothing: its unallocated terabyte is holes.
 func TestGuestThinImages(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	for _, f := range []string{"qcow2", "vmdk", "vhdx"} {
@@ -60,6 +61,7 @@ func TestGuestThinImages(t *testing.T) {
 
 // Clones of one base image share its blocks: --by file shows which.
 func TestGuestClonesByFile(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	base := testkit.Rand(1, 4<<20)
@@ -100,6 +102,7 @@ func TestGuestClonesByFile(t *testing.T) {
 // together (a shell glob of *.vmdk), make one disk: the extents are read
 // through the descriptor only. Without --guest they are three files.
 func TestGuestVMDKExtentsOnce(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	raw := filepath.Join(t.TempDir(), "raw")
@@ -127,6 +130,7 @@ func TestGuestVMDKExtentsOnce(t *testing.T) {
 // Images that cannot be read are problems naming the image and the
 // reason; the other files are scanned.
 func TestGuestBadImages(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.raw")
@@ -192,6 +196,7 @@ func TestGuestBadImages(t *testing.T) {
 // A guest scan interrupted half way and resumed gives the uninterrupted
 // scan's table, byte for byte; the saved scan says it read guests' disks.
 func TestGuestSaveResume(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	raw := filepath.Join(t.TempDir(), "raw")
@@ -261,6 +266,7 @@ func textOf(t *testing.T, rep *report.Report) string {
 // directory as qemu finds it: "link/.." is where the kernel takes it, not
 // what cleaning the text gives.
 func TestGuestBackingThroughSymlink(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	root := t.TempDir()
 	for _, d := range []string{"store/base", "store/vms"} {
@@ -284,6 +290,7 @@ func TestGuestBackingThroughSymlink(t *testing.T) {
 // A backing file written to while its clone is read, or between a save
 // and its resume, is noticed as the image itself would be.
 func TestGuestBackingFileChanged(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	raw := filepath.Join(t.TempDir(), "raw")
@@ -331,6 +338,7 @@ func TestGuestBackingFileChanged(t *testing.T) {
 // With --guest a raw disk and the same disk as qcow2 are imported alike:
 // the same figures, compression=off included (zeros skipped).
 func TestGuestRawLikeQcow2(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	data := testkit.Rand(11, 4<<20)
@@ -346,6 +354,7 @@ func TestGuestRawLikeQcow2(t *testing.T) {
 
 // A qcow2 and its external data file in one directory make one disk.
 func TestGuestQcow2DataFileOnce(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	raw := filepath.Join(t.TempDir(), "raw")

@@ -67,6 +67,7 @@ func entryTimes(t *testing.T, root string) map[string]times {
 // is scanned again through a read-only bind mount: the same result, no
 // error, nothing changed.
 func TestScanNeverWrites(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tree := filepath.Join(dir, "tree")
 	testkit.Write(t, filepath.Join(tree, "a", "big"), testkit.Rand(1, 3<<20))

@@ -83,6 +83,7 @@ func writeRandom(t *testing.T, path string, seed int64, n int) {
 // file data are those found so far, in every format; one whose walk had
 // finished says that they are all; a complete scan says neither.
 func TestPartialScanSaysHowFarTheWalkGot(t *testing.T) {
+	t.Parallel()
 	many := t.TempDir()
 	for i := range 300 {
 		writeRandom(t, filepath.Join(many, fmt.Sprintf("f%03d", i)), int64(i), 64<<10)

@@ -50,6 +50,7 @@ func compareRecordsizes(t *testing.T, model_, pool uint32, paths ...string) *com
 // the first likely cause names the recordsize, not snapshots or
 // compression. The other way round too.
 func TestCompareBlamesRecordsizeBothWays(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := rand.New(rand.NewSource(7))
 	for i, size := range []int{300 << 10, 1500 << 10, 700 << 10, 3300 << 10, 90 << 10, 2100 << 10} {

@@ -17,6 +17,7 @@ import (
 // verdict (found by a new user: "compression alone saves 48.4%; dedup adds
 // nothing" with compression=off on data of dedup 2.00).
 func TestDecisionFromAnUnreliableSample(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(1, 2))
 	var b bytes.Buffer

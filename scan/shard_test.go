@@ -150,6 +150,7 @@ func checkShards(t *testing.T, sh *shards, single *scan.Result, want string) {
 // split into chunks, and the shards saved and merged: the zdb -S text real
 // OpenZFS printed, byte for byte, and the counters of one scan.
 func TestShardsMergedEqualOneScan(t *testing.T) {
+	t.Parallel()
 	cases, inputs := golden.ForScanTest(t)
 	names := map[string]bool{"lz4-128k-a12": true, "off-128k-a12-never": true, "off-128k-a12-auto": true, "off-128k-a12-always": true,
 		"lz4-1m-a12": true, "lz4-4k-a12": true, "lz4-128k-a12-dedup": true, "v21-lz4-16k-raidz2x6-a12": true}
@@ -194,6 +195,7 @@ func TestShardsMergedEqualOneScan(t *testing.T) {
 // VMDK (twoGbMaxExtentSparse: a descriptor and its extent files) images
 // read with --guest, whose extents go with their image: real zdb -S.
 func TestShardsMergedZvolAndGuest(t *testing.T) {
+	t.Parallel()
 	cases, inputs := golden.ForZvolTest(t)
 	var c golden.Case
 	for _, k := range cases {
@@ -256,6 +258,7 @@ func TestShardsMergedZvolAndGuest(t *testing.T) {
 // A generated tree with hard links, a repeated path, a sparse file, empty
 // files and symlinks, in 1 to 5 shards: merged, the scan of everything.
 func TestShardsMergedGeneratedTree(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var prev string
 	for i := range 40 {
@@ -338,6 +341,7 @@ func runShardsOpts(t *testing.T, set model.Settings, paths []string, n uint32, o
 // shard, and the shards merged are the scan of everything. Resuming with
 // another shard, or none, is refused.
 func TestShardResumeKeepsShard(t *testing.T) {
+	t.Parallel()
 	_, inputs := golden.ForScanTest(t)
 	c, err := golden.FindCase("lz4-128k-a12")
 	if err != nil {
@@ -418,6 +422,7 @@ func TestShardResumeKeepsShard(t *testing.T) {
 
 // Options that cannot go with a shard are refused before scanning.
 func TestShardUsage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	testkit.Write(t, filepath.Join(dir, "f"), []byte("x"))
 	var ue *scan.UsageError
@@ -437,6 +442,7 @@ func TestShardUsage(t *testing.T) {
 // after the file changed: the file is skipped whatever happened to it, as
 // a file done completely is, without an error; its records done stay.
 func TestShardResumeSkipsItsDoneShareOfAChangedFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	big := filepath.Join(dir, "a-big")
 	testkit.Write(t, big, testkit.Rand(1, 4<<20)) // 32 records, 16 chunks of 2

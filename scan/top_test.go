@@ -19,6 +19,7 @@ import (
 // one "(N others)" row of their sums, and the rows still add up exactly
 // to the total.
 func TestBreakdownLargestFirstAndTop(t *testing.T) {
+	t.Parallel()
 	for _, by := range []string{"dir", "ext", "size", "file"} {
 		for _, fold := range []bool{false, true} {
 			top := 0
@@ -128,6 +129,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 // --top without --by, or below 0, is refused before anything is scanned.
 func TestTopUsage(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		opts scan.Options
 		want string

@@ -10,6 +10,7 @@ import (
 // (it said "copies=1,2: invalid (accepted: 1, 2, 3)"). dedup=sha256,verify
 // is one value, not a list.
 func TestLanesListsOnlyForRecordsizeAndCompression(t *testing.T) {
+	t.Parallel()
 	_, _, err := Lanes(model.Text{Properties: []string{"copies=1,2"}})
 	if err == nil || err.Error() != "-o copies=1,2: a sweep takes lists for recordsize and compression only; run one sweep per copies value" {
 		t.Errorf("copies=1,2: %v", err)

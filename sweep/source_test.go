@@ -22,6 +22,7 @@ import (
 // not in Errors; a FIFO named is skipped with a warning; symlinks inside
 // directories and hard links are skipped.
 func TestSweepWalksAsTheScan(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := make([]byte, 300<<10)
 	rand.New(rand.NewSource(1)).Read(data)
@@ -78,6 +79,7 @@ func TestSweepWalksAsTheScan(t *testing.T) {
 // them, without a warning (source.File.ReadAt; before, each file was cut
 // at its first read as if it had shrunk).
 func TestSweepShortReads(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := make([]byte, 3<<20+777)
 	rand.New(rand.NewSource(2)).Read(data)

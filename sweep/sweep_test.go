@@ -77,6 +77,7 @@ func sumSizes(t *testing.T, paths []string) (n uint64) {
 // Every lane equals the analyzer's scan of the same policy, and every byte
 // is read once.
 func TestSweepEqualsScans(t *testing.T) {
+	t.Parallel()
 	paths, err := golden.Inputs()
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +114,7 @@ func TestSweepEqualsScans(t *testing.T) {
 }
 
 func TestSweepRejectsMixedLanes(t *testing.T) {
+	t.Parallel()
 	ls := lanes(t, []uint32{4 << 10, 8 << 10}, []zio.Compression{zio.Off})
 	ls[1].Copies = 2
 	if _, err := Run(context.Background(), []string{t.TempDir()}, Options{Lanes: ls}); err == nil {
@@ -127,6 +129,7 @@ func TestSweepRejectsMixedLanes(t *testing.T) {
 // found and its size, and every byte done (read, or skipped in a source
 // hole) once for all lanes.
 func TestSweepProgress(t *testing.T) {
+	t.Parallel()
 	paths, err := golden.Inputs()
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +151,7 @@ func TestSweepProgress(t *testing.T) {
 // With Guest, every lane equals the scan of guest disks: a qcow2 over a
 // backing file and a streamOptimized VMDK, compression off and lz4.
 func TestSweepGuestEqualsScans(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	raw := filepath.Join(t.TempDir(), "raw")

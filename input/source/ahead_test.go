@@ -101,6 +101,7 @@ func TestOpenAheadSameWalk(t *testing.T) {
 // were opened already (by an opener, while the walk did something
 // else): the opens are made ahead, not merely moved.
 func TestOpenAheadOpensAhead(t *testing.T) {
+	t.Parallel()
 	root := aheadTree(t)
 	var mu sync.Mutex
 	opened := map[string]bool{}

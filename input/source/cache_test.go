@@ -293,6 +293,7 @@ func TestDropsGuestImage(t *testing.T) {
 // window read before them (or from the file's start), each once; the
 // holes of a sparse file count as read.
 func TestDroppable(t *testing.T) {
+	t.Parallel()
 	const mib = 1 << 20
 	for _, c := range []struct {
 		name  string
@@ -327,6 +328,7 @@ func TestDroppable(t *testing.T) {
 
 // insertRange merges what touches; subtract cuts out.
 func TestRanges(t *testing.T) {
+	t.Parallel()
 	var rs []Extent
 	for _, r := range []Extent{x(10, 20), x(30, 40), x(50, 60), x(20, 25), x(0, 5), x(28, 52)} {
 		rs = insertRange(rs, r.Off, r.End)

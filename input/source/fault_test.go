@@ -27,6 +27,7 @@ func openOne(t *testing.T, path string, faults *Faults) *File {
 // with no error, Err fails it, ReadFault comes first. File.ReadAt reads
 // the rest of a short read: its caller gets every byte asked.
 func TestReadSeam(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "f")
 	data := randBytes(1, 10000)
 	writeFile(t, path, data)
@@ -109,6 +110,7 @@ func (*stuck) Close() error   { return nil }
 // A reader that stops returning bytes without an error does not hang
 // File.ReadAt: after maxEmptyReads reads it fails with io.ErrNoProgress.
 func TestReadAtNoProgress(t *testing.T) {
+	t.Parallel()
 	r := &stuck{}
 	f := &File{Reader: r}
 	n, err := f.ReadAt(make([]byte, 10), 0)

@@ -16,6 +16,7 @@ import (
 // disk (size, data, always sparse; raw files sparse too), parts are
 // skipped and counted, and a change to the image file is noticed.
 func TestGuestHook(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// disk.img: 1 MiB with data in its second 64K only (a hole before).
 	f, err := os.Create(filepath.Join(dir, "disk.img"))

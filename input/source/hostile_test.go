@@ -160,6 +160,7 @@ func walkProbeFiles(t *testing.T, w *Walker, path string, each func(*File)) walk
 // opened ahead while the walk went down "d", is closed with level 10's
 // descriptor and opened again when the walk comes back.
 func TestDirectoryMovedDuringWalk(t *testing.T) {
+	t.Parallel()
 	for _, openers := range []int{0, 3} {
 		t.Run(fmt.Sprintf("openers=%d", openers), func(t *testing.T) { testDirectoryMovedDuringWalk(t, openers) })
 	}
@@ -286,6 +287,7 @@ func TestMillionEntries(t *testing.T) {
 // names are 255 bytes too, 20 deep (a path of 5 KB): found and read. A
 // name of 256 bytes is refused by the file system itself.
 func TestLongNames(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	long := strings.Repeat("n", 255)
 	utf := strings.Repeat("€", 85) // 3 bytes each
@@ -323,6 +325,7 @@ func openDirT(t *testing.T, path string) int {
 // followed, read or waited on. The same when the files are opened ahead
 // of the walk (Openers).
 func TestReplacedBeforeOpen(t *testing.T) {
+	t.Parallel()
 	for _, openers := range []int{0, 3} {
 		t.Run(fmt.Sprintf("openers=%d", openers), func(t *testing.T) { testReplacedBeforeOpen(t, openers) })
 	}
@@ -394,6 +397,7 @@ func walkFailsafe(t *testing.T, w *Walker, paths ...string) failsafe {
 // opened (Faults.BeforeOpen never sees them), the named one said; also
 // when files are opened ahead of the walk (Openers).
 func TestFIFOsNeverOpened(t *testing.T) {
+	t.Parallel()
 	for _, openers := range []int{0, 3} {
 		t.Run(fmt.Sprintf("openers=%d", openers), func(t *testing.T) { testFIFOsNeverOpened(t, openers) })
 	}

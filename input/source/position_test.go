@@ -11,6 +11,7 @@ import (
 // compares −1, on a tree whose names make bytewise order of whole paths
 // differ from the walk's ("a.txt" sorts before "a/x" as a string).
 func TestPositionIsWalkOrder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, p := range []string{"a/x", "a/y/z", "a.txt", "a-b", "a0", "b", "a/y.z", "a/y/a", "A", "a/\xff", "a/ä"} {
 		full := filepath.Join(dir, p)

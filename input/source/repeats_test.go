@@ -55,6 +55,7 @@ func walkProbe(t *testing.T, w *Walker, n int, probe func(s *walk)) (Counters, [
 // links of two directories are remembered at once, and none at the end.
 // Its counters are those of a walk remembering everything.
 func TestWalkMemoryIndependentOfFiles(t *testing.T) {
+	t.Parallel()
 	const dirs, perDir, linked = 200, 1000, 5
 	root := memDir(t)
 	rfd := openDir(t, root)
@@ -113,6 +114,7 @@ func TestWalkMemoryIndependentOfFiles(t *testing.T) {
 // remembered. A file named and also met in a directory named is
 // remembered whatever its links (a repeat, not a new name).
 func TestHardLinksForgotten(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tree := filepath.Join(dir, "tree")
 	for _, d := range []string{"a", "b", "c"} {
@@ -158,6 +160,7 @@ func TestHardLinksForgotten(t *testing.T) {
 // after its own path in the walk, and so is a file mounted over another.
 // The walk remembers the mount points, not the files.
 func TestBindMountsWalkedOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "m", "src")
 	writeFile(t, filepath.Join(src, "deep", "f"), randBytes(1, 5000))
@@ -192,6 +195,7 @@ func TestBindMountsWalkedOnce(t *testing.T) {
 // (not an ancestor: a sibling met earlier) is a repeat, as a loop is:
 // every identity is remembered then.
 func TestFollowRepeatsAnywhere(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "a", "f"), randBytes(1, 1000))
 	os.Mkdir(filepath.Join(dir, "b"), 0o755)

@@ -17,6 +17,7 @@ import (
 )
 
 func TestParseShard(t *testing.T) {
+	t.Parallel()
 	for v, want := range map[string]Shard{
 		"0/4":         {0, 4},
 		"3/4":         {3, 4},
@@ -70,6 +71,7 @@ func TestParseShard(t *testing.T) {
 // evenly, numbered in sequence as file systems number them, also over a
 // power-of-two count of shards.
 func TestShardHash(t *testing.T) {
+	t.Parallel()
 	b := make([]byte, 16)
 	binary.BigEndian.PutUint64(b, 1234567)
 	binary.BigEndian.PutUint64(b[8:], 89)
@@ -107,6 +109,7 @@ func TestShardHash(t *testing.T) {
 // the same walk order name them alike, and so put every file in the same
 // shard.
 func TestFileSystemNameIndependentOfDevice(t *testing.T) {
+	t.Parallel()
 	type meet struct {
 		dev  uint64
 		path string // below the path named
@@ -174,6 +177,7 @@ func identOf(t *testing.T, path string) ident {
 // skips the extra names as a walk of everything does; with CountLinks it
 // yields them all.
 func TestShardKeepsHardLinksTogether(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f := filepath.Join(dir, "a", "f")
 	writeFile(t, f, randBytes(1, 5000))
@@ -282,6 +286,7 @@ func genTree(t *testing.T, dir string, rng *rand.Rand) []string {
 // by one shard; a shard opens only files it takes a chunk of; the shards'
 // counters add up to those of the walk of everything.
 func TestShardsPartitionTheFiles(t *testing.T) {
+	t.Parallel()
 	const cb = 64 << 10 // chunk size: the files above it are split
 	for seed := int64(1); seed <= 4; seed++ {
 		dir := t.TempDir()
@@ -396,6 +401,7 @@ func addCounters(dst, src *Counters) {
 // pass them on as a *CountedElsewhereError naming shard 0. An unreadable
 // file's, the shard counting the file.
 func TestShardWalkProblems(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "f"), randBytes(1, 1000))
 	fifo := filepath.Join(dir, "fifo")

@@ -66,6 +66,7 @@ func walkT(t *testing.T, w *Walker, paths ...string) walked {
 // counted, hard links count once, a missing path is reported and the walk
 // goes on (was analyzer's TestWalkSpecialEntries).
 func TestWalkSpecialEntries(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "a", "file"), randBytes(5, 300<<10))
 	if err := os.Symlink(filepath.Join(dir, "a", "file"), filepath.Join(dir, "a", "link")); err != nil {
@@ -104,6 +105,7 @@ func TestWalkSpecialEntries(t *testing.T) {
 // --follow: a symlink loop ends; --count-links yields each name; a path
 // named twice (or inside another) is yielded once (was analyzer's).
 func TestFollowLinksAndRepeats(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sub := filepath.Join(dir, "sub")
 	writeFile(t, filepath.Join(sub, "f"), randBytes(3, 128<<10))
@@ -129,6 +131,7 @@ func TestFollowLinksAndRepeats(t *testing.T) {
 // explicitly, with a *SkippedError); a character device named explicitly
 // too (was analyzer's).
 func TestSpecialFilesNamedExplicitly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
@@ -150,6 +153,7 @@ func TestSpecialFilesNamedExplicitly(t *testing.T) {
 // a file named twice is yielded once and counted as repeated (was
 // analyzer's TestSymlinkArgumentsAndRepeatedFile).
 func TestSymlinkArgumentsAndRepeatedFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	real := filepath.Join(dir, "real")
 	f := filepath.Join(real, "f")
@@ -177,6 +181,7 @@ func TestSymlinkArgumentsAndRepeatedFile(t *testing.T) {
 // A file that disappears between listing and opening: a warning, not
 // counted (was analyzer's TestVanishedFile).
 func TestVanishedFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	gone := filepath.Join(dir, "gone")
 	writeFile(t, gone, randBytes(1, 1000))
@@ -195,6 +200,7 @@ func TestVanishedFile(t *testing.T) {
 // A sparse-looking file has its data extents mapped (SEEK_DATA); a dense
 // one is all data (Data nil); an all-hole one has no extent.
 func TestDataExtents(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sparse := filepath.Join(dir, "sparse")
 	h, err := os.Create(sparse)
@@ -240,6 +246,7 @@ func TestDataExtents(t *testing.T) {
 // Changed reports a file whose size or mtime changed since it was opened,
 // with ErrChanged; an unchanged file is not reported.
 func TestChanged(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "log")
 	writeFile(t, p, randBytes(1, 1000))
@@ -261,6 +268,7 @@ func TestChanged(t *testing.T) {
 // TestDTOfAndFileMode checks the type of every kind of st_mode, with
 // permission bits set, as a DT_ constant and as an fs.FileMode.
 func TestDTOfAndFileMode(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		mode uint32
 		dt   uint8
