@@ -52,6 +52,7 @@ func statOf(t *testing.T, f []string) ddt.Stat {
 // The CSV views carry the same numbers as the JSON, and the breakdown's
 // parts add up to its total row and to the histogram's Total.
 func TestCSVMatchesJSON(t *testing.T) {
+	t.Parallel()
 	for _, by := range breakdown.Kinds {
 		code, js, errs := runT("--json", "--by", by, sampleDir)
 		if code != 0 {
@@ -153,6 +154,7 @@ func TestCSVMatchesJSON(t *testing.T) {
 }
 
 func TestBreakdownFlagErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -195,6 +197,7 @@ func htmlReport(t *testing.T) (string, string) {
 }
 
 func TestHTMLReportSelfContained(t *testing.T) {
+	t.Parallel()
 	_, page := htmlReport(t)
 	_, zdb, _ := runT("--zdb", sampleDir)
 	lower := strings.ToLower(page)
@@ -226,6 +229,7 @@ func chromium(t *testing.T) string {
 // requires a screenshot that is not blank: plenty of non-white pixels,
 // several colours, and the chart's bars.
 func TestHTMLRendersInChromium(t *testing.T) {
+	t.Parallel()
 	bin := chromium(t)
 	if testing.Short() {
 		t.Skip("-short: no browser")
@@ -295,6 +299,7 @@ func near(v, want uint32) bool { return v+6 >= want && v <= want+6 }
 // The CSV summary carries the DDT size and the ARC verdict, as the JSON
 // (found by a new user: --csv left them out).
 func TestCSVHasDDT(t *testing.T) {
+	t.Parallel()
 	args := []string{"-o", "dedup=on", "--ram", "4G", sampleDir}
 	_, js, _ := runT(append([]string{"--json"}, args...)...)
 	var doc report.Report

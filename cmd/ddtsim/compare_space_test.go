@@ -15,6 +15,7 @@ import (
 // makes the real text differ; a file of junk is unusable (exit 2), and
 // the message names the tables compare reads.
 func TestCompareSpaceLists(t *testing.T) {
+	t.Parallel()
 	c, args := goldenCompareCase(t, "lz4-raidz1x4-a12")
 	inputs := goldenInputs(t)
 	read := func(name string) string {

@@ -56,6 +56,7 @@ func goldenInputs(t *testing.T) []string {
 // output (and zdb -DD / zpool status -D where there is a DDT) compared with
 // ddtsim's own prediction is equal within display precision: exit 0.
 func TestCompareGoldenRoundTrip(t *testing.T) {
+	t.Parallel()
 	cases, inputs := golden.ForScanTest(t)
 	ran := 0
 	for _, c := range cases {
@@ -118,6 +119,7 @@ func replaceLine(text, prefix, with string) string {
 // A deliberately changed zdb -S text gives exit 1, and the report names the
 // bucket (and column) that differs.
 func TestCompareChangedInput(t *testing.T) {
+	t.Parallel()
 	c, args := goldenCompareCase(t, "lz4-128k-a12")
 	inputs := goldenInputs(t)
 	// The case's zdb -S rows, as real zdb printed them:
@@ -163,6 +165,7 @@ func TestCompareChangedInput(t *testing.T) {
 
 // --tolerance lets a ratio differ beyond its display precision.
 func TestCompareTolerance(t *testing.T) {
+	t.Parallel()
 	c, args := goldenCompareCase(t, "lz4-128k-a12")
 	inputs := goldenInputs(t)
 	// Real: dedup = 1.90 (ddtsim: 1.8962...).
@@ -184,6 +187,7 @@ func TestCompareTolerance(t *testing.T) {
 
 // The JSON report holds the verdict, the rows and the prediction.
 func TestCompareJSON(t *testing.T) {
+	t.Parallel()
 	c, args := goldenCompareCase(t, "lz4-128k-a12")
 	a := append([]string{"compare", "--json", "--zdb-output", filepath.Join(c.Dir, "zdb-S.txt")}, args...)
 	code, out, errs := runT(append(a, goldenInputs(t)...)...)
@@ -208,6 +212,7 @@ func TestCompareJSON(t *testing.T) {
 }
 
 func TestCompareUsage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	garbage := filepath.Join(dir, "garbage.txt")
 	os.WriteFile(garbage, []byte("hello\nthis is no zdb output\n"), 0o644)
@@ -376,6 +381,7 @@ func TestCompareRefusesSample(t *testing.T) {
 // named as the likely cause; a compression other than the one modelled is
 // not taken for an ashift.
 func TestCompareCausesOnRealPools(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("scans the golden inputs")
 	}
@@ -428,6 +434,7 @@ func TestCompareCausesOnRealPools(t *testing.T) {
 // compared with an lz4 model was blamed on other datasets only; an ashift
 // 9 model against the ashift-12 pool was blamed on compression only.
 func TestCompareCausesOnSample(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		file  string
 		flags []string
@@ -462,6 +469,7 @@ func TestCompareCausesOnSample(t *testing.T) {
 // never change the verdict): the golden zstd-3 pool differs cell for cell
 // from the model, and agrees within 1%.
 func TestCompareCellTolerance(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("scans the golden inputs")
 	}
@@ -493,6 +501,7 @@ func TestCompareCellTolerance(t *testing.T) {
 // never compared): on disk +3.5%, in core −0.9% (TestDDTSizeGolden's
 // figures, from the scan's own histogram here).
 func TestCompareDDTSize(t *testing.T) {
+	t.Parallel()
 	c, args := goldenCompareCase(t, "lz4-128k-a12-dedup")
 	a := append(append([]string{"compare", "--json", "--zdb-output", filepath.Join(c.Dir, "zdb-DD.txt")}, args...), goldenInputs(t)...)
 	_, out, errs := runT(a...)

@@ -10,6 +10,7 @@ import (
 
 // Finding 12: flags that would be ignored are refused, saying why.
 func TestIgnoredFlagsRefused(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -50,6 +51,7 @@ func TestIgnoredFlagsRefused(t *testing.T) {
 // Finding 14: messages give examples within the limits of the release,
 // and say what sizes are accepted.
 func TestValueMessagesFitTheRelease(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, c := range []struct {
 		args          []string
@@ -74,6 +76,7 @@ func TestValueMessagesFitTheRelease(t *testing.T) {
 // Values zfs refuses (upper case among them), or that a release does not
 // have, are refused.
 func TestDedupValues(t *testing.T) {
+	t.Parallel()
 	dir := sampleTree(t)
 	_, on, _ := runT("--zdb", "-o", "dedup=on", dir)
 	for _, v := range []string{"on", "verify", "sha256", "sha256,verify", "sha512", "sha512,verify", "skein", "skein,verify",
@@ -143,6 +146,7 @@ func TestPathNamedLikeACommand(t *testing.T) {
 // file it gives the share done and the time left (it showed neither, and
 // mixed MiB with MB/s).
 func TestProgressLine(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		files, done, total int64
 		walked             bool

@@ -11,6 +11,7 @@ import (
 // it. (Issue: -j 1 kept both cores busy, the walk and the opens ahead
 // beside the worker.)
 func TestJobsCapCPUs(t *testing.T) {
+	t.Parallel()
 	procs := runtime.GOMAXPROCS(0)
 	if procs < 2 {
 		t.Skip("one CPU: nothing to cap")

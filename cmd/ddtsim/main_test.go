@@ -37,6 +37,7 @@ func runWith(e *env, args ...string) (code int, stdout, stderr string) {
 }
 
 func TestBadValuesAreClearErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cases := []struct {
 		args []string
@@ -108,6 +109,7 @@ func sampleTree(t *testing.T) string {
 }
 
 func TestJSONMatchesZdbText(t *testing.T) {
+	t.Parallel()
 	dir := sampleTree(t)
 	code, out, errs := runT("--json", dir)
 	if code != 0 || errs != "" {
@@ -151,6 +153,7 @@ func TestJSONMatchesZdbText(t *testing.T) {
 }
 
 func TestDefaultOutputAndErrors(t *testing.T) {
+	t.Parallel()
 	dir := sampleTree(t)
 	missing := filepath.Join(dir, "nope")
 	code, out, errs := runT(dir, missing)
@@ -172,6 +175,7 @@ func TestDefaultOutputAndErrors(t *testing.T) {
 }
 
 func TestEmptyScanIsZdbEmptyOutput(t *testing.T) {
+	t.Parallel()
 	code, out, _ := runT("--zdb", t.TempDir())
 	want := "Simulated DDT histogram:\n\n" +
 		"bucket              allocated                       referenced          \n" +
@@ -186,6 +190,7 @@ func TestEmptyScanIsZdbEmptyOutput(t *testing.T) {
 // An interrupted scan prints the partial result, marked, and exits 130
 // (143 for SIGTERM, by the signal's number).
 func TestInterruptedScan(t *testing.T) {
+	t.Parallel()
 	dir := sampleTree(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -207,6 +212,7 @@ func TestInterruptedScan(t *testing.T) {
 // Problems are listed in JSON with their path (escaped when not UTF-8)
 // and reason; the warning on stderr escapes the name too.
 func TestProblemsListedAndEscaped(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "evil\nddtsim: fake\xff")
 	empty := filepath.Join(dir, "empty")
@@ -238,6 +244,7 @@ func TestProblemsListedAndEscaped(t *testing.T) {
 // is printed on stdout and the exit status is 2, not a completed empty
 // scan.
 func TestMissingPathsBeforeTheScan(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	if err := os.Mkdir(data, 0o755); err != nil {
@@ -273,6 +280,7 @@ func (w *orderedWriter) Write(p []byte) (int, error) {
 }
 
 func TestReleaseList(t *testing.T) {
+	t.Parallel()
 	code, out, _ := runT("--release", "list")
 	if code != 0 || !strings.Contains(out, "2.3.2") || !strings.Contains(out, "P6") {
 		t.Errorf("exit %d:\n%s", code, out)
@@ -286,6 +294,7 @@ func TestReleaseList(t *testing.T) {
 
 // The resolved release is reported: 2.1 means 2.1.16, with 2.1's rules.
 func TestReleaseResolvedInReport(t *testing.T) {
+	t.Parallel()
 	code, out, _ := runT("--json", "--release", "2.1", sampleTree(t))
 	var doc struct {
 		Release      string `json:"release"`
@@ -299,6 +308,7 @@ func TestReleaseResolvedInReport(t *testing.T) {
 
 // A file whose name is not UTF-8, named on the command line, is found.
 func TestNonUTF8Argument(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	name := filepath.Join(dir, "bad\xff\xfe")
 	if err := os.WriteFile(name, bytes.Repeat([]byte("x"), 5000), 0o644); err != nil {
@@ -313,6 +323,7 @@ func TestNonUTF8Argument(t *testing.T) {
 // --zdb with --sample keeps zdb's format on stdout and says on stderr that
 // the table is an estimate.
 func TestZdbSampleNote(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runT("--zdb", "--sample", "1/4", "../../testdata/sample")
 	if code != 0 || !strings.HasPrefix(out, "Simulated DDT histogram:\n") || strings.Contains(out, "SAMPLED") ||
 		!strings.Contains(errs, "ddtsim: note:") || !strings.Contains(errs, "estimate") {
@@ -328,6 +339,7 @@ func TestZdbSampleNote(t *testing.T) {
 // -2.05M ... by holes, compression and dedup"; a "fits" verdict resting
 // on a sample flagged as unreliable).
 func TestSummaryWording(t *testing.T) {
+	t.Parallel()
 	code, out, _ := runT("-o", "copies=3", "-o", "compression=off", "--sparse", "never", "../../testdata/sample")
 	if code != 0 || !strings.Contains(out, "  saved        nothing: the pool would take 2.62M more than the 2.48M file data (105.4%): copies, parity and") {
 		t.Errorf("copies=3: exit %d\n%s", code, out)
@@ -347,6 +359,7 @@ func TestSummaryWording(t *testing.T) {
 // nothing: ... copies, parity and padding cost more" on a plain disk);
 // the full scan's figure lies in the interval.
 func TestSampledSaved(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(5, 6))
 	var b bytes.Buffer
@@ -386,6 +399,7 @@ func TestSampledSaved(t *testing.T) {
 // stdout is the report, byte for byte as without it (but for the peak RSS
 // of the process, which the first run may raise).
 func TestStagesOnStderr(t *testing.T) {
+	t.Parallel()
 	noRSS := regexp.MustCompile(`process [^ ]+ peak RSS`)
 	code, want, errs := runT(sampleDir)
 	if code != 0 || errs != "" {

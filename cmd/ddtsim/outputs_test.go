@@ -81,6 +81,7 @@ func TestOutputInsideScannedPathRefused(t *testing.T) {
 // With -x, an output on another file system than the path scanned is not
 // reached by the scan, and is accepted.
 func TestCheckOutsideOtherFileSystem(t *testing.T) {
+	t.Parallel()
 	var root, shm syscall.Stat_t
 	if syscall.Stat("/", &root) != nil || syscall.Stat("/dev/shm", &shm) != nil || root.Dev == shm.Dev {
 		t.Skip("no /dev/shm on a file system of its own")
@@ -167,6 +168,7 @@ func TestDefaultTmpdirInsideScannedPathSkipped(t *testing.T) {
 // scan (exit 2, nothing on standard output), and the check leaves nothing
 // behind.
 func TestHTMLUnwritableRefusedBeforeScan(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file")
 	os.WriteFile(file, []byte("x"), 0o644)
@@ -255,6 +257,7 @@ func TestMemMinimumAndSpillDirRemovedOnFailure(t *testing.T) {
 // replaces a saved scan (or an empty file), and writes through a symlink
 // to its target instead of replacing the link.
 func TestSaveRefusesForeignFileAndWritesThroughSymlink(t *testing.T) {
+	t.Parallel()
 	dir := sampleTree(t)
 	out := t.TempDir()
 	foreign := filepath.Join(out, "notes.txt")

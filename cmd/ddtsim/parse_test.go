@@ -14,6 +14,7 @@ func zdbOutputsDir() string { return filepath.Join("..", "..", "testdata", "zdb-
 // Every real text parses with exit 0; the summary names the era and the
 // Total row.
 func TestParseCommandFiles(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(zdbOutputsDir(), "*.txt"))
 	if err != nil || len(files) < 14 {
 		t.Fatalf("%d files, %v", len(files), err)
@@ -86,6 +87,7 @@ func TestParseCommandJSONStdin(t *testing.T) {
 }
 
 func TestParseCommandExitStatus(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)

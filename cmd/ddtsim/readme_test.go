@@ -23,6 +23,7 @@ func readmeAfter(t *testing.T, mark string) string {
 // TestReadmeExample keeps the README's example output true: it reruns the
 // command the README shows on the bundled sample and compares.
 func TestReadmeExample(t *testing.T) {
+	t.Parallel()
 	after := readmeAfter(t, "### Example")
 	parts := strings.SplitN(after, "```\n", 3)
 	if len(parts) < 3 {
@@ -55,6 +56,7 @@ func withoutMemory(s string) string {
 // TestReadmeSweep keeps the README's sweep table true: it reruns the
 // command the README shows (after "$ ddtsim ") and compares.
 func TestReadmeSweep(t *testing.T) {
+	t.Parallel()
 	after := readmeAfter(t, "\n$ ddtsim sweep ")
 	cmdLine, rest, _ := strings.Cut(after, "\n")
 	want, _, ok := strings.Cut(rest, "```\n")

@@ -35,6 +35,7 @@ func resultCSV(t *testing.T, h *ddt.Histogram) string {
 // (the SQL itself is checked against DuckDB in histsql, tag duckdb), and
 // refuses what it cannot render.
 func TestReportFromHistogram(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	a, b := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
 	for f, p := range map[string]string{a: "../../testdata/sample/images", b: "../../testdata/sample/docs"} {
@@ -135,6 +136,7 @@ func TestSavedFormat1(t *testing.T) {
 // A sampled scan saved in two halves and merged reports what one sampled
 // scan of both reports (the estimate and its intervals as printed).
 func TestSampledScansMerged(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	a, b := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
 	imgs, docs := "../../testdata/sample/images", "../../testdata/sample/docs"
@@ -158,6 +160,7 @@ func TestSampledScansMerged(t *testing.T) {
 // in a scan's directory, the directory itself named as ".", a path
 // scanned inside DIR, a FIFO for a part file, a result of other scans.
 func TestSaveAndReportRefusals(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	docs := "../../testdata/sample/docs"
 	s := filepath.Join(tmp, "s")

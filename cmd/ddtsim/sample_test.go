@@ -11,6 +11,7 @@ import (
 // TestSampleAgainstRealZFS compares ddtsim on the bundled sample with what
 // real OpenZFS 2.3.2 printed for the same files (testdata/sample-zfs).
 func TestSampleAgainstRealZFS(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		file string
 		args []string

@@ -98,6 +98,7 @@ func jsonDoc(t *testing.T, out string) map[string]any {
 // byte for byte the zdb -S text real ZFS printed for all of them, and the
 // full scan's figures.
 func TestMergeOfHalvesEqualsFullScan(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("golden cases scan 55 MB each")
 	}
@@ -177,6 +178,7 @@ func TestMergeOfHalvesEqualsFullScan(t *testing.T) {
 // continues it, interrupted again, and to its end: the report is the
 // uninterrupted scan's, byte for byte.
 func TestResumeAfterInterruptEqualsUninterrupted(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("golden cases scan 55 MB each")
 	}
@@ -274,6 +276,7 @@ func bigTree(t *testing.T) (dir, big string) {
 // A file done in part that changed before resume is skipped with a
 // warning (exit 3); its part stays counted.
 func TestResumeChangedFile(t *testing.T) {
+	t.Parallel()
 	dir, big := bigTree(t)
 	file := filepath.Join(t.TempDir(), "s.ddts")
 	cl := parseCLI(t, "-j", "1", "--save", file, dir)
@@ -386,6 +389,7 @@ func TestSavedScanErrors(t *testing.T) {
 // merge --ram: the merged data's DDT with the ARC verdict, as a scan of
 // all of it prints them (a multi-host dedup pool is what merge plans).
 func TestMergeRAM(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.ddts"), filepath.Join(dir, "b.ddts")
 	for f, p := range map[string]string{a: "../../testdata/sample/images", b: "../../testdata/sample/docs"} {

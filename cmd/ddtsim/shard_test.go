@@ -17,6 +17,7 @@ import (
 // --shard values and combinations that cannot work are refused before
 // anything is scanned or saved, saying why.
 func TestShardFlagErrors(t *testing.T) {
+	t.Parallel()
 	dir := sampleTree(t)
 	save := filepath.Join(t.TempDir(), "s.ddts")
 	for _, c := range []struct {
@@ -54,6 +55,7 @@ func TestShardFlagErrors(t *testing.T) {
 // notes missing shards, refuses one given twice, and does not call the
 // shards' common paths an overlap.
 func TestShardCommandsMergeAndResume(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("golden cases scan 55 MB each")
 	}

@@ -18,6 +18,7 @@ import (
 // list will show) without dedup and with it, whatever dedup is set to
 // (verify counts as on).
 func TestSpaceCSVAndHTMLMatchJSON(t *testing.T) {
+	t.Parallel()
 	for _, dedup := range []string{"off", "on", "verify"} {
 		args := []string{"-o", "dedup=" + dedup, sampleDir}
 		code, js, errs := runT(append([]string{"--json"}, args...)...)
@@ -94,6 +95,7 @@ func TestSpaceCSVAndHTMLMatchJSON(t *testing.T) {
 // 280K of directories). Two files with and without empty ones and
 // subdirectories beside them: the same figures.
 func TestZvolSpaceVolumesOnly(t *testing.T) {
+	t.Parallel()
 	plain, busy := t.TempDir(), t.TempDir()
 	for _, d := range []string{plain, busy} {
 		for i, n := range []int{300 << 10, 70 << 10} {

@@ -48,6 +48,7 @@ func runSweepJSON(t *testing.T, args ...string) sweepOut {
 // Every row of a sweep is, byte for byte, the zdb -S text of the single
 // run with the same properties; every byte is read once.
 func TestSweepEqualsSingleRuns(t *testing.T) {
+	t.Parallel()
 	paths, err := golden.Inputs()
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +84,7 @@ func TestSweepEqualsSingleRuns(t *testing.T) {
 }
 
 func TestSweepSort(t *testing.T) {
+	t.Parallel()
 	for _, by := range []string{"space", "ram"} {
 		o := runSweepJSON(t, "--sort", by, "-o", "recordsize=4K,16K,128K,1M", "-o", "compression=off,lz4,zle", "../../testdata/sample")
 		if len(o.Rows) != 12 {
@@ -102,6 +104,7 @@ func TestSweepSort(t *testing.T) {
 }
 
 func TestSweepBadLists(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, c := range []struct {
 		args []string
@@ -131,6 +134,7 @@ func TestSweepBadLists(t *testing.T) {
 // A sweep's JSON says what every row shares (found by a new user: the
 // rows could not be traced back to copies, dedup, pool or sparse mode).
 func TestSweepJSONProperties(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runT("sweep", "--json", "-o", "copies=2", "-o", "dedup=on", "--vdev", "raidz1 4", "--ashift", "9",
 		"--sparse", "always", "-o", "compression=off,lz4", "../../testdata/sample/docs")
 	if code != 0 {
@@ -151,6 +155,7 @@ func TestSweepJSONProperties(t *testing.T) {
 // A sweep of nothing prints no ratios ("-", JSON null) rather than 0.00,
 // and a special file named is warned about (exit 3), as a scan does.
 func TestSweepEmptyAndSpecial(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
@@ -182,6 +187,7 @@ func TestSweepEmptyAndSpecial(t *testing.T) {
 // skipped (SEEK_DATA), and every row still equals the single scan (found
 // by a new user: 10 minutes for `truncate -s 1T`).
 func TestSweepSparseTerabyte(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	f, err := os.Create(filepath.Join(dir, "thin.raw"))
 	if err != nil {
@@ -214,6 +220,7 @@ func TestSweepSparseTerabyte(t *testing.T) {
 // scan's does: the PARTIAL line in the text, "partial": true in JSON (a
 // complete one: false).
 func TestInterruptedSweepMarkedPartial(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, format := range []string{"", "--json"} {

@@ -16,6 +16,7 @@ import (
 // ashift 12) and checks it prints what the real pool's zdb -S printed, byte
 // for byte. 400 MiB of data in all: skipped with -short.
 func TestValidationZdbS(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("generates and scans 400 MiB")
 	}

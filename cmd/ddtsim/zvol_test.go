@@ -72,6 +72,7 @@ func runJSON(t *testing.T, args ...string) volDoc {
 }
 
 func TestZvolFlags(t *testing.T) {
+	t.Parallel()
 	dir := volTree(t)
 	for _, c := range []struct {
 		args   []string
@@ -119,6 +120,7 @@ func TestZvolFlags(t *testing.T) {
 // The DDT block: in JSON always, in the text summary with dedup=on or
 // --ram, with the ARC verdict for --ram.
 func TestDDTSizeReport(t *testing.T) {
+	t.Parallel()
 	dir := volTree(t)
 	d := runJSON(t, "-o", "recordsize=4K", "-o", "compression=off", dir)
 	if d.DDT == nil || d.DDT.Format != "FDT" || d.DDT.Entries != 7 || d.DDT.Unique != 7 || d.DDT.RuleOfThumb != 7*320 ||
@@ -147,6 +149,7 @@ func TestDDTSizeReport(t *testing.T) {
 
 // The CSV summary names the volume's block size (it listed only recordsize).
 func TestZvolCSVNamesVolblocksize(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runT("--csv", "--zvol", "../../testdata/sample")
 	if code != 0 || !strings.Contains(out, "\nvolblocksize,16K\n") || strings.Contains(out, "\nrecordsize,") {
 		t.Errorf("exit %d, stderr %q, csv:\n%s", code, errs, out)
