@@ -326,18 +326,29 @@ func TestWriteFailureLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &Writer{BeforeReplace: func() error { return errors.New("disk on fire") }}
-	if err := w.Write(paths[0], other); err == nil || !strings.Contains(err.Error(), "disk on fire") {
-		t.Fatalf("Write: %v", err)
-	}
-	after, err := Read(paths[0], DecodeOptions{})
-	if err != nil || !reflect.DeepEqual(entries(after), entries(before)) {
-		t.Errorf("the old scan changed: %v", err)
-	}
-	ls, _ := os.ReadDir(filepath.Dir(paths[0]))
-	for _, e := range ls {
-		if strings.HasPrefix(e.Name(), ".") {
-			t.Errorf("left behind: %s", e.Name())
+	// Failing before the replace, and when a partition file is created
+	// (a full disk).
+	for _, w := range []*Writer{
+		{BeforeReplace: func() error { return errors.New("disk on fire") }},
+		{CreateFault: func(name string) error {
+			if filepath.Base(name) == PartName(3) {
+				return errors.New("disk on fire")
+			}
+			return nil
+		}},
+	} {
+		if err := w.Write(paths[0], other); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+			t.Fatalf("Write: %v", err)
+		}
+		after, err := Read(paths[0], DecodeOptions{})
+		if err != nil || !reflect.DeepEqual(entries(after), entries(before)) {
+			t.Errorf("the old scan changed: %v", err)
+		}
+		ls, _ := os.ReadDir(filepath.Dir(paths[0]))
+		for _, e := range ls {
+			if strings.HasPrefix(e.Name(), ".") {
+				t.Errorf("left behind: %s", e.Name())
+			}
 		}
 	}
 }

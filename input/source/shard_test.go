@@ -436,3 +436,25 @@ func TestShardWalkProblems(t *testing.T) {
 		}
 	}
 }
+
+// Faults.ShardChunkBytes: ShardChunkBytes without faults or a split size,
+// else whole records within the test's split size (at least one).
+func TestFaultsShardChunkBytes(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		f    *Faults
+		rs   uint32
+		want uint64
+	}{
+		{nil, 128 << 10, ShardSplitBytes},
+		{&Faults{}, 1 << 20, ShardSplitBytes},
+		{nil, 3 << 20, ShardChunkBytes(3 << 20)},
+		{&Faults{ShardSplitBytes: 256 << 10}, 128 << 10, 256 << 10},
+		{&Faults{ShardSplitBytes: 300 << 10}, 128 << 10, 256 << 10},
+		{&Faults{ShardSplitBytes: 256 << 10}, 1 << 20, 1 << 20},
+	} {
+		if got := c.f.ShardChunkBytes(c.rs); got != c.want {
+			t.Errorf("%+v: recordsize %d: %d, want %d", c.f, c.rs, got, c.want)
+		}
+	}
+}

@@ -89,7 +89,8 @@ type Walker struct {
 	Listed func(Names)
 	// Faults, for tests only, are the walk's test seams (see Faults):
 	// files that change before they are opened, opens and reads that
-	// fail. nil outside tests.
+	// fail, come back short or wait, the page cache advice seen. nil
+	// outside tests.
 	Faults *Faults
 }
 
