@@ -64,7 +64,7 @@ type Options struct {
 	TmpDir    string
 	SpillWarn func(error)
 	// Save names the file the scan is saved in when it ends or is
-	// interrupted (scanfile's format), for `ddtsim merge` and `ddtsim
+	// interrupted (package saved's format), for `ddtsim merge` and `ddtsim
 	// resume`; "" saves nothing. It is replaced atomically (a symlink
 	// too: pass the link's target to write through it). Run refuses,
 	// before scanning, a file that is not a saved scan (or empty) and
