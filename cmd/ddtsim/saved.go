@@ -29,22 +29,18 @@ type saving struct {
 }
 
 type mergeCmd struct {
-	Zdb   bool     `help:"Print only the zdb -S text, byte for byte." xor:"format"`
-	JSON  bool     `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
-	RAM   string   `name:"ram" placeholder:"SIZE" help:"The memory of the machine that would hold the merged data's pool: say whether its dedup table would stay in the ARC, as for scan."`
-	Jobs  int      `short:"j" default:"0" help:"Table partitions merged at once (0: one per CPU, at most 16)."`
-	Mem   string   `name:"mem" placeholder:"SIZE" help:"Bound the merge's memory (e.g. 256M): fewer partitions are merged at once. The merge streams the saved tables, so its memory does not grow with their entries; it needs about 2 MiB per saved scan at least."`
-	Files []string `arg:"" name:"scan" help:"Scans saved with ddtsim --save DIR (or files saved by ddtsim before version 2 of the format), made with the same properties (release rules, recordsize, compression, copies, dedup, vdevs, ashift, sparse, sample). The N shards of a scan made with --shard i/N add up to the scan of the whole tree (each given once; missing ones are noted)."`
+	OutputFlags `embed:""`
+	RAM         string   `name:"ram" placeholder:"SIZE" help:"The memory of the machine that would hold the merged data's pool: say whether its dedup table would stay in the ARC, as for scan."`
+	Jobs        int      `short:"j" default:"0" help:"Table partitions merged at once (0: one per CPU, at most 16)."`
+	Mem         string   `name:"mem" placeholder:"SIZE" help:"Bound the merge's memory (e.g. 256M): fewer partitions are merged at once. The merge streams the saved tables, so its memory does not grow with their entries; it needs about 2 MiB per saved scan at least."`
+	Files       []string `arg:"" name:"scan" help:"Scans saved with ddtsim --save DIR (or files saved by ddtsim before version 2 of the format), made with the same properties (release rules, recordsize, compression, copies, dedup, vdevs, ashift, sparse, sample). The N shards of a scan made with --shard i/N add up to the scan of the whole tree (each given once; missing ones are noted)."`
 }
 
 type resumeCmd struct {
-	Zdb        bool          `help:"Print only the zdb -S text, byte for byte." xor:"format"`
-	JSON       bool          `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
-	Jobs       int           `short:"j" default:"0" help:"Worker goroutines, and at most as many CPUs busy at once (0: one per CPU; -j 1: one core, gentle on a busy host); fewer workers run at large recordsizes, so that the records in flight stay within 256 MiB (each worker holds the record it reads, and with gzip or zstd its compressed copy): 8 at recordsize=16M."`
-	Mem        string        `name:"mem" placeholder:"SIZE" help:"Bound the dedup table's memory, as for scan (the saved table is read into memory first)."`
-	TmpDir     string        `name:"tmpdir" placeholder:"DIR" help:"Where --mem writes its runs, as for scan."`
-	Checkpoint time.Duration `name:"checkpoint" default:"5m" placeholder:"DURATION" help:"Save the scan every DURATION while it runs, as for scan --save (0: only at the end)."`
-	File       string        `arg:"" name:"scan" help:"A scan saved with ddtsim --save DIR (or a file saved by ddtsim before version 2 of the format: it is saved again as a directory). It is rescanned with its own flags and paths, skipping what it did, and updated."`
+	OutputFlags `embed:""`
+	WorkFlags   `embed:"" set:"mem_help=Bound the dedup table's memory, as for scan (the saved table is read into memory first)." set:"tmpdir_help=Where --mem writes its runs, as for scan."`
+	Checkpoint  time.Duration `name:"checkpoint" default:"5m" placeholder:"DURATION" help:"Save the scan every DURATION while it runs, as for scan --save (0: only at the end)."`
+	File        string        `arg:"" name:"scan" help:"A scan saved with ddtsim --save DIR (or a file saved by ddtsim before version 2 of the format: it is saved again as a directory). It is rescanned with its own flags and paths, skipping what it did, and updated."`
 }
 
 // testDoneHook, when set by a test, runs after each Done a saving scan
@@ -226,7 +222,7 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 	}
 	h := &prev.Header
 	s := &scanCmd{
-		Zdb: r.Zdb, JSON: r.JSON, Jobs: r.Jobs, Mem: r.Mem, TmpDir: r.TmpDir, Save: r.File, Checkpoint: r.Checkpoint,
+		OutputFlags: r.OutputFlags, WorkFlags: r.WorkFlags, Save: r.File, Checkpoint: r.Checkpoint,
 		Follow: h.Options.Follow, CountLinks: h.Options.CountLinks, OneFileSystem: h.Options.OneFileSystem,
 		Paths:  saved.Strings(h.Paths),
 		preset: &set,
