@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ddtsim/ddtsim/cmd/ddtsim/internal/outpath"
+	"github.com/ddtsim/ddtsim/internal/outpath"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/text/escape"

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/cmd/ddtsim/internal/outpath"
+	"github.com/ddtsim/ddtsim/internal/outpath"
 	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/text/escape"
