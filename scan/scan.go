@@ -200,7 +200,7 @@ func removeSpillDir(dir string) {
 }
 
 // UsageError is a setting or option that cannot be used: nothing was
-// scanned.
+// scanned. For an option, Err is an *OptionError.
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
@@ -222,24 +222,18 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 	if err := source.CheckNamed(paths); err != nil {
 		return nil, &UsageError{err}
 	}
-	if opts.Jobs < 0 || opts.Jobs > analyzer.MaxJobs {
-		return nil, &UsageError{fmt.Errorf("%d jobs: invalid (accepted: 0 for one per CPU, or 1 to %d)", opts.Jobs, analyzer.MaxJobs)}
-	}
 	p, err := set.Policy()
 	if err != nil {
 		return nil, &UsageError{err}
 	}
-	if err := opts.Shard.Check(); err != nil {
-		return nil, &UsageError{fmt.Errorf("--shard %s: %w", opts.Shard, err)}
-	}
-	if opts.Shard.Sharded() && opts.By != "" {
-		return nil, &UsageError{fmt.Errorf("--by does not work with --shard: a shard's breakdown covers only its share, and saved scans do not keep breakdowns, so merge could not add the shards' up")}
+	if err := opts.Validate(set, paths); err != nil {
+		return nil, &UsageError{err}
 	}
 	if r := opts.Resume; r != nil && shardOf(r.Shard) != shardOf(savedShard(opts.Shard)) {
 		return nil, &UsageError{fmt.Errorf("the saved scan is %s, this scan %s: resume it with its own shard",
 			describeShard(shardOf(r.Shard)), describeShard(opts.Shard))}
 	}
-	acc, err := accumulator(set, opts.By, paths)
+	acc, err := accumulator(opts.By, paths)
 	if err != nil {
 		return nil, &UsageError{err}
 	}
@@ -252,12 +246,6 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		if err := saved.CheckWritable(opts.Save); err != nil {
 			return nil, &UsageError{fmt.Errorf("%s: cannot write there: %w", escape.Path(opts.Save), err)}
 		}
-	}
-	switch {
-	case opts.Top < 0:
-		return nil, &UsageError{fmt.Errorf("--top %d: invalid (accepted: a number of groups, 1 or more; 0 lists them all)", opts.Top)}
-	case opts.Top > 0 && opts.By == "":
-		return nil, &UsageError{errors.New("--top needs --by: it keeps the largest groups of the breakdown")}
 	}
 	res := &Result{Settings: set, Policy: p, Paths: paths, top: opts.Top}
 	if r := opts.Resume; r != nil {
@@ -403,15 +391,12 @@ func savedRuns(files []saved.File) func(path string) ([]analyzer.Span, uint64, u
 	}
 }
 
-// accumulator prepares the breakdown: nil without one. It fails on an
-// unknown kind and with a sample (a breakdown of a sample would not add
-// up to the estimated totals).
-func accumulator(set model.Settings, by string, paths []string) (*breakdown.Accumulator, error) {
+// accumulator prepares the breakdown: nil without one (Validate has
+// checked the kind, and that there is no sample: a breakdown of a sample
+// would not add up to the estimated totals).
+func accumulator(by string, paths []string) (*breakdown.Accumulator, error) {
 	if by == "" {
 		return nil, nil
-	}
-	if set.SampleRate() > 1 {
-		return nil, fmt.Errorf("--by does not work with --sample yet: a breakdown needs every block")
 	}
 	return breakdown.NewAccumulator(strings.ToLower(by), paths)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/ddtsim/ddtsim/cmd/ddtsim/internal/rawargs"
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/text/english"
 	"github.com/ddtsim/ddtsim/zfs/model"
 	"github.com/ddtsim/ddtsim/zfs/zio"
@@ -213,13 +214,11 @@ func (s *scanCmd) shard() (source.Shard, error) {
 	sh, err := source.ParseShard(s.Shard)
 	switch {
 	case err != nil:
-		return sh, usagef("--shard %v", err)
-	case s.By != "":
-		return sh, usagef("--shard %s with --by: a shard's breakdown covers only its share, and saved scans keep no breakdown, so merge could not add the shards' up", s.Shard)
+		return sh, &scan.OptionError{Option: "--shard", Value: s.Shard, Reason: strings.TrimPrefix(err.Error(), s.Shard+": ")}
 	case s.Save == "":
-		return sh, usagef("--shard %s needs --save DIR: a shard's scan is only its share of the files; ddtsim merge adds the saved shards up to the whole", s.Shard)
+		return sh, &scan.OptionError{Option: "--shard", Value: s.Shard, Reason: "needs --save DIR: a shard's scan is only its share of the files; ddtsim merge adds the saved shards up to the whole"}
 	}
-	return sh, nil
+	return sh, nil // with --by: refused by scan.Run
 }
 
 // parseRAM parses --ram: bytes, 0 without it.
@@ -229,7 +228,7 @@ func parseRAM(v string) (uint64, error) {
 	}
 	n, err := model.ParseSize(v)
 	if err != nil || n < 64<<20 {
-		return 0, fmt.Errorf("--ram %s: invalid (accepted: the machine's memory, a whole number with an optional K, M, G, T suffix, at least 64M, e.g. 16G, 512G)", v)
+		return 0, &scan.OptionError{Option: "--ram", Value: v, Reason: "invalid (accepted: the machine's memory, a whole number with an optional K, M, G, T suffix, at least 64M, e.g. 16G, 512G)"}
 	}
 	return n, nil
 }
@@ -292,9 +291,9 @@ func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdo
 	}
 	switch {
 	case s.Checkpoint < 0:
-		return usagef("--checkpoint %v: invalid (accepted: a duration such as 5m or 30s; 0 saves only at the end)", s.Checkpoint)
+		return &scan.OptionError{Option: "--checkpoint", Value: s.Checkpoint.String(), Reason: "invalid (accepted: a duration such as 5m or 30s; 0 saves only at the end)"}
 	case s.Checkpoint != defaultCheckpoint && s.Checkpoint != 0 && s.Save == "":
-		return usagef("--checkpoint %v needs --save DIR: checkpoints are saves of the scan so far", s.Checkpoint)
+		return &scan.OptionError{Option: "--checkpoint", Value: s.Checkpoint.String(), Reason: "needs --save DIR: checkpoints are saves of the scan so far"}
 	}
 	if err := s.startSave(); err != nil {
 		return err

@@ -29,14 +29,6 @@ const defaultCheckpoint = scan.DefaultCheckpoint
 
 func (pr *prediction) close() { pr.res.Close() }
 
-// checkJobs refuses a -j out of range.
-func checkJobs(n int) error {
-	if n < 0 || n > analyzer.MaxJobs {
-		return usagef("--jobs %d: invalid (accepted: 0 for one per CPU, or 1 to %d)", n, analyzer.MaxJobs)
-	}
-	return nil
-}
-
 // setMaxProcs is runtime.GOMAXPROCS; the tests, which run the commands in
 // their own process, record the calls instead (TestMain).
 var setMaxProcs = runtime.GOMAXPROCS
@@ -60,9 +52,6 @@ func capCPUs(jobs int) {
 func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, error) {
 	if len(s.Paths) == 0 {
 		return nil, usagef("expected <path> ...: name the files and directories to scan")
-	}
-	if err := checkJobs(s.Jobs); err != nil {
-		return nil, err
 	}
 	capCPUs(s.Jobs)
 	set, err := s.settings()

@@ -58,7 +58,7 @@ func (s *scanCmd) startSave() error {
 		return nil
 	}
 	name := escape.Path(s.Save)
-	if err := checkOutside("--save", s.Save, false, s.Paths, s.OneFileSystem); err != nil {
+	if err := scan.CheckOutside("--save", s.Save, false, s.Paths, s.OneFileSystem); err != nil {
 		return err
 	}
 	// The other way round too: a path scanned inside DIR would be
@@ -103,14 +103,14 @@ func (m *mergeCmd) Run(std *streams) error {
 	if err != nil {
 		return usage(err)
 	}
-	if err := checkJobs(m.Jobs); err != nil {
+	if err := scan.CheckJobs(m.Jobs); err != nil {
 		return err
 	}
 	var mem int64
 	if m.Mem != "" {
 		n, err := model.ParseSize(m.Mem)
 		if err != nil || n == 0 || n > math.MaxInt64 {
-			return usagef("--mem %s: invalid (accepted: the merge's memory bound as a size, a whole number with an optional K, M, G, T suffix, e.g. 256M, 2G)", m.Mem)
+			return &scan.OptionError{Option: "--mem", Value: m.Mem, Reason: "invalid (accepted: the merge's memory bound as a size, a whole number with an optional K, M, G, T suffix, e.g. 256M, 2G)"}
 		}
 		mem = int64(n)
 	}
@@ -180,7 +180,7 @@ func (r *resumeCmd) Run(std *streams) error {
 // saves it again and prints the report; it ends as a scan does, or with 1
 // when the file cannot be read, 2 when it cannot be resumed here.
 func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, stdout, stderr io.Writer) error {
-	if err := checkJobs(r.Jobs); err != nil {
+	if err := scan.CheckJobs(r.Jobs); err != nil {
 		return err
 	}
 	capCPUs(r.Jobs)
