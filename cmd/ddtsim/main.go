@@ -22,6 +22,7 @@ import (
 	"github.com/ddtsim/ddtsim/cmd/ddtsim/internal/rawargs"
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/text/english"
 	"github.com/ddtsim/ddtsim/zfs/model"
@@ -73,7 +74,8 @@ type scanCmd struct {
 
 	preset *model.Settings // resume: the saved scan's settings, instead of the flags'
 	ram    uint64          // parsed RAM, bytes; 0 without --ram
-	save   *saving         // --save or resume: see saved.go
+	saver  *scan.Saver     // --save, or resume's: see saved.go
+	resume *saved.Scan     // resume: the saved scan continued
 }
 
 // stdoutClosed is set when ddtsim started with its standard output

@@ -14,7 +14,9 @@ import (
 // What a scan writes besides standard output (--html FILE, --save DIR,
 // --tmpdir DIR) is checked before the scan: it must not lie inside a path
 // scanned (the scan would read its own output, or overwrite what it
-// reads), and it must be writable now rather than after hours.
+// reads), and it must be writable now rather than after hours. --save is
+// checked by scan.OpenSaver, --tmpdir by scan.Options.Validate, --html
+// here (with scan.CheckOutside).
 
 // startHTML checks --html before the scan: not inside the paths scanned,
 // not the --save file, and writable.

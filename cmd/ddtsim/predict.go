@@ -83,8 +83,8 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 		SpillWarn:     func(err error) { bar.println("ddtsim: --mem: " + err.Error()) },
 		Warn:          func(p source.Problem) { bar.println(fmt.Sprintf("ddtsim: %s: %s", p.Path, p.Reason)) },
 	}
-	if sv := s.save; sv != nil {
-		opts.Save, opts.Resume = sv.target, sv.resume
+	if s.saver != nil {
+		opts.Saver, opts.Resume = s.saver, s.resume
 		opts.Checkpoint = s.Checkpoint
 		if s.Checkpoint == 0 {
 			opts.Checkpoint = -1 // only at the end
@@ -126,10 +126,10 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 	var saveErr error
 	switch {
 	case errors.As(err, &se):
-		fmt.Fprintf(stderr, "ddtsim: saving the scan in %s: %v\n", escape.Path(s.save.path), se.Err)
+		fmt.Fprintf(stderr, "ddtsim: saving the scan in %s: %v\n", escape.Path(s.saver.Name()), se.Err)
 		saveErr = statusError{exitFailed, ""}
-	case res.Partial && s.save != nil:
-		name := escape.Path(s.save.path)
+	case res.Partial && s.saver != nil:
+		name := escape.Path(s.saver.Name())
 		fmt.Fprintf(stderr, "ddtsim: the partial scan is saved in %s: ddtsim resume %s continues it\n", name, name)
 	}
 	if pr.report, err = res.Report(s.ram); err != nil {

@@ -21,13 +21,6 @@ import (
 
 // Saved scans: scan --save DIR, merge DIR..., resume DIR.
 
-// saving is what --save (and resume, which saves too) keeps during a scan.
-type saving struct {
-	path   string      // as named (in messages)
-	target string      // what is written: path, or the file its symlink names
-	resume *saved.Scan // the saved scan being continued; nil for a new scan
-}
-
 type mergeCmd struct {
 	OutputFlags `embed:""`
 	RAM         string   `name:"ram" placeholder:"SIZE" help:"The memory of the machine that would hold the merged data's pool: say whether its dedup table would stay in the ARC, as for scan."`
@@ -47,48 +40,20 @@ type resumeCmd struct {
 // records (to interrupt a scan at a chosen point).
 var testDoneHook func()
 
-// startSave prepares --save before the scan: the file must be writable
-// now, not only after hours of scanning; it must not lie inside the paths
-// scanned (a resumed scan, or a later one with the same flags, would
-// count it); and an existing file is replaced only if it is a saved scan
-// (or empty). A symlink is written through: its target is replaced, the
+// startSave opens --save before the scan (scan.OpenSaver): the directory
+// must not lie inside the paths scanned nor hold one, must be a saved
+// scan (or empty) if it exists, and writable now, not only after hours of
+// scanning. A symlink is written through: its target is replaced, the
 // link stays.
 func (s *scanCmd) startSave() error {
 	if s.Save == "" {
 		return nil
 	}
-	name := escape.Path(s.Save)
-	if err := scan.CheckOutside("--save", s.Save, false, s.Paths, s.OneFileSystem); err != nil {
+	sv, err := scan.OpenSaver(s.Save, s.Paths, s.OneFileSystem)
+	if err != nil {
 		return err
 	}
-	// The other way round too: a path scanned inside DIR would be
-	// replaced with it.
-	if dir, err := outpath.Resolve(s.Save); err == nil {
-		for _, p := range s.Paths {
-			if r, err := outpath.Resolve(p); err == nil && outpath.Within(r, dir) {
-				return usagef("--save %s: the path scanned %s lies inside it, and saving replaces it: save elsewhere", name, escape.Path(p))
-			}
-		}
-	}
-	target, err := outpath.LinkTarget(s.Save)
-	if err == nil {
-		err = saved.CheckReplaceable(target)
-		var ne *saved.NotSavedScanError
-		if errors.As(err, &ne) {
-			return usagef("--save %s: %v", name, err)
-		}
-	}
-	if err == nil {
-		err = saved.CheckWritable(target)
-	}
-	if err != nil {
-		// A path that cannot be written is a bad value, as for --html.
-		return usagef("--save %s: cannot write there: %s", name, scan.Reason(target, err))
-	}
-	if s.save == nil {
-		s.save = &saving{}
-	}
-	s.save.path, s.save.target = s.Save, target
+	s.saver = sv
 	return nil
 }
 
@@ -226,7 +191,7 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 		Follow: h.Options.Follow, CountLinks: h.Options.CountLinks, OneFileSystem: h.Options.OneFileSystem,
 		Paths:  saved.Strings(h.Paths),
 		preset: &set,
-		save:   &saving{resume: prev},
+		resume: prev,
 	}
 	if h.Shard != nil && h.Shard.Sharded() {
 		s.Shard = h.Shard.String() // the shard continues its own share
