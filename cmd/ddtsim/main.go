@@ -176,16 +176,16 @@ func emptyValues(kctx *kong.Context) error {
 		if f == nil || f.Target.Kind() != reflect.String || f.Target.String() != "" {
 			continue
 		}
+		e := &scan.OptionError{Option: "--" + f.Name, Value: `""`, Reason: "needs a value"}
 		switch f.Name {
 		case "by":
-			return fmt.Errorf("--by \"\": invalid (accepted: %s)", strings.Join(breakdown.Kinds, ", "))
+			e.Reason = "invalid (accepted: " + strings.Join(breakdown.Kinds, ", ") + ")"
 		case "save", "html":
-			return fmt.Errorf("--%s \"\": needs a file name", f.Name)
+			e.Reason = "needs a file name"
 		case "tmpdir":
-			return fmt.Errorf("--tmpdir \"\": needs a directory")
-		default:
-			return fmt.Errorf("--%s \"\": needs a value", f.Name)
+			e.Reason = "needs a directory"
 		}
+		return e
 	}
 	return nil
 }
