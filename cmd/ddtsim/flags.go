@@ -19,3 +19,9 @@ type WorkFlags struct {
 	Mem    string `name:"mem" placeholder:"SIZE" help:"${mem_help}"`
 	TmpDir string `name:"tmpdir" placeholder:"DIR" help:"${tmpdir_help}"`
 }
+
+// SavedRAMFlag is --ram where the report is of saved scans (merge,
+// report): the memory of the machine that would hold their data.
+type SavedRAMFlag struct {
+	RAM string `name:"ram" placeholder:"SIZE" help:"The memory of the machine that would hold the merged data's pool: say whether its dedup table would stay in the ARC, as for scan."`
+}

@@ -22,11 +22,11 @@ import (
 // Saved scans: scan --save DIR, merge DIR..., resume DIR.
 
 type mergeCmd struct {
-	OutputFlags `embed:""`
-	RAM         string   `name:"ram" placeholder:"SIZE" help:"The memory of the machine that would hold the merged data's pool: say whether its dedup table would stay in the ARC, as for scan."`
-	Jobs        int      `short:"j" default:"0" help:"Table partitions merged at once (0: one per CPU, at most 16)."`
-	Mem         string   `name:"mem" placeholder:"SIZE" help:"Bound the merge's memory (e.g. 256M): fewer partitions are merged at once. The merge streams the saved tables, so its memory does not grow with their entries; it needs about 2 MiB per saved scan at least."`
-	Files       []string `arg:"" name:"scan" help:"Scans saved with ddtsim --save DIR (or files saved by ddtsim before version 2 of the format), made with the same properties (release rules, recordsize, compression, copies, dedup, vdevs, ashift, sparse, sample). The N shards of a scan made with --shard i/N add up to the scan of the whole tree (each given once; missing ones are noted)."`
+	OutputFlags  `embed:""`
+	SavedRAMFlag `embed:""`
+	Jobs         int      `short:"j" default:"0" help:"Table partitions merged at once (0: one per CPU, at most 16)."`
+	Mem          string   `name:"mem" placeholder:"SIZE" help:"Bound the merge's memory (e.g. 256M): fewer partitions are merged at once. The merge streams the saved tables, so its memory does not grow with their entries; it needs about 2 MiB per saved scan at least."`
+	Files        []string `arg:"" name:"scan" help:"Scans saved with ddtsim --save DIR (or files saved by ddtsim before version 2 of the format), made with the same properties (release rules, recordsize, compression, copies, dedup, vdevs, ashift, sparse, sample). The N shards of a scan made with --shard i/N add up to the scan of the whole tree (each given once; missing ones are noted)."`
 }
 
 type resumeCmd struct {
