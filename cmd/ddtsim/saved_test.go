@@ -221,7 +221,7 @@ func TestResumeAfterInterruptEqualsUninterrupted(t *testing.T) {
 			ctx, _ = interruptAfter(t, 60)
 			o.Reset()
 			e.Reset()
-			r := resumeCmd{File: file, JSON: true, Jobs: 2}
+			r := resumeCmd{File: file, OutputFlags: OutputFlags{JSON: true}, WorkFlags: WorkFlags{Jobs: 2}}
 			if code := exitCode(r.runContext(ctx, code130, &o, &e), &e); code != exitInterrupt {
 				t.Fatalf("resume: exit %d: %s", code, e.String())
 			}
