@@ -4,8 +4,8 @@ import (
 	"errors"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/internal/outpath"
 	"github.com/ddtsim/ddtsim/saved"
+	"github.com/ddtsim/ddtsim/scan/outpath"
 	"github.com/ddtsim/ddtsim/text/escape"
 )
 

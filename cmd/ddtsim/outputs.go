@@ -5,9 +5,9 @@ import (
 	"errors"
 	"os"
 
-	"github.com/ddtsim/ddtsim/internal/outpath"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/scan/outpath"
 	"github.com/ddtsim/ddtsim/text/escape"
 )
 
