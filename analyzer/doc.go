@@ -1,7 +1,8 @@
-// Package analyzer is ddtsim's scan: it cuts each file that package source
+// Package analyzer is the engine of a scan: Run cuts each file that package source
 // yields into level-0 blocks (records) as a dataset or a volume of one
 // write policy stores it, decides which are holes, and runs the
-// read/hash/compress pipeline on all cores, filling a ddt.Table.
+// read/hash/compress work on all cores, filling a ddt.Table; its
+// Analysis is the table, its histogram and the counters.
 //
 // The file-to-block rules are zio.FileRecords (module/zfs/zfs_vnops.c:
 // zfs_write(), module/zfs/dnode.c: dnode_set_blksz()) and, with
@@ -21,7 +22,7 @@
 // between two records (each accounts a record under a lock of its own and
 // reads outside it, so a hung read holds nothing back) and the caller gets
 // a consistent state (State) to save. Files: analyzer.go (options,
-// counters, Scan), file.go (a file into chunks and hole runs), work.go
+// counters, Run), file.go (a file into chunks and hole runs), work.go
 // (the workers), lane.go (the per-record accounting), resume.go,
 // checkpoint.go, zvol.go.
 package analyzer

@@ -9,7 +9,7 @@ import (
 const DefaultFilesAhead = 4096
 
 // window bounds how far the walk runs ahead of the oldest file it started
-// that is not finished: a progress kept as a walk position (scanfile's
+// that is not finished: a progress kept as a walk position (package saved's
 // Tracker) must list every file finished after that position, and while
 // one worker waits on a slow read (a hung NFS server) the others would
 // finish an unbounded number of small files after it. With the window,

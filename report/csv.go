@@ -86,6 +86,9 @@ func (s *Report) WriteCSV(w io.Writer) error {
 	kv("sparse", s.Sparse)
 	kv("guest", strconv.FormatBool(s.Guest))
 	kv("partial", strconv.FormatBool(s.Partial))
+	if s.Zstd != "" {
+		kv("zstd", s.Zstd)
+	}
 	if f := s.WalkFinished; f != nil {
 		kv("walk_finished", strconv.FormatBool(*f))
 	}

@@ -333,6 +333,7 @@ footer{margin-top:28px;color:#7a8291;font-size:12px}
 {{with .Decision}}<p class="decision{{if .WorthIt}} good{{end}}">{{.Text}}</p>{{end}}
 {{if .Partial}}<p class="partial">The scan was interrupted: the figures cover only what was read.{{if .WalkUnfinished}} The files and file data counted are those found so far: the walk had not finished.{{else if .WalkFinished}} The walk had finished: the files and file data counted are all of them.{{end}}</p>{{end}}
 {{if .SampleNote}}<p class="partial">{{.SampleNote}}</p>{{end}}
+{{with .ApproximateNote}}<p class="partial">Approximate: {{.}}.</p>{{end}}
 <div class="cards">
 <div class="card"><span>{{.LogicalLabel}}</span><b>{{.Logical}}</b>{{if .LogicalNote}}<small>{{.LogicalNote}}</small>{{end}}</div>
 <div class="card"><span>disk, no dedup</span><b>{{.NoDedup}}</b>{{if .Estimated}}<small>{{.Estimated}}</small>{{end}}</div>

@@ -10,6 +10,7 @@ import (
 	"github.com/ddtsim/ddtsim/text/english"
 	"github.com/ddtsim/ddtsim/text/escape"
 	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/compress/zstd"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"github.com/ddtsim/ddtsim/zfs/model"
 	"github.com/ddtsim/ddtsim/zfs/nicenum"
@@ -28,17 +29,21 @@ type Report struct {
 	Sparse     string            `json:"sparse"`
 	// Guest: virtual-disk images were read as their guests' disks
 	// (--guest; model.Settings.Guest).
-	Guest     bool                `json:"guest"`
-	Paths     []string            `json:"paths"`            // as given; bytes that are not UTF-8 appear as \xNN (see escape.Path)
-	Partial   bool                `json:"partial"`          // the scan was interrupted
-	Problems  []source.Problem    `json:"problems"`         // every path that could not be read, or changed while read
-	Sample    *ddt.SampleEstimate `json:"sample,omitempty"` // set by a sampled scan: the figures above are estimates
-	Histogram []Row               `json:"histogram"`
-	Total     ddt.Bucket          `json:"total"`
-	Ratios    *ddt.Ratios         `json:"ratios"` // null when no block is stored
-	Raw       RawCapacity         `json:"raw_capacity"`
-	Counters  analyzer.Counters   `json:"counters"`
-	Zdb       string              `json:"zdb_S"` // the zdb -S text
+	Guest    bool                `json:"guest"`
+	Paths    []string            `json:"paths"`            // as given; bytes that are not UTF-8 appear as \xNN (see escape.Path)
+	Partial  bool                `json:"partial"`          // the scan was interrupted
+	Problems []source.Problem    `json:"problems"`         // every path that could not be read, or changed while read
+	Sample   *ddt.SampleEstimate `json:"sample,omitempty"` // set by a sampled scan: the figures above are estimates
+	// Zstd is "exact" or "approximate" when the compression is zstd (see
+	// ZstdNote), empty otherwise: whether this build compresses as ZFS's
+	// libzstd does, byte for byte.
+	Zstd      string            `json:"zstd,omitempty"`
+	Histogram []Row             `json:"histogram"`
+	Total     ddt.Bucket        `json:"total"`
+	Ratios    *ddt.Ratios       `json:"ratios"` // null when no block is stored
+	Raw       RawCapacity       `json:"raw_capacity"`
+	Counters  analyzer.Counters `json:"counters"`
+	Zdb       string            `json:"zdb_S"` // the zdb -S text
 	// WalkFinished is set for an interrupted scan that knows how far its
 	// walk got: true when the walk had listed every file (the files and
 	// logical bytes are the whole data's), false when it had not (they
@@ -127,6 +132,7 @@ func New(p *zio.Policy, ashift int, sparse model.Sparse, paths []string, res *an
 	if r, ok := ddt.RatiosOf(s.Total); ok {
 		s.Ratios = &r
 	}
+	s.Zstd = zstdMark(p.Compression)
 	s.Raw = RawCapacity{
 		Referenced: p.RawSize(s.Total.Referenced.DSize),
 		Allocated:  p.RawSize(s.Total.Allocated.DSize),
@@ -172,6 +178,37 @@ func rawNote(v zio.Vdev) string {
 	return "whole sectors, all copies"
 }
 
+// The values of Report.Zstd.
+const (
+	zstdExact       = "exact"
+	zstdApproximate = "approximate"
+)
+
+// ZstdNote says why a zstd figure of a build without cgo is approximate.
+const ZstdNote = "zstd is approximated in this build (no cgo: " + zstd.Implementation + "); " +
+	"PSIZE, compression and the sizes built on them may differ from ZFS's; " +
+	"a build with a C compiler (cgo) compresses as ZFS does, byte for byte"
+
+// ApproximateNote is ZstdNote when the report's zstd figures are
+// approximate (Zstd), "" otherwise.
+func (s *Report) ApproximateNote() string {
+	if s.Zstd == zstdApproximate {
+		return ZstdNote
+	}
+	return ""
+}
+
+// zstdMark is Report.Zstd for a policy's compression.
+func zstdMark(c zio.Compression) string {
+	switch {
+	case c != zio.Zstd:
+		return ""
+	case zstd.Exact:
+		return zstdExact
+	}
+	return zstdApproximate
+}
+
 type stringWriter string
 
 func (s *stringWriter) Write(p []byte) (int, error) { *s += stringWriter(p); return len(p), nil }
@@ -200,6 +237,9 @@ func (s *Report) WriteText(w io.Writer) error {
 		s.Properties["dedup"], s.Pool.Vdev, s.Pool.Ashift, s.Sparse, s.guestText())
 	if s.Partial {
 		pr("  PARTIAL: the scan was interrupted; the figures cover only what was read\n")
+	}
+	if n := s.ApproximateNote(); n != "" {
+		pr("  APPROXIMATE: %s\n", n)
 	}
 	if s.Sample != nil {
 		s.writeSample(pr)

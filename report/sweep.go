@@ -27,6 +27,9 @@ type SweepRow struct {
 	Entries     uint64      `json:"ddt_entries"`
 	InCore      uint64      `json:"ddt_in_core"`
 	Zdb         string      `json:"zdb_S"`
+	// Zstd is Report.Zstd for the row's compression: "exact" or
+	// "approximate" for zstd, empty otherwise.
+	Zstd string `json:"zstd,omitempty"`
 
 	order int // position in the lanes (recordsize list × compression list)
 }
@@ -80,7 +83,7 @@ func sweepRows(res *sweep.Result) []SweepRow {
 		zdb.WriteSimulated(&zb, l.Histogram, p.Release.BytesSuffix)
 		rows[i] = SweepRow{RecordSize: p.RecordSize, Compression: zio.CompressionName(p.Compression, p.Level),
 			Ratios: r, DSize: total.Allocated.DSize, Entries: l.Summary.Entries, InCore: size.InCore,
-			Zdb: zb.String(), order: i}
+			Zdb: zb.String(), Zstd: zstdMark(p.Compression), order: i}
 	}
 	return rows
 }
@@ -159,8 +162,13 @@ func writeSweep(w io.Writer, p *zio.Policy, props SweepProperties, c sweep.Count
 	// The compression column is as wide as its longest name
 	// (zstd-fast-1000 is 14), at least as wide as its title.
 	cw := len("compression")
+	approx := false
 	for _, r := range rows {
-		cw = max(cw, len(r.Compression))
+		mark := 0
+		if r.Zstd == zstdApproximate {
+			approx, mark = true, 1 // the name gets a "*"
+		}
+		cw = max(cw, len(r.Compression)+mark)
 	}
 	fmt.Fprintf(&b, "%3s  %10s  %-*s  %6s  %8s  %8s  %22s  %11s  %14s\n",
 		"row", "recordsize", cw, "compression", "dedup", "compress", "combined", "allocated (DSIZE)", "DDT entries", "DDT in core")
@@ -169,10 +177,17 @@ func writeSweep(w io.Writer, p *zio.Policy, props SweepProperties, c sweep.Count
 		if q := r.Ratios; q != nil {
 			dedup, compress, combined = fmt.Sprintf("%.2f", q.Dedup), fmt.Sprintf("%.2f", q.Compress), fmt.Sprintf("%.2f", q.Combined)
 		}
+		name := r.Compression
+		if r.Zstd == zstdApproximate {
+			name += "*"
+		}
 		fmt.Fprintf(&b, "%3d  %10s  %-*s  %6s  %8s  %8s  %22s  %11d  %14s\n",
-			r.Row, nicenum.Format(uint64(r.RecordSize), false), cw, r.Compression,
+			r.Row, nicenum.Format(uint64(r.RecordSize), false), cw, name,
 			dedup, compress, combined,
 			fmt.Sprintf("%s (%d)", nicenum.Format(r.DSize, true), r.DSize), r.Entries, nicenum.Format(r.InCore, true))
+	}
+	if approx {
+		fmt.Fprintf(&b, "* APPROXIMATE: %s\n", ZstdNote)
 	}
 	_, err := w.Write(b.Bytes())
 	return err

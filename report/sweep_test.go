@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ddtsim/ddtsim/sweep"
+	"github.com/ddtsim/ddtsim/zfs/compress/zstd"
 	"github.com/ddtsim/ddtsim/zfs/model"
 )
 
@@ -44,15 +45,25 @@ func TestSweepTextLongCompressionName(t *testing.T) {
 	}
 	lines := strings.Split(b.String(), "\n")
 	table := lines[3 : len(lines)-1] // the title row and the rows
+	pad, name := "", "zstd-fast-1000 "
+	if !zstd.Exact {
+		// A build without cgo marks the zstd row (and widens the column
+		// for the mark), and says why under the table.
+		if last := table[len(table)-1]; !strings.HasPrefix(last, "* APPROXIMATE: zstd is approximated") {
+			t.Errorf("no note on the approximate zstd row: %q", last)
+		}
+		table = table[:len(table)-1]
+		pad, name = " ", "zstd-fast-1000*"
+	}
 	if len(table) != 3 {
 		t.Fatalf("table %q", table)
 	}
-	want := "row  recordsize  compression      dedup  compress  combined       allocated (DSIZE)  DDT entries     DDT in core"
+	want := "row  recordsize  compression      " + pad + "dedup  compress  combined       allocated (DSIZE)  DDT entries     DDT in core"
 	if table[0] != want {
 		t.Errorf("title row\n%q, want\n%q", table[0], want)
 	}
 	for _, l := range table[1:] {
-		if utf8.RuneCountInString(l) != utf8.RuneCountInString(want) || !strings.Contains(l, "zstd-fast-1000   ") && !strings.Contains(l, "lz4              ") {
+		if utf8.RuneCountInString(l) != utf8.RuneCountInString(want) || !strings.Contains(l, name+"  "+pad) && !strings.Contains(l, "lz4              "+pad) {
 			t.Errorf("row not aligned with the titles:\n%s\n%s", want, l)
 		}
 	}

@@ -6,7 +6,7 @@
 // Run walks the paths and fills the table (package analyzer), feeds the
 // per-group breakdown (--by), keeps the progress for a saved scan (a
 // position in the walk's order and the files in flight: saved.Tracker)
-// and writes it at checkpoints and at the end (package scanfile), and can
+// and writes it at checkpoints and at the end (package saved), and can
 // continue an interrupted saved scan. FromSaved gives the same Result for a saved or merged scan.
 // Result.Report assembles what every front end prints (package report):
 // the histogram, the summary, the sample's estimate, the DDT size.

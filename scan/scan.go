@@ -63,14 +63,17 @@ type Options struct {
 	Mem       int64
 	TmpDir    string
 	SpillWarn func(error)
-	// Save names the file the scan is saved in when it ends or is
-	// interrupted (scanfile's format), for `ddtsim merge` and `ddtsim
-	// resume`; "" saves nothing. It is replaced atomically (a symlink
-	// too: pass the link's target to write through it). Run refuses,
-	// before scanning, a file that is not a saved scan (or empty) and
-	// one that cannot be written (saved.CheckReplaceable,
-	// CheckWritable).
+	// Save names the directory the scan is saved in when it ends or is
+	// interrupted (and at its checkpoints), for `ddtsim merge` and
+	// `ddtsim resume`; "" saves nothing. It is replaced atomically (a
+	// symlink is written through). Run opens it with OpenSaver, which
+	// refuses, before scanning, a directory inside the paths, one that
+	// is not a saved scan (or empty) and one that cannot be written.
 	Save string
+	// Saver, when set, is the directory to save in already opened
+	// (OpenSaver: a command opens it first to refuse a bad one before
+	// anything else); Run uses it, and not Save.
+	Saver *Saver
 	// Resume continues this saved, interrupted scan: its table and
 	// counters are added to, the records it did are not read again. The
 	// settings and paths passed to Run must be its own.
@@ -146,7 +149,7 @@ type Result struct {
 // SaveError is the failure to write Options.Save: the scan itself
 // finished and its Result is returned with it.
 type SaveError struct {
-	Path string // as named in Options.Save
+	Path string // as written: Options.Save, or the Saver's Target
 	Err  error
 }
 
@@ -206,7 +209,7 @@ func removeSpillDir(dir string) {
 }
 
 // UsageError is a setting or option that cannot be used: nothing was
-// scanned.
+// scanned. For an option, Err is an *OptionError.
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
@@ -219,8 +222,9 @@ func (e *UsageError) Unwrap() error { return e.Err }
 // in Result.Problems (and sent to opts.Warn). Errors: a *UsageError for
 // settings or options that cannot be used (nothing scanned);
 // context.Canceled (or ctx's error) with the partial result when ctx is
-// cancelled; a *SaveError with the complete result when Options.Save could
-// not be written; any other error when the scan could not run.
+// cancelled; a *SaveError with the complete result when Options.Save (or
+// Saver) could not be written; any other error when the scan could not
+// run.
 func Run(ctx context.Context, set model.Settings, paths []string, opts Options) (*Result, error) {
 	if len(paths) == 0 {
 		return nil, &UsageError{errors.New("no paths to scan")}
@@ -228,42 +232,31 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 	if err := source.CheckNamed(paths); err != nil {
 		return nil, &UsageError{err}
 	}
-	if opts.Jobs < 0 || opts.Jobs > analyzer.MaxJobs {
-		return nil, &UsageError{fmt.Errorf("%d jobs: invalid (accepted: 0 for one per CPU, or 1 to %d)", opts.Jobs, analyzer.MaxJobs)}
-	}
 	p, err := set.Policy()
 	if err != nil {
 		return nil, &UsageError{err}
 	}
-	if err := opts.Shard.Check(); err != nil {
-		return nil, &UsageError{fmt.Errorf("--shard %s: %w", opts.Shard, err)}
-	}
-	if opts.Shard.Sharded() && opts.By != "" {
-		return nil, &UsageError{fmt.Errorf("--by does not work with --shard: a shard's breakdown covers only its share, and saved scans do not keep breakdowns, so merge could not add the shards' up")}
+	if err := opts.Validate(set, paths); err != nil {
+		return nil, &UsageError{err}
 	}
 	if r := opts.Resume; r != nil && shardOf(r.Shard) != shardOf(savedShard(opts.Shard)) {
 		return nil, &UsageError{fmt.Errorf("the saved scan is %s, this scan %s: resume it with its own shard",
 			describeShard(shardOf(r.Shard)), describeShard(opts.Shard))}
 	}
-	acc, err := accumulator(set, opts.By, paths)
+	acc, err := accumulator(opts.By, paths)
 	if err != nil {
 		return nil, &UsageError{err}
 	}
-	if opts.Save != "" {
+	sv := opts.Saver
+	if sv == nil && opts.Save != "" {
 		// Now, not after hours of scanning; and never over a file that
 		// is not a saved scan.
-		if err := saved.CheckReplaceable(opts.Save); err != nil {
-			return nil, &UsageError{fmt.Errorf("%s: %w", escape.Path(opts.Save), err)}
-		}
-		if err := saved.CheckWritable(opts.Save); err != nil {
-			return nil, &UsageError{fmt.Errorf("%s: cannot write there: %w", escape.Path(opts.Save), err)}
+		if sv, err = OpenSaver(opts.Save, paths, opts.OneFileSystem); err != nil {
+			return nil, &UsageError{err}
 		}
 	}
-	switch {
-	case opts.Top < 0:
-		return nil, &UsageError{fmt.Errorf("--top %d: invalid (accepted: a number of groups, 1 or more; 0 lists them all)", opts.Top)}
-	case opts.Top > 0 && opts.By == "":
-		return nil, &UsageError{errors.New("--top needs --by: it keeps the largest groups of the breakdown")}
+	if sv != nil {
+		opts.Save = sv.target // what is written, the checkpoints too
 	}
 	res := &Result{Settings: set, Policy: p, Paths: paths, top: opts.Top}
 	if r := opts.Resume; r != nil {
@@ -279,16 +272,6 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		if res.spillDir, err = makeSpillDir(opts.TmpDir); err != nil {
 			return nil, err
 		}
-	}
-	var tracker *saved.Tracker
-	if opts.Save != "" {
-		var files []saved.File
-		var pos *saved.Position
-		version := saved.Version
-		if r := opts.Resume; r != nil {
-			files, pos, version = r.Files, r.Position, r.Version
-		}
-		tracker = saved.NewTracker(files, pos, version)
 	}
 	ao := analyzer.Options{
 		Policy:        p,
@@ -319,8 +302,8 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 				return
 			}
 			pb := problemOf(path, err)
-			if tracker != nil && !errors.Is(err, source.ErrChanged) {
-				tracker.Unread(path)
+			if sv != nil && !errors.Is(err, source.ErrChanged) {
+				sv.tracker.Unread(path)
 			}
 			res.mu.Lock()
 			res.Problems = append(res.Problems, pb)
@@ -336,22 +319,8 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 	if acc != nil {
 		ao.OnFile, ao.OnBlock, ao.BlockRuns = acc.File, acc.Block, true
 	}
-	var ck *checkpointer
-	if tracker != nil {
-		ao.Done, ao.Started, ao.Finished = tracker.Done, tracker.Started, tracker.Finished
-		if every := opts.Checkpoint; every >= 0 {
-			if every == 0 {
-				every = DefaultCheckpoint
-			}
-			ck = &checkpointer{res: res, opts: &opts, tracker: tracker}
-			ao.CheckpointEvery, ao.Checkpoint = every, ck.take
-		}
-		if r := opts.Resume; r != nil {
-			ao.Resume = &analyzer.Resume{Table: r.Table, Counters: r.Counters, Done: tracker.Skip}
-			if opts.Shard.Sharded() {
-				ao.Resume.Saved = savedRuns(r.Files)
-			}
-		}
+	if sv != nil {
+		sv.start(res, &opts, &ao)
 	}
 	if opts.Done != nil {
 		inner := ao.Done
@@ -363,7 +332,7 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		}
 	}
 	res.Analysis, err = analyzer.Run(ctx, paths, ao)
-	ck.wait()
+	sv.wait()
 	res.walkKnown = true
 	if err != nil {
 		if ctx.Err() == nil || !errors.Is(err, ctx.Err()) || res.Analysis == nil {
@@ -375,15 +344,11 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 	if acc != nil {
 		res.Breakdown = acc.Result(res.Analysis.Table)
 	}
-	if r := opts.Resume; r != nil {
-		res.resumed(tracker)
-	}
-	if opts.Save != "" {
-		var reuse *saved.Snapshot
-		if ck != nil {
-			reuse, ck.written = ck.written, nil
+	if sv != nil {
+		if r := opts.Resume; r != nil {
+			res.resumed(sv.tracker)
 		}
-		if serr := res.save(opts, tracker, reuse); serr != nil {
+		if serr := sv.finish(res, &opts); serr != nil {
 			return res, serr
 		}
 	}
@@ -410,15 +375,12 @@ func savedRuns(files []saved.File) func(path string) ([]analyzer.Span, uint64, u
 	}
 }
 
-// accumulator prepares the breakdown: nil without one. It fails on an
-// unknown kind and with a sample (a breakdown of a sample would not add
-// up to the estimated totals).
-func accumulator(set model.Settings, by string, paths []string) (*breakdown.Accumulator, error) {
+// accumulator prepares the breakdown: nil without one (Validate has
+// checked the kind, and that there is no sample: a breakdown of a sample
+// would not add up to the estimated totals).
+func accumulator(by string, paths []string) (*breakdown.Accumulator, error) {
 	if by == "" {
 		return nil, nil
-	}
-	if set.SampleRate() > 1 {
-		return nil, fmt.Errorf("--by does not work with --sample yet: a breakdown needs every block")
 	}
 	return breakdown.NewAccumulator(strings.ToLower(by), paths)
 }

@@ -134,7 +134,7 @@ func TestTopUsage(t *testing.T) {
 		opts scan.Options
 		want string
 	}{
-		{scan.Options{Top: 3}, "--top needs --by"},
+		{scan.Options{Top: 3}, "--top 3: needs --by: it keeps the largest groups of the breakdown"},
 		{scan.Options{By: "ext", Top: -1}, "--top -1: invalid"},
 	} {
 		_, err := scan.Run(context.Background(), model.Settings{}, []string{"../testdata/sample"}, c.opts)

@@ -54,6 +54,7 @@ func exitCode(err error, stderr io.Writer) int {
 		st   statusError
 		ue   usageError
 		sue  *scan.UsageError
+		oe   *scan.OptionError
 		me   *saved.ModelError
 		she  *saved.ShardError
 		hge  *saved.HistogramError
@@ -62,7 +63,7 @@ func exitCode(err error, stderr io.Writer) int {
 	switch {
 	case errors.As(err, &st):
 		code = st.code
-	case errors.As(err, &ue), errors.As(err, &sue), errors.As(err, &me), errors.As(err, &she), errors.As(err, &hge):
+	case errors.As(err, &ue), errors.As(err, &sue), errors.As(err, &oe), errors.As(err, &me), errors.As(err, &she), errors.As(err, &hge):
 		code = exitUsage
 	case errors.Is(err, saved.ErrSameScan), errors.Is(err, compare.ErrUnusable):
 		code = exitUsage // exitCompareUnusable too

@@ -22,6 +22,8 @@ import (
 	"github.com/ddtsim/ddtsim/cmd/ddtsim/internal/rawargs"
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/saved"
+	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/text/english"
 	"github.com/ddtsim/ddtsim/zfs/model"
 	"github.com/ddtsim/ddtsim/zfs/zio"
@@ -49,19 +51,16 @@ type PoolFlags struct {
 
 type scanCmd struct {
 	PoolFlags     `embed:""`
-	Property      []string      `short:"o" name:"property" sep:"none" placeholder:"NAME=VALUE" help:"Dataset property, as zfs create -o takes it: recordsize (512..16M, default 128K), compression (on, off, lz4, lzjb, zle, gzip[-1..9], zstd[-1..19], zstd-fast[-N]; default: the release's), copies (1..3), dedup (off; or on, verify, sha256, sha512, skein, blake3, each also with ,verify, and edonr,verify: every value but off is dedup on, and the report shows it as given; ddtsim keys blocks by their content, so the checksum named does not change the figures). Repeatable."`
-	Volblocksize  string        `name:"volblocksize" placeholder:"SIZE" help:"Store each file (or block device) as a volume, as zfs create -V -o volblocksize=SIZE would: every block exactly SIZE bytes, the last one zero-padded (a power of two from 512 to 128K, up to 16M from 2.2 (1M from 0.6.5) with large_blocks). Same as -o volblocksize=SIZE."`
-	Zvol          bool          `name:"zvol" help:"Store each file as a sparse volume (zfs create -s -V: no refreservation) with the volblocksize zfs create -V would choose: 8K up to 2.1, 16K from 2.2, raised on raidz and dRAID to their allocation width (2.1+)."`
-	RAM           string        `name:"ram" placeholder:"SIZE" help:"The machine's memory, at least 64M (e.g. 64G): say whether the dedup table would stay in the ARC under the release's defaults (zfs_arc_max, metadata limit), and show the DDT size block in the summary."`
-	Zdb           bool          `help:"Print only the zdb -S text, byte for byte." xor:"format"`
-	JSON          bool          `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
-	CSV           bool          `name:"csv" help:"Print CSV (exact integers): the histogram, an empty line, the summary (field,value), and with --by an empty line and the breakdown (one row per group, then (total))." xor:"format"`
-	By            string        `name:"by" placeholder:"dir|ext|size|file" help:"Break the figures down by group, after the summary (and in --json, --csv, --html; not with --zdb, whose text zdb -S prints without one; case-insensitive): dir = each path named, or with one directory named each of its subdirectories (the files directly in it form one row); ext = lower-cased file name extension, (none) without; size = file size class (empty, <=4K, <=128K, <=1M, <=16M, <=1G, >1G); file = each file its own row (with --guest, each image: which VMs share data; for a few files, not millions). Per group: files, logical bytes, holes, all-zero blocks, embedded blocks, size without dedup (its own blocks, exact), size with dedup, only here (blocks no other group has) and shared (blocks other groups have too). With dedup, a block referenced by several groups is split between them by their share of its references, rounded by largest remainder so that the groups add up exactly to the totals. Needs about 50 bytes of memory per unique block on top of the table, and 16 more for each further group the block appears in. Not with --sample."`
-	Top           int           `name:"top" placeholder:"N" help:"With --by: list the N largest groups (by logical bytes) and fold the others into one row, (M others), of their sums; 0 (the default) lists them all."`
-	HTML          string        `name:"html" placeholder:"FILE" help:"Also write the report as one self-contained HTML page to FILE (histogram chart, zdb -S text, summary, breakdown; no network, no script). The usual report still goes to standard output. FILE must not lie inside the paths scanned, and is checked to be writable before the scan; an existing FILE is replaced only if it is a ddtsim HTML report (or empty)."`
-	Jobs          int           `short:"j" default:"0" help:"Worker goroutines, and at most as many CPUs busy at once (0: one per CPU; -j 1: one core, gentle on a busy host); fewer workers run at large recordsizes, so that the records in flight stay within 256 MiB (each worker holds the record it reads, and with gzip or zstd its compressed copy): 8 at recordsize=16M."`
-	Mem           string        `name:"mem" placeholder:"SIZE" help:"Bound the dedup table's memory (at least 1M, e.g. 4G; it takes about 32 bytes per unique block): beyond SIZE it is written to disk as sorted runs and merged at the end, with the same result. A block seen again after its entry went to disk is compressed again. If writing fails (disk full), the table stays in memory and a warning says so."`
-	TmpDir        string        `name:"tmpdir" placeholder:"DIR" help:"Where --mem writes its runs, in a directory of its own that is removed at the end (default: $TMPDIR, else /tmp). Not inside the paths scanned."`
+	Property      []string `short:"o" name:"property" sep:"none" placeholder:"NAME=VALUE" help:"Dataset property, as zfs create -o takes it: recordsize (512..16M, default 128K), compression (on, off, lz4, lzjb, zle, gzip[-1..9], zstd[-1..19], zstd-fast[-N]; default: the release's), copies (1..3), dedup (off; or on, verify, sha256, sha512, skein, blake3, each also with ,verify, and edonr,verify: every value but off is dedup on, and the report shows it as given; ddtsim keys blocks by their content, so the checksum named does not change the figures). Repeatable."`
+	Volblocksize  string   `name:"volblocksize" placeholder:"SIZE" help:"Store each file (or block device) as a volume, as zfs create -V -o volblocksize=SIZE would: every block exactly SIZE bytes, the last one zero-padded (a power of two from 512 to 128K, up to 16M from 2.2 (1M from 0.6.5) with large_blocks). Same as -o volblocksize=SIZE."`
+	Zvol          bool     `name:"zvol" help:"Store each file as a sparse volume (zfs create -s -V: no refreservation) with the volblocksize zfs create -V would choose: 8K up to 2.1, 16K from 2.2, raised on raidz and dRAID to their allocation width (2.1+)."`
+	RAM           string   `name:"ram" placeholder:"SIZE" help:"The machine's memory, at least 64M (e.g. 64G): say whether the dedup table would stay in the ARC under the release's defaults (zfs_arc_max, metadata limit), and show the DDT size block in the summary."`
+	OutputFlags   `embed:""`
+	CSV           bool   `name:"csv" help:"Print CSV (exact integers): the histogram, an empty line, the summary (field,value), and with --by an empty line and the breakdown (one row per group, then (total))." xor:"format"`
+	By            string `name:"by" placeholder:"dir|ext|size|file" help:"Break the figures down by group, after the summary (and in --json, --csv, --html; not with --zdb, whose text zdb -S prints without one; case-insensitive): dir = each path named, or with one directory named each of its subdirectories (the files directly in it form one row); ext = lower-cased file name extension, (none) without; size = file size class (empty, <=4K, <=128K, <=1M, <=16M, <=1G, >1G); file = each file its own row (with --guest, each image: which VMs share data; for a few files, not millions). Per group: files, logical bytes, holes, all-zero blocks, embedded blocks, size without dedup (its own blocks, exact), size with dedup, only here (blocks no other group has) and shared (blocks other groups have too). With dedup, a block referenced by several groups is split between them by their share of its references, rounded by largest remainder so that the groups add up exactly to the totals. Needs about 50 bytes of memory per unique block on top of the table, and 16 more for each further group the block appears in. Not with --sample."`
+	Top           int    `name:"top" placeholder:"N" help:"With --by: list the N largest groups (by logical bytes) and fold the others into one row, (M others), of their sums; 0 (the default) lists them all."`
+	HTML          string `name:"html" placeholder:"FILE" help:"Also write the report as one self-contained HTML page to FILE (histogram chart, zdb -S text, summary, breakdown; no network, no script). The usual report still goes to standard output. FILE must not lie inside the paths scanned, and is checked to be writable before the scan; an existing FILE is replaced only if it is a ddtsim HTML report (or empty)."`
+	WorkFlags     `embed:"" set:"mem_help=Bound the dedup table's memory (at least 1M, e.g. 4G; it takes about 32 bytes per unique block): beyond SIZE it is written to disk as sorted runs and merged at the end, with the same result. A block seen again after its entry went to disk is compressed again. If writing fails (disk full), the table stays in memory and a warning says so." set:"tmpdir_help=Where --mem writes its runs, in a directory of its own that is removed at the end (default: $TMPDIR, else /tmp). Not inside the paths scanned."`
 	Sample        string        `placeholder:"1/N" help:"Keep only 1/N of the block contents, chosen by hash (every copy of a kept content is kept): about 1/N of the memory and compression work. The table becomes an estimate, printed with 95% confidence intervals."`
 	Follow        bool          `help:"Follow symlinks found inside directories (directory loops and directories seen before are skipped; a symlink that cannot be resolved, such as one naming itself, is an error). Symlinks named as paths are always followed."`
 	CountLinks    bool          `help:"Count every name of a hard-linked file as a separate copy (default: once, as cp -a stores it)."`
@@ -75,7 +74,8 @@ type scanCmd struct {
 
 	preset *model.Settings // resume: the saved scan's settings, instead of the flags'
 	ram    uint64          // parsed RAM, bytes; 0 without --ram
-	save   *saving         // --save or resume: see saved.go
+	saver  *scan.Saver     // --save, or resume's: see saved.go
+	resume *saved.Scan     // resume: the saved scan continued
 	env    *env            // the process's (env.go); nil: main's
 }
 
@@ -183,16 +183,16 @@ func emptyValues(kctx *kong.Context) error {
 		if f == nil || f.Target.Kind() != reflect.String || f.Target.String() != "" {
 			continue
 		}
+		e := &scan.OptionError{Option: "--" + f.Name, Value: `""`, Reason: "needs a value"}
 		switch f.Name {
 		case "by":
-			return fmt.Errorf("--by \"\": invalid (accepted: %s)", strings.Join(breakdown.Kinds, ", "))
+			e.Reason = "invalid (accepted: " + strings.Join(breakdown.Kinds, ", ") + ")"
 		case "save", "html":
-			return fmt.Errorf("--%s \"\": needs a file name", f.Name)
+			e.Reason = "needs a file name"
 		case "tmpdir":
-			return fmt.Errorf("--tmpdir \"\": needs a directory")
-		default:
-			return fmt.Errorf("--%s \"\": needs a value", f.Name)
+			e.Reason = "needs a directory"
 		}
+		return e
 	}
 	return nil
 }
@@ -223,13 +223,11 @@ func (s *scanCmd) shard() (source.Shard, error) {
 	sh, err := source.ParseShard(s.Shard)
 	switch {
 	case err != nil:
-		return sh, usagef("--shard %v", err)
-	case s.By != "":
-		return sh, usagef("--shard %s with --by: a shard's breakdown covers only its share, and saved scans keep no breakdown, so merge could not add the shards' up", s.Shard)
+		return sh, &scan.OptionError{Option: "--shard", Value: s.Shard, Reason: strings.TrimPrefix(err.Error(), s.Shard+": ")}
 	case s.Save == "":
-		return sh, usagef("--shard %s needs --save DIR: a shard's scan is only its share of the files; ddtsim merge adds the saved shards up to the whole", s.Shard)
+		return sh, &scan.OptionError{Option: "--shard", Value: s.Shard, Reason: "needs --save DIR: a shard's scan is only its share of the files; ddtsim merge adds the saved shards up to the whole"}
 	}
-	return sh, nil
+	return sh, nil // with --by: refused by scan.Run
 }
 
 // parseRAM parses --ram: bytes, 0 without it.
@@ -239,7 +237,7 @@ func parseRAM(v string) (uint64, error) {
 	}
 	n, err := model.ParseSize(v)
 	if err != nil || n < 64<<20 {
-		return 0, fmt.Errorf("--ram %s: invalid (accepted: the machine's memory, a whole number with an optional K, M, G, T suffix, at least 64M, e.g. 16G, 512G)", v)
+		return 0, &scan.OptionError{Option: "--ram", Value: v, Reason: "invalid (accepted: the machine's memory, a whole number with an optional K, M, G, T suffix, at least 64M, e.g. 16G, 512G)"}
 	}
 	return n, nil
 }
@@ -302,9 +300,9 @@ func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdo
 	}
 	switch {
 	case s.Checkpoint < 0:
-		return usagef("--checkpoint %v: invalid (accepted: a duration such as 5m or 30s; 0 saves only at the end)", s.Checkpoint)
+		return &scan.OptionError{Option: "--checkpoint", Value: s.Checkpoint.String(), Reason: "invalid (accepted: a duration such as 5m or 30s; 0 saves only at the end)"}
 	case s.Checkpoint != defaultCheckpoint && s.Checkpoint != 0 && s.Save == "":
-		return usagef("--checkpoint %v needs --save DIR: checkpoints are saves of the scan so far", s.Checkpoint)
+		return &scan.OptionError{Option: "--checkpoint", Value: s.Checkpoint.String(), Reason: "needs --save DIR: checkpoints are saves of the scan so far"}
 	}
 	if err := s.startSave(); err != nil {
 		return err

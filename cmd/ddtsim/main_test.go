@@ -44,7 +44,7 @@ func TestBadValuesAreClearErrors(t *testing.T) {
 		want string // in stderr
 	}{
 		{[]string{"-o", "recordsize=100K", dir}, "power of two from 512 to 16M"},
-		{[]string{"--checkpoint", "1m", dir}, "--checkpoint 1m0s needs --save DIR"},
+		{[]string{"--checkpoint", "1m", dir}, "--checkpoint 1m0s: needs --save DIR"},
 		{[]string{"--checkpoint=-1s", "--save", filepath.Join(dir, "s"), dir}, "--checkpoint -1s: invalid"},
 		{[]string{"--checkpoint", "often", dir}, "--checkpoint"},
 		{[]string{"-o", "recordsize=32M", dir}, "power of two from 512 to 16M"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/ddtsim/ddtsim/scan"
@@ -19,33 +20,22 @@ import (
 // tiny tables spill).
 var minMem uint64 = 1 << 20
 
-// parseMem parses --mem and checks --tmpdir: 0 without --mem.
+// parseMem parses --mem: 0 without it. (--tmpdir is checked by
+// scan.Options.Validate: with --mem, outside the paths scanned.)
 func (s *scanCmd) parseMem() (int64, error) {
 	if s.Mem == "" {
-		if s.TmpDir != "" {
-			return 0, usagef("--tmpdir is where --mem spills the table: it needs --mem SIZE")
-		}
 		return 0, nil
 	}
 	n, err := model.ParseSize(s.Mem)
 	if err != nil || n == 0 || n > math.MaxInt64 {
-		return 0, usagef("--mem %s: invalid (accepted: the table's memory bound as a size, a whole number with an optional K, M, G, T suffix, at least %s, e.g. 512M, 4G, 1T)",
-			s.Mem, nicenum.Format(minMem, false))
+		return 0, &scan.OptionError{Option: "--mem", Value: s.Mem, Reason: fmt.Sprintf("invalid (accepted: the table's memory bound as a size, a whole number with an optional K, M, G, T suffix, at least %s, e.g. 512M, 4G, 1T)",
+			nicenum.Format(minMem, false))}
 	}
 	if n < minMem {
 		// Each spill writes a run; tiny bounds write thousands, which the
 		// final merge may not be able to open at once.
-		return 0, usagef("--mem %s: too small (accepted: at least %s, e.g. 512M, 4G, 1T; the table spills a run to disk each time it reaches the bound)",
-			s.Mem, nicenum.Format(minMem, false))
-	}
-	// Spill runs among the files scanned would be read as data: an
-	// explicit --tmpdir among the paths scanned is refused; the default
-	// one ($TMPDIR, e.g. /tmp under a scanned /) is used and left out of
-	// the walk (the scan skips its spill directory).
-	if s.TmpDir != "" {
-		if err := checkOutside("--tmpdir", s.TmpDir, true, s.Paths, s.OneFileSystem); err != nil {
-			return 0, err
-		}
+		return 0, &scan.OptionError{Option: "--mem", Value: s.Mem, Reason: fmt.Sprintf("too small (accepted: at least %s, e.g. 512M, 4G, 1T; the table spills a run to disk each time it reaches the bound)",
+			nicenum.Format(minMem, false))}
 	}
 	return int64(n), nil
 }

@@ -106,6 +106,7 @@ func TestMemErrors(t *testing.T) {
 	dir := sampleTree(t)
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o644)
+	spill := t.TempDir()
 	for _, c := range []struct {
 		args []string
 		env  string // $TMPDIR
@@ -113,7 +114,7 @@ func TestMemErrors(t *testing.T) {
 	}{
 		{[]string{"--mem", "0", dir}, "", "--mem 0: invalid (accepted: the table's memory bound as a size"},
 		{[]string{"--mem", "lots", dir}, "", "--mem lots: invalid"},
-		{[]string{"--tmpdir", t.TempDir(), dir}, "", "--tmpdir is where --mem spills the table: it needs --mem SIZE"},
+		{[]string{"--tmpdir", spill, dir}, "", "--tmpdir " + spill + ": needs --mem SIZE: it is where --mem spills the table"},
 		{[]string{"--mem", "1G", "--tmpdir", "/nonexistent/x", dir}, "", "ddtsim: --tmpdir /nonexistent/x: cannot create the spill directory there: no such file or directory"},
 		{[]string{"--mem", "1G", "--tmpdir", file, dir}, "", "ddtsim: --tmpdir " + file + ": cannot create the spill directory there: not a directory"},
 		{[]string{"--mem", "1G", dir}, "/nonexistent/y", "ddtsim: --mem: /nonexistent/y ($TMPDIR, or --tmpdir DIR): cannot create the spill directory there: no such file or directory"},

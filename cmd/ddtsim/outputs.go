@@ -4,46 +4,19 @@ import (
 	"bufio"
 	"errors"
 	"os"
-	"path/filepath"
 
-	"github.com/ddtsim/ddtsim/cmd/ddtsim/internal/outpath"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/scan/outpath"
 	"github.com/ddtsim/ddtsim/text/escape"
 )
 
 // What a scan writes besides standard output (--html FILE, --save DIR,
 // --tmpdir DIR) is checked before the scan: it must not lie inside a path
 // scanned (the scan would read its own output, or overwrite what it
-// reads), and it must be writable now rather than after hours.
-
-// checkOutside refuses an output that lies inside one of the paths
-// scanned, comparing resolved paths (symlinks in the output's name or in
-// the paths named do not hide it). flag names the option in the message
-// ("--html", "--save", "--tmpdir"); isDir says the output is a directory
-// (--tmpdir). With oneFS (-x), an output on another file system than the
-// path is not reached by the scan and is accepted.
-func checkOutside(flag, name string, isDir bool, paths []string, oneFS bool) error {
-	out, inside, err := outpath.Inside(name, isDir, paths, oneFS)
-	switch {
-	case err != nil:
-		return usagef("%s %s: %s", flag, escape.Path(name), scan.Reason(name, err))
-	case inside == "":
-		return nil
-	}
-	what := "write it elsewhere"
-	switch {
-	case isDir:
-		what = "the scan would read its own spill runs; choose a directory elsewhere"
-	case flag == "--save":
-		what = "save it elsewhere"
-	}
-	at := ""
-	if abs, err := filepath.Abs(name); err != nil || abs != out {
-		at = " (" + escape.Path(out) + ")" // through a symlink
-	}
-	return usagef("%s %s%s lies inside %s, which is scanned: %s", flag, escape.Path(name), at, escape.Path(inside), what)
-}
+// reads), and it must be writable now rather than after hours. --save is
+// checked by scan.OpenSaver, --tmpdir by scan.Options.Validate, --html
+// here (with scan.CheckOutside).
 
 // startHTML checks --html before the scan: not inside the paths scanned,
 // not the --save file, and writable.
@@ -51,7 +24,7 @@ func (s *scanCmd) startHTML() error {
 	if s.HTML == "" {
 		return nil
 	}
-	if err := checkOutside("--html", s.HTML, false, s.Paths, s.OneFileSystem); err != nil {
+	if err := scan.CheckOutside("--html", s.HTML, false, s.Paths, s.OneFileSystem); err != nil {
 		return err
 	}
 	if s.Save != "" {

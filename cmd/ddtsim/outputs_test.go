@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/saved"
+	"github.com/ddtsim/ddtsim/scan"
 )
 
 // outputTree makes victim/ (a file data.txt in it), samplelink -> victim,
@@ -47,13 +48,13 @@ func TestOutputInsideScannedPathRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--html", "victim/data.txt", "victim"}, "--html victim/data.txt lies inside victim, which is scanned: write it elsewhere"},
-		{[]string{"--html", "victim/new.html", "victim"}, "--html victim/new.html lies inside victim, which is scanned"},
+		{[]string{"--html", "victim/data.txt", "victim"}, "--html victim/data.txt: lies inside victim, which is scanned: write it elsewhere"},
+		{[]string{"--html", "victim/new.html", "victim"}, "--html victim/new.html: lies inside victim, which is scanned"},
 		{[]string{"--html", "victim", "victim"}, "lies inside victim, which is scanned"},
-		{[]string{"--html", "samplelink/r.html", "victim"}, "--html samplelink/r.html (" + filepath.Join(top, "victim", "r.html") + ") lies inside victim, which is scanned"},
+		{[]string{"--html", "samplelink/r.html", "victim"}, "--html samplelink/r.html (" + filepath.Join(top, "victim", "r.html") + "): lies inside victim, which is scanned"},
 		{[]string{"--html", "victim/r.html", "samplelink"}, "lies inside samplelink, which is scanned"},
-		{[]string{"--save", "samplelink/x.ddts", "victim"}, "--save samplelink/x.ddts (" + filepath.Join(top, "victim", "x.ddts") + ") lies inside victim, which is scanned: save it elsewhere"},
-		{[]string{"--save", "victim/y.ddts", "samplelink"}, "--save victim/y.ddts lies inside samplelink, which is scanned: save it elsewhere"},
+		{[]string{"--save", "samplelink/x.ddts", "victim"}, "--save samplelink/x.ddts (" + filepath.Join(top, "victim", "x.ddts") + "): lies inside victim, which is scanned: save it elsewhere"},
+		{[]string{"--save", "victim/y.ddts", "samplelink"}, "--save victim/y.ddts: lies inside samplelink, which is scanned: save it elsewhere"},
 		{[]string{"--save", "other/l.ddts", "victim"}, "lies inside victim, which is scanned: save it elsewhere"},
 		{[]string{"--save", "./victim/../victim/d/y.ddts", top + "/victim/"}, "lies inside " + top + "/victim/, which is scanned"},
 		{[]string{"--html", "victim/data.txt", "victim/data.txt"}, "lies inside victim/data.txt, which is scanned"},
@@ -86,13 +87,13 @@ func TestCheckOutsideOtherFileSystem(t *testing.T) {
 	if syscall.Stat("/", &root) != nil || syscall.Stat("/dev/shm", &shm) != nil || root.Dev == shm.Dev {
 		t.Skip("no /dev/shm on a file system of its own")
 	}
-	if err := checkOutside("--tmpdir", "/dev/shm", true, []string{"/"}, false); err == nil || !strings.Contains(err.Error(), "lies inside /, which is scanned") {
+	if err := scan.CheckOutside("--tmpdir", "/dev/shm", true, []string{"/"}, false); err == nil || !strings.Contains(err.Error(), "lies inside /, which is scanned") {
 		t.Errorf("without -x: %v", err)
 	}
-	if err := checkOutside("--tmpdir", "/dev/shm", true, []string{"/"}, true); err != nil {
+	if err := scan.CheckOutside("--tmpdir", "/dev/shm", true, []string{"/"}, true); err != nil {
 		t.Errorf("with -x: %v", err)
 	}
-	if err := checkOutside("--html", "/dev/shm/no/such/r.html", false, []string{"/"}, true); err != nil {
+	if err := scan.CheckOutside("--html", "/dev/shm/no/such/r.html", false, []string{"/"}, true); err != nil {
 		t.Errorf("with -x, a file not created yet: %v", err)
 	}
 }
@@ -111,7 +112,7 @@ func TestTmpdirInsideScannedPathRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"--mem", "1G", "--tmpdir", spill, filepath.Join(top, "victim")}, "",
-			"--tmpdir " + spill + " lies inside " + filepath.Join(top, "victim") + ", which is scanned: the scan would read its own spill runs; choose a directory elsewhere"},
+			"--tmpdir " + spill + ": lies inside " + filepath.Join(top, "victim") + ", which is scanned: the scan would read its own spill runs; choose a directory elsewhere"},
 		{[]string{"--mem", "1G", "--tmpdir", filepath.Join(top, "samplelink", "spill"), filepath.Join(top, "victim")}, "", "which is scanned: the scan would read its own spill runs"},
 		{[]string{"--mem", "1G", "--tmpdir", spill, filepath.Join(top, "samplelink")}, "", "which is scanned: the scan would read its own spill runs"},
 	} {

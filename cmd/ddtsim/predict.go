@@ -28,14 +28,6 @@ const defaultCheckpoint = scan.DefaultCheckpoint
 
 func (pr *prediction) close() { pr.res.Close() }
 
-// checkJobs refuses a -j out of range.
-func checkJobs(n int) error {
-	if n < 0 || n > analyzer.MaxJobs {
-		return usagef("--jobs %d: invalid (accepted: 0 for one per CPU, or 1 to %d)", n, analyzer.MaxJobs)
-	}
-	return nil
-}
-
 // capCPUs makes -j N also the most CPUs running ddtsim's Go code at once
 // (GOMAXPROCS) when N is below it, so that -j 1 scans on one core: the
 // walk, the opens ahead and the worker take turns (their system calls
@@ -56,9 +48,6 @@ func capCPUs(e *env, jobs int) {
 func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, error) {
 	if len(s.Paths) == 0 {
 		return nil, usagef("expected <path> ...: name the files and directories to scan")
-	}
-	if err := checkJobs(s.Jobs); err != nil {
-		return nil, err
 	}
 	capCPUs(s.env, s.Jobs)
 	set, err := s.settings()
@@ -91,8 +80,8 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 		SpillWarn:     func(err error) { bar.println("ddtsim: --mem: " + err.Error()) },
 		Warn:          func(p source.Problem) { bar.println(fmt.Sprintf("ddtsim: %s: %s", p.Path, p.Reason)) },
 	}
-	if sv := s.save; sv != nil {
-		opts.Save, opts.Resume = sv.target, sv.resume
+	if s.saver != nil {
+		opts.Saver, opts.Resume = s.saver, s.resume
 		opts.Checkpoint = s.Checkpoint
 		if s.Checkpoint == 0 {
 			opts.Checkpoint = -1 // only at the end
@@ -134,10 +123,10 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 	var saveErr error
 	switch {
 	case errors.As(err, &se):
-		fmt.Fprintf(stderr, "ddtsim: saving the scan in %s: %v\n", escape.Path(s.save.path), se.Err)
+		fmt.Fprintf(stderr, "ddtsim: saving the scan in %s: %v\n", escape.Path(s.saver.Name()), se.Err)
 		saveErr = statusError{exitFailed, ""}
-	case res.Partial && s.save != nil:
-		name := escape.Path(s.save.path)
+	case res.Partial && s.saver != nil:
+		name := escape.Path(s.saver.Name())
 		fmt.Fprintf(stderr, "ddtsim: the partial scan is saved in %s: ddtsim resume %s continues it\n", name, name)
 	}
 	if pr.report, err = res.Report(s.ram); err != nil {

@@ -12,12 +12,11 @@ import (
 // report --histogram FILE SCAN...: the report of saved scans whose table
 // an SQL engine reduced (histsql's query over their Parquet files).
 type reportCmd struct {
-	Histogram string   `name:"histogram" required:"" placeholder:"FILE" help:"The result of the histogram query (histsql/histogram.sql, or ddtsim sql) as the engine wrote it: CSV or tab-separated, with or without a header; - for standard input."`
-	Zdb       bool     `help:"Print only the zdb -S text, byte for byte." xor:"format"`
-	JSON      bool     `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
-	CSV       bool     `name:"csv" help:"Print the histogram and summary as CSV." xor:"format"`
-	RAM       string   `name:"ram" placeholder:"SIZE" help:"The memory of the machine that would hold the merged data's pool: say whether its dedup table would stay in the ARC, as for scan."`
-	Scans     []string `arg:"" name:"scan" help:"The saved scans (directories written by --save DIR) the query read: their manifests give the model, the paths and the counters."`
+	Histogram    string `name:"histogram" required:"" placeholder:"FILE" help:"The result of the histogram query (histsql/histogram.sql, or ddtsim sql) as the engine wrote it: CSV or tab-separated, with or without a header; - for standard input."`
+	OutputFlags  `embed:""`
+	CSV          bool `name:"csv" help:"Print the histogram and summary as CSV." xor:"format"`
+	SavedRAMFlag `embed:""`
+	Scans        []string `arg:"" name:"scan" help:"The saved scans (directories written by --save DIR) the query read: their manifests give the model, the paths and the counters."`
 }
 
 // sqlCmd prints the histogram query.

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/analyzer"
-	"github.com/ddtsim/ddtsim/cmd/ddtsim/internal/outpath"
 	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/scan"
+	"github.com/ddtsim/ddtsim/scan/outpath"
 	"github.com/ddtsim/ddtsim/text/escape"
 	"github.com/ddtsim/ddtsim/zfs/model"
 	"github.com/ddtsim/ddtsim/zfs/nicenum"
@@ -21,76 +21,37 @@ import (
 
 // Saved scans: scan --save DIR, merge DIR..., resume DIR.
 
-// saving is what --save (and resume, which saves too) keeps during a scan.
-type saving struct {
-	path   string      // as named (in messages)
-	target string      // what is written: path, or the file its symlink names
-	resume *saved.Scan // the saved scan being continued; nil for a new scan
-}
-
 type mergeCmd struct {
-	Zdb   bool     `help:"Print only the zdb -S text, byte for byte." xor:"format"`
-	JSON  bool     `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
-	RAM   string   `name:"ram" placeholder:"SIZE" help:"The memory of the machine that would hold the merged data's pool: say whether its dedup table would stay in the ARC, as for scan."`
-	Jobs  int      `short:"j" default:"0" help:"Table partitions merged at once (0: one per CPU, at most 16)."`
-	Mem   string   `name:"mem" placeholder:"SIZE" help:"Bound the merge's memory (e.g. 256M): fewer partitions are merged at once. The merge streams the saved tables, so its memory does not grow with their entries; it needs about 2 MiB per saved scan at least."`
-	Files []string `arg:"" name:"scan" help:"Scans saved with ddtsim --save DIR (or files saved by ddtsim before version 2 of the format), made with the same properties (release rules, recordsize, compression, copies, dedup, vdevs, ashift, sparse, sample). The N shards of a scan made with --shard i/N add up to the scan of the whole tree (each given once; missing ones are noted)."`
+	OutputFlags  `embed:""`
+	SavedRAMFlag `embed:""`
+	Jobs         int      `short:"j" default:"0" help:"Table partitions merged at once (0: one per CPU, at most 16)."`
+	Mem          string   `name:"mem" placeholder:"SIZE" help:"Bound the merge's memory (e.g. 256M): fewer partitions are merged at once. The merge streams the saved tables, so its memory does not grow with their entries; it needs about 2 MiB per saved scan at least."`
+	Files        []string `arg:"" name:"scan" help:"Scans saved with ddtsim --save DIR (or files saved by ddtsim before version 2 of the format), made with the same properties (release rules, recordsize, compression, copies, dedup, vdevs, ashift, sparse, sample). The N shards of a scan made with --shard i/N add up to the scan of the whole tree (each given once; missing ones are noted)."`
 }
 
 type resumeCmd struct {
-	Zdb        bool          `help:"Print only the zdb -S text, byte for byte." xor:"format"`
-	JSON       bool          `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
-	Jobs       int           `short:"j" default:"0" help:"Worker goroutines, and at most as many CPUs busy at once (0: one per CPU; -j 1: one core, gentle on a busy host); fewer workers run at large recordsizes, so that the records in flight stay within 256 MiB (each worker holds the record it reads, and with gzip or zstd its compressed copy): 8 at recordsize=16M."`
-	Mem        string        `name:"mem" placeholder:"SIZE" help:"Bound the dedup table's memory, as for scan (the saved table is read into memory first)."`
-	TmpDir     string        `name:"tmpdir" placeholder:"DIR" help:"Where --mem writes its runs, as for scan."`
-	Checkpoint time.Duration `name:"checkpoint" default:"5m" placeholder:"DURATION" help:"Save the scan every DURATION while it runs, as for scan --save (0: only at the end)."`
-	File       string        `arg:"" name:"scan" help:"A scan saved with ddtsim --save DIR (or a file saved by ddtsim before version 2 of the format: it is saved again as a directory). It is rescanned with its own flags and paths, skipping what it did, and updated."`
+	OutputFlags `embed:""`
+	WorkFlags   `embed:"" set:"mem_help=Bound the dedup table's memory, as for scan (the saved table is read into memory first)." set:"tmpdir_help=Where --mem writes its runs, as for scan."`
+	Checkpoint  time.Duration `name:"checkpoint" default:"5m" placeholder:"DURATION" help:"Save the scan every DURATION while it runs, as for scan --save (0: only at the end)."`
+	File        string        `arg:"" name:"scan" help:"A scan saved with ddtsim --save DIR (or a file saved by ddtsim before version 2 of the format: it is saved again as a directory). It is rescanned with its own flags and paths, skipping what it did, and updated."`
 
 	env *env // the process's (env.go); nil: main's
 }
 
-// startSave prepares --save before the scan: the file must be writable
-// now, not only after hours of scanning; it must not lie inside the paths
-// scanned (a resumed scan, or a later one with the same flags, would
-// count it); and an existing file is replaced only if it is a saved scan
-// (or empty). A symlink is written through: its target is replaced, the
+// startSave opens --save before the scan (scan.OpenSaver): the directory
+// must not lie inside the paths scanned nor hold one, must be a saved
+// scan (or empty) if it exists, and writable now, not only after hours of
+// scanning. A symlink is written through: its target is replaced, the
 // link stays.
 func (s *scanCmd) startSave() error {
 	if s.Save == "" {
 		return nil
 	}
-	name := escape.Path(s.Save)
-	if err := checkOutside("--save", s.Save, false, s.Paths, s.OneFileSystem); err != nil {
+	sv, err := scan.OpenSaver(s.Save, s.Paths, s.OneFileSystem)
+	if err != nil {
 		return err
 	}
-	// The other way round too: a path scanned inside DIR would be
-	// replaced with it.
-	if dir, err := outpath.Resolve(s.Save); err == nil {
-		for _, p := range s.Paths {
-			if r, err := outpath.Resolve(p); err == nil && outpath.Within(r, dir) {
-				return usagef("--save %s: the path scanned %s lies inside it, and saving replaces it: save elsewhere", name, escape.Path(p))
-			}
-		}
-	}
-	target, err := outpath.LinkTarget(s.Save)
-	if err == nil {
-		err = saved.CheckReplaceable(target)
-		var ne *saved.NotSavedScanError
-		if errors.As(err, &ne) {
-			return usagef("--save %s: %v", name, err)
-		}
-	}
-	if err == nil {
-		err = saved.CheckWritable(target)
-	}
-	if err != nil {
-		// A path that cannot be written is a bad value, as for --html.
-		return usagef("--save %s: cannot write there: %s", name, scan.Reason(target, err))
-	}
-	if s.save == nil {
-		s.save = &saving{}
-	}
-	s.save.path, s.save.target = s.Save, target
+	s.saver = sv
 	return nil
 }
 
@@ -105,14 +66,14 @@ func (m *mergeCmd) Run(std *streams) error {
 	if err != nil {
 		return usage(err)
 	}
-	if err := checkJobs(m.Jobs); err != nil {
+	if err := scan.CheckJobs(m.Jobs); err != nil {
 		return err
 	}
 	var mem int64
 	if m.Mem != "" {
 		n, err := model.ParseSize(m.Mem)
 		if err != nil || n == 0 || n > math.MaxInt64 {
-			return usagef("--mem %s: invalid (accepted: the merge's memory bound as a size, a whole number with an optional K, M, G, T suffix, e.g. 256M, 2G)", m.Mem)
+			return &scan.OptionError{Option: "--mem", Value: m.Mem, Reason: "invalid (accepted: the merge's memory bound as a size, a whole number with an optional K, M, G, T suffix, e.g. 256M, 2G)"}
 		}
 		mem = int64(n)
 	}
@@ -182,7 +143,7 @@ func (r *resumeCmd) Run(std *streams) error {
 // saves it again and prints the report; it ends as a scan does, or with 1
 // when the file cannot be read, 2 when it cannot be resumed here.
 func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, stdout, stderr io.Writer) error {
-	if err := checkJobs(r.Jobs); err != nil {
+	if err := scan.CheckJobs(r.Jobs); err != nil {
 		return err
 	}
 	capCPUs(r.env, r.Jobs)
@@ -224,11 +185,11 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 	}
 	h := &prev.Header
 	s := &scanCmd{
-		Zdb: r.Zdb, JSON: r.JSON, Jobs: r.Jobs, Mem: r.Mem, TmpDir: r.TmpDir, Save: r.File, Checkpoint: r.Checkpoint,
+		OutputFlags: r.OutputFlags, WorkFlags: r.WorkFlags, Save: r.File, Checkpoint: r.Checkpoint,
 		Follow: h.Options.Follow, CountLinks: h.Options.CountLinks, OneFileSystem: h.Options.OneFileSystem,
 		Paths:  saved.Strings(h.Paths),
 		preset: &set,
-		save:   &saving{resume: prev},
+		resume: prev,
 		env:    r.env,
 	}
 	if h.Shard != nil && h.Shard.Sharded() {

@@ -228,7 +228,7 @@ func TestResumeAfterInterruptEqualsUninterrupted(t *testing.T) {
 			ctx, ienv = interruptAfter(t, 60)
 			o.Reset()
 			e.Reset()
-			r := resumeCmd{File: file, JSON: true, Jobs: 2, env: ienv}
+			r := resumeCmd{File: file, OutputFlags: OutputFlags{JSON: true}, WorkFlags: WorkFlags{Jobs: 2}, env: ienv}
 			if code := exitCode(r.runContext(ctx, code130, &o, &e), &e); code != exitInterrupt {
 				t.Fatalf("resume: exit %d: %s", code, e.String())
 			}

@@ -37,7 +37,7 @@ func (s *sweepCmd) Run(std *streams) error {
 	if err != nil {
 		return usage(err)
 	}
-	if err := checkJobs(s.Jobs); err != nil {
+	if err := scan.CheckJobs(s.Jobs); err != nil {
 		return err
 	}
 	capCPUs(s.env, s.Jobs)
@@ -45,7 +45,7 @@ func (s *sweepCmd) Run(std *streams) error {
 		return usagef("--histogram with --json: the JSON has every row's zdb -S text already (zdb_S); drop --histogram")
 	}
 	if s.Histogram < 0 || s.Histogram > len(lanes) {
-		return usagef("--histogram %d: invalid (accepted: 1 to %d, a row of the table)", s.Histogram, len(lanes))
+		return &scan.OptionError{Option: "--histogram", Value: fmt.Sprint(s.Histogram), Reason: fmt.Sprintf("invalid (accepted: 1 to %d, a row of the table)", len(lanes))}
 	}
 	if err := source.CheckNamed(s.Paths); err != nil {
 		return usage(err)

@@ -251,3 +251,32 @@ func ReadStruct(f io.ReaderAt, path string, fsize int64, p []byte, off int64, wh
 	}
 	return &FormatError{File: path, Off: off, Reason: "reading " + what, Err: err}
 }
+
+// ReadBlocks is ReadAt for a disk of size bytes kept in blocks of
+// blockSize bytes: it reads p at guest offset off, the part of each block
+// with read (q: the part of p, i: the block's number, in: q's offset in
+// the block, g: its guest offset), and answers as an io.ReaderAt does:
+// io.EOF for bytes at or past size, and the bytes read before an error.
+func ReadBlocks(p []byte, off int64, size, blockSize uint64, read func(q []byte, i, in, g uint64) error) (int, error) {
+	if off < 0 {
+		return 0, os.ErrInvalid
+	}
+	if uint64(off) >= size {
+		return 0, io.EOF
+	}
+	want := min(uint64(len(p)), size-uint64(off))
+	for done := uint64(0); done < want; {
+		g := uint64(off) + done
+		i := g / blockSize
+		in := g % blockSize
+		q := p[done : done+min(blockSize-in, want-done)]
+		if err := read(q, i, in, g); err != nil {
+			return int(done), err
+		}
+		done += uint64(len(q))
+	}
+	if want < uint64(len(p)) {
+		return int(want), io.EOF
+	}
+	return int(want), nil
+}

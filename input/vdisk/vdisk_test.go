@@ -1,7 +1,10 @@
 package vdisk
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"testing"
 )
 
@@ -51,5 +54,44 @@ func TestDirJoin(t *testing.T) {
 		if j := Join(c.dir, c.name); j != c.joined {
 			t.Errorf("Join(%q, %q) = %q, want %q", c.dir, c.name, j, c.joined)
 		}
+	}
+}
+
+func TestReadBlocks(t *testing.T) {
+	// A 25-byte disk of 10-byte blocks whose byte g reads as g; block 2
+	// fails when fail is set.
+	fail := false
+	read := func(q []byte, i, in, g uint64) error {
+		if i != g/10 || in != g%10 || in+uint64(len(q)) > 10 {
+			t.Fatalf("read(%d bytes, %d, %d, %d)", len(q), i, in, g)
+		}
+		if fail && i == 2 {
+			return errors.New("bad block")
+		}
+		for k := range q {
+			q[k] = byte(g) + byte(k)
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		off, n, want int
+		err          error
+	}{
+		{0, 25, 25, nil}, {3, 14, 14, nil}, {20, 10, 5, io.EOF}, {25, 1, 0, io.EOF}, {-1, 1, 0, os.ErrInvalid},
+	} {
+		p := make([]byte, c.n)
+		n, err := ReadBlocks(p, int64(c.off), 25, 10, read)
+		if n != c.want || err != c.err {
+			t.Errorf("ReadBlocks(%d bytes at %d) = %d, %v; want %d, %v", c.n, c.off, n, err, c.want, c.err)
+		}
+		for k := range n {
+			if p[k] != byte(c.off+k) {
+				t.Fatalf("ReadBlocks(%d bytes at %d): byte %d is %d", c.n, c.off, k, p[k])
+			}
+		}
+	}
+	fail = true
+	if n, err := ReadBlocks(make([]byte, 20), 5, 25, 10, read); n != 15 || err == nil {
+		t.Errorf("ReadBlocks with block 2 failing = %d, %v; want 15, an error", n, err)
 	}
 }

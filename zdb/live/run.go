@@ -1,3 +1,8 @@
+// Package live runs `zdb -S` on a live pool, read-only, and returns what it
+// printed or a typed error (ErrNotFound, ErrTimeout, ErrOutputTooLong,
+// *ExitError); CheckPoolName refuses what OpenZFS would not take for a pool
+// name (module/zcommon/zfs_namecheck.c) before anything runs. What zdb
+// printed is read by package zdb.
 package live
 
 import (

@@ -34,8 +34,6 @@ package vhd
 
 import (
 	"encoding/binary"
-	"fmt"
-	"io"
 	"os"
 
 	"github.com/ddtsim/ddtsim/input/vdisk"
@@ -86,9 +84,7 @@ func checksum(b []byte, field int) uint32 {
 func footerChecksum(b []byte) uint32 { return checksum(b, 64) }
 
 type disk struct {
-	f         *os.File
-	path      string
-	fsize     int64
+	vdisk.File
 	format    string
 	size      uint64
 	fixed     bool
@@ -100,46 +96,38 @@ type disk struct {
 	alloc     []vdisk.Extent
 }
 
-func (d *disk) errAt(off int64, format string, args ...any) error {
-	return &vdisk.FormatError{File: d.path, Off: off, Reason: fmt.Sprintf(format, args...)}
-}
-
-func (d *disk) readFull(p []byte, off int64, what string) error {
-	return vdisk.ReadStruct(d.f, d.path, d.fsize, p, off, what)
-}
-
 // Open opens the VHD image in f, named path in errors; on success the
 // Disk owns f (and the parent it opened), on error the caller closes it.
 // open opens a differencing disk's parent: it is called as
 // open(vdisk.Dir(path), name) for each name the parent locators give
-// (see parentNames) until one opens; a nil open refuses a differencing
-// disk. The parent must be a VHD whose footer's unique id is the one the
-// child's header names.
+// (see vdisk.ParentNames) until one opens; a nil open refuses a
+// differencing disk. The parent must be a VHD whose footer's unique id
+// is the one the child's header names.
 func Open(f *os.File, path string, open vdisk.Opener) (vdisk.Disk, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	d := &disk{f: f, path: path, fsize: fi.Size()}
-	if d.fsize < footerSize {
-		return nil, d.errAt(0, "file of %d bytes is shorter than a VHD footer", d.fsize)
+	d := &disk{File: vdisk.File{F: f, Path: path, FileSize: fi.Size()}}
+	if d.FileSize < footerSize {
+		return nil, d.ErrAt(0, "file of %d bytes is shorter than a VHD footer", d.FileSize)
 	}
 	ft := make([]byte, footerSize)
 	foff := int64(0)
-	if err := d.readFull(ft, 0, "footer"); err != nil {
+	if err := d.ReadStruct(ft, 0, "footer"); err != nil {
 		return nil, err
 	}
 	if string(ft[:8]) != "conectix" {
-		foff = d.fsize - footerSize
-		if err := d.readFull(ft, foff, "footer"); err != nil {
+		foff = d.FileSize - footerSize
+		if err := d.ReadStruct(ft, foff, "footer"); err != nil {
 			return nil, err
 		}
 		if string(ft[:8]) != "conectix" {
-			return nil, d.errAt(foff, "no conectix footer at the start or the end of the file")
+			return nil, d.ErrAt(foff, "no conectix footer at the start or the end of the file")
 		}
 	}
 	if c, want := footerChecksum(ft), binary.BigEndian.Uint32(ft[64:]); c != want {
-		return nil, d.errAt(foff, "footer checksum %#08x, computed %#08x", want, c)
+		return nil, d.ErrAt(foff, "footer checksum %#08x, computed %#08x", want, c)
 	}
 	copy(d.uniqueID[:], ft[68:84])
 	if err := d.setSize(ft, foff); err != nil {
@@ -149,15 +137,15 @@ func Open(f *os.File, path string, open vdisk.Opener) (vdisk.Disk, error) {
 	case typeFixed:
 		d.fixed, d.format = true, "vhd fixed"
 		// The data is the file's first size bytes, before the footer.
-		if d.size > uint64(d.fsize-footerSize) {
-			return nil, d.errAt(foff, "fixed disk of %d bytes in a file of %d bytes (with its footer)", d.size, d.fsize)
+		if d.size > uint64(d.FileSize-footerSize) {
+			return nil, d.ErrAt(foff, "fixed disk of %d bytes in a file of %d bytes (with its footer)", d.size, d.FileSize)
 		}
 		if d.size > 0 {
 			d.alloc = []vdisk.Extent{{Off: 0, End: d.size}}
 		}
 	case typeDynamic, typeDiff:
 		if foff != 0 {
-			return nil, d.errAt(foff, "dynamic disk without the copy of its footer at the start")
+			return nil, d.ErrAt(foff, "dynamic disk without the copy of its footer at the start")
 		}
 		diff := t == typeDiff
 		d.format = "vhd dynamic"
@@ -178,7 +166,7 @@ func Open(f *os.File, path string, open vdisk.Opener) (vdisk.Disk, error) {
 			}
 		}
 	default:
-		return nil, d.errAt(foff+60, "disk type %d (2 fixed, 3 dynamic, 4 differencing)", t)
+		return nil, d.ErrAt(foff+60, "disk type %d (2 fixed, 3 dynamic, 4 differencing)", t)
 	}
 	return d, nil
 }
@@ -197,7 +185,7 @@ func (d *disk) setSize(ft []byte, foff int64) error {
 		}
 	}
 	if sectors > maxSectors {
-		return d.errAt(foff+48, "disk of %d sectors (at most %d, 2040 GiB)", sectors, uint64(maxSectors))
+		return d.ErrAt(foff+48, "disk of %d sectors (at most %d, 2040 GiB)", sectors, uint64(maxSectors))
 	}
 	d.size = sectors * sector
 	return nil
@@ -214,37 +202,37 @@ type header struct {
 // whose entries share file space could make a small file describe
 // sector bitmaps of terabytes, Allocated's extents).
 func (d *disk) readDynamic(off uint64, diff bool) (header, error) {
-	if off > uint64(d.fsize) || uint64(d.fsize)-off < dynHdrSize {
-		return header{}, d.errAt(16, "dynamic disk header at %d past the end of the file (%d bytes)", off, d.fsize)
+	if off > uint64(d.FileSize) || uint64(d.FileSize)-off < dynHdrSize {
+		return header{}, d.ErrAt(16, "dynamic disk header at %d past the end of the file (%d bytes)", off, d.FileSize)
 	}
 	h := make([]byte, dynHdrSize)
-	if err := d.readFull(h, int64(off), "dynamic disk header"); err != nil {
+	if err := d.ReadStruct(h, int64(off), "dynamic disk header"); err != nil {
 		return header{}, err
 	}
 	ho := int64(off)
 	if string(h[:8]) != "cxsparse" {
-		return header{}, d.errAt(ho, "no cxsparse dynamic disk header")
+		return header{}, d.ErrAt(ho, "no cxsparse dynamic disk header")
 	}
 	if c, want := checksum(h, 36), binary.BigEndian.Uint32(h[36:]); c != want {
-		return header{}, d.errAt(ho, "dynamic disk header checksum %#08x, computed %#08x", want, c)
+		return header{}, d.ErrAt(ho, "dynamic disk header checksum %#08x, computed %#08x", want, c)
 	}
 	bs := uint64(binary.BigEndian.Uint32(h[32:]))
 	if bs < sector || bs&(bs-1) != 0 {
-		return header{}, d.errAt(ho+32, "block size %d is not a power of 2 of at least 512", bs)
+		return header{}, d.ErrAt(ho+32, "block size %d is not a power of 2 of at least 512", bs)
 	}
 	d.blockSize = bs
 	d.bitmap = (bs/sector/8 + sector - 1) / sector * sector
 	entries := uint64(binary.BigEndian.Uint32(h[28:]))
 	nb := (d.size + bs - 1) / bs
 	if entries < nb {
-		return header{}, d.errAt(ho+28, "BAT of %d entries for a disk of %d blocks", entries, nb)
+		return header{}, d.ErrAt(ho+28, "BAT of %d entries for a disk of %d blocks", entries, nb)
 	}
 	bo := binary.BigEndian.Uint64(h[16:])
-	if bo > uint64(d.fsize) || nb*4 > uint64(d.fsize)-bo {
-		return header{}, d.errAt(ho+16, "BAT at %d, %d entries: past the end of the file (%d bytes)", bo, nb, d.fsize)
+	if bo > uint64(d.FileSize) || nb*4 > uint64(d.FileSize)-bo {
+		return header{}, d.ErrAt(ho+16, "BAT at %d, %d entries: past the end of the file (%d bytes)", bo, nb, d.FileSize)
 	}
 	raw := make([]byte, nb*4)
-	if err := d.readFull(raw, int64(bo), "BAT"); err != nil {
+	if err := d.ReadStruct(raw, int64(bo), "BAT"); err != nil {
 		return header{}, err
 	}
 	d.bat = make([]uint32, nb)
@@ -259,13 +247,13 @@ func (d *disk) readDynamic(off uint64, diff bool) (header, error) {
 		// inside one truncated.
 		lo := uint64(i) * bs
 		start := uint64(e) * sector
-		if start+d.bitmap+bs > uint64(d.fsize) {
-			return header{}, d.errAt(int64(bo)+4*int64(i), "block %d at file offset %d (%d bytes with its bitmap) past the end of the file (%d bytes)",
-				i, start, d.bitmap+bs, d.fsize)
+		if start+d.bitmap+bs > uint64(d.FileSize) {
+			return header{}, d.ErrAt(int64(bo)+4*int64(i), "block %d at file offset %d (%d bytes with its bitmap) past the end of the file (%d bytes)",
+				i, start, d.bitmap+bs, d.FileSize)
 		}
-		if used += d.bitmap + bs; diff && used > uint64(d.fsize) {
-			return header{}, d.errAt(int64(bo)+4*int64(i), "blocks up to block %d need %d bytes, more than the file's %d (blocks share file space)",
-				i, used, d.fsize)
+		if used += d.bitmap + bs; diff && used > uint64(d.FileSize) {
+			return header{}, d.ErrAt(int64(bo)+4*int64(i), "blocks up to block %d need %d bytes, more than the file's %d (blocks share file space)",
+				i, used, d.FileSize)
 		}
 		if !diff {
 			d.alloc = vdisk.Merge(d.alloc, vdisk.Extent{Off: lo, End: min(lo+bs, d.size)})
@@ -275,56 +263,29 @@ func (d *disk) readDynamic(off uint64, diff bool) (header, error) {
 }
 
 func (d *disk) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, os.ErrInvalid
+	if d.fixed { // one block: the file's first size bytes
+		return vdisk.ReadBlocks(p, off, d.size, d.size, func(q []byte, _, in, _ uint64) error {
+			return d.ReadData(q, int64(in))
+		})
 	}
-	if uint64(off) >= d.size {
-		return 0, io.EOF
-	}
-	want := uint64(len(p))
-	if rest := d.size - uint64(off); want > rest {
-		want = rest
-	}
-	if d.fixed {
-		if err := d.readData(p[:want], off); err != nil {
-			return 0, err
+	return vdisk.ReadBlocks(p, off, d.size, d.blockSize, func(q []byte, i, in, g uint64) error {
+		switch e := d.bat[i]; {
+		case e == unallocated:
+			return vdisk.ReadParent(d.parent, q, g)
+		case d.parent != nil:
+			return d.readPartial(q, i, in)
+		default:
+			return d.ReadData(q, int64(uint64(e)*sector+d.bitmap+in))
 		}
-	} else {
-		for done := uint64(0); done < want; {
-			g := uint64(off) + done
-			i := g / d.blockSize
-			in := g % d.blockSize
-			q := p[done : done+min(d.blockSize-in, want-done)]
-			var err error
-			switch e := d.bat[i]; {
-			case e == unallocated:
-				err = d.readParent(q, g)
-			case d.parent != nil:
-				err = d.readPartial(q, i, in)
-			default:
-				err = d.readData(q, int64(uint64(e)*sector+d.bitmap+in))
-			}
-			if err != nil {
-				return int(done), err
-			}
-			done += uint64(len(q))
-		}
-	}
-	if want < uint64(len(p)) {
-		return int(want), io.EOF
-	}
-	return int(want), nil
+	})
 }
-
-// readData reads file bytes checked to be in the file at Open.
-func (d *disk) readData(q []byte, off int64) error { return vdisk.ReadFull(d.f, d.path, q, off) }
 
 func (d *disk) Size() uint64              { return d.size }
 func (d *disk) Format() string            { return d.format }
 func (d *disk) Allocated() []vdisk.Extent { return d.alloc }
 
 func (d *disk) Close() error {
-	err := d.f.Close()
+	err := d.F.Close()
 	if d.parent != nil {
 		if perr := d.parent.Close(); err == nil {
 			err = perr
@@ -335,7 +296,7 @@ func (d *disk) Close() error {
 
 // Files returns the image file and its parent's files (vdisk.Filer).
 func (d *disk) Files() []*os.File {
-	files := []*os.File{d.f}
+	files := []*os.File{d.F}
 	if d.parent != nil {
 		files = append(files, vdisk.FilesOf(d.parent)...)
 	}

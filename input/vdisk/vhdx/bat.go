@@ -3,8 +3,6 @@ package vhdx
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/ddtsim/ddtsim/input/vdisk"
 )
@@ -29,7 +27,7 @@ func (d *disk) readBAT(r region) error {
 		}
 	}
 	if entries > r.length/8 {
-		return d.errAt(r.entryOff, "BAT region of %d bytes holds %d entries; a %d-byte disk of %d-byte blocks needs %d",
+		return d.ErrAt(r.entryOff, "BAT region of %d bytes holds %d entries; a %d-byte disk of %d-byte blocks needs %d",
 			r.length, r.length/8, d.size, d.blockSize, entries)
 	}
 	d.bat = make([]uint64, nb)
@@ -37,7 +35,7 @@ func (d *disk) readBAT(r region) error {
 	buf := make([]byte, min(entries*8, mib))
 	for j := uint64(0); j < entries; {
 		n := min(uint64(len(buf))/8, entries-j)
-		if err := d.readFull(buf[:n*8], int64(r.off+j*8), "BAT"); err != nil {
+		if err := d.ReadStruct(buf[:n*8], int64(r.off+j*8), "BAT"); err != nil {
 			return err
 		}
 		for k := range n {
@@ -61,7 +59,7 @@ func (d *disk) readBAT(r region) error {
 		case stFullyPresent:
 		case stPartially:
 			if !d.hasParent {
-				return d.errAt(entryOff(i), "block %d partially present in a disk without a parent", i)
+				return d.ErrAt(entryOff(i), "block %d partially present in a disk without a parent", i)
 			}
 			c := i / cr
 			if d.sbOff == nil {
@@ -73,7 +71,7 @@ func (d *disk) readBAT(r region) error {
 			s := sb[c]
 			soff := int64(r.off + (c*(cr+1)+cr)*8)
 			if state(s) != sbPresent {
-				return d.errAt(soff, "sector bitmap of chunk %d not present (state %d) but block %d is partially present", c, state(s), i)
+				return d.ErrAt(soff, "sector bitmap of chunk %d not present (state %d) but block %d is partially present", c, state(s), i)
 			}
 			if err := d.checkInFile(soff, fileOff(s), mib, fmt.Sprintf("sector bitmap block %d", c)); err != nil {
 				return err
@@ -81,41 +79,31 @@ func (d *disk) readBAT(r region) error {
 			d.sbOff[c] = fileOff(s)
 			used += mib
 		default:
-			return d.errAt(entryOff(i), "block %d in reserved state %d", i, state(e))
+			return d.ErrAt(entryOff(i), "block %d in reserved state %d", i, state(e))
 		}
 		if err := d.checkInFile(entryOff(i), fileOff(e), d.blockLen(i), fmt.Sprintf("block %d", i)); err != nil {
 			return err
 		}
-		if used += d.blockLen(i); used > uint64(d.fsize) {
-			return d.errAt(entryOff(i), "present blocks up to block %d need %d bytes, more than the file's %d (blocks share file space)",
-				i, used, d.fsize)
+		if used += d.blockLen(i); used > uint64(d.FileSize) {
+			return d.ErrAt(entryOff(i), "present blocks up to block %d need %d bytes, more than the file's %d (blocks share file space)",
+				i, used, d.FileSize)
 		}
 	}
 	return nil
 }
 
 // bitmap returns the sector bitmap bits of block i for its sectors
-// [s0, s1), and the sector number of the first bit of the returned bytes.
-func (d *disk) bitmap(i, s0, s1 uint64) ([]byte, uint64, error) {
-	spb := d.sectorsPerBlock()
-	base := s0 &^ 7
-	bm := make([]byte, (s1-base+7)/8)
-	off := d.sbOff[i/d.chunkRatio] + int64(((i%d.chunkRatio)*spb+base)/8)
-	n, err := d.f.ReadAt(bm, off)
-	if n == len(bm) {
-		return bm, base, nil
-	}
-	if err == nil || err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	return nil, 0, fmt.Errorf("%s: reading the sector bitmap of block %d at %d: %w", d.path, i, off, err)
+// [s0, s1).
+func (d *disk) bitmap(i, s0, s1 uint64) (vdisk.SectorBitmap, error) {
+	off := d.sbOff[i/d.chunkRatio] + int64((i%d.chunkRatio)*d.sectorsPerBlock()/8)
+	return d.ReadSectorBitmap(i, off, s0, s1, false)
 }
 
 // checkInFile checks that n bytes at off lie past the header section and
 // within the file; at is the BAT entry to blame.
 func (d *disk) checkInFile(at, off int64, n uint64, what string) error {
-	if off < headerSection || uint64(off) > uint64(d.fsize) || n > uint64(d.fsize-off) {
-		return d.errAt(at, "%s at file offset %d, %d bytes: outside the file's data (1 MiB to %d)", what, off, n, d.fsize)
+	if off < headerSection || uint64(off) > uint64(d.FileSize) || n > uint64(d.FileSize-off) {
+		return d.ErrAt(at, "%s at file offset %d, %d bytes: outside the file's data (1 MiB to %d)", what, off, n, d.FileSize)
 	}
 	return nil
 }
@@ -125,16 +113,6 @@ func (d *disk) blockCount() uint64       { return (d.size + d.blockSize - 1) / d
 func (d *disk) sectorsPerBlock() uint64  { return d.blockSize / d.sectorSize }
 func state(e uint64) uint64              { return e & 7 }
 func fileOff(e uint64) int64             { return int64(e >> 20 << 20) }
-func bit(bm []byte, i uint64) bool       { return bm[i/8]>>(i%8)&1 != 0 }
-
-// run returns the end (exclusive) of the run of sectors from s on whose
-// bitmap bits equal bit s's, at most end.
-func run(bm []byte, s, end uint64) uint64 {
-	v := bit(bm, s)
-	for s++; s < end && bit(bm, s) == v; s++ {
-	}
-	return s
-}
 
 // buildAllocated sets d.alloc: this file's present blocks and sectors,
 // and the parent's allocated ranges where this file defers to it.
@@ -154,24 +132,15 @@ func (d *disk) buildAllocated() error {
 			}
 		case stPartially:
 			n := (hi - lo) / ss
-			bm, base, err := d.bitmap(i, 0, n)
+			bm, err := d.bitmap(i, 0, n)
 			if err != nil {
 				return err
 			}
-			for s := uint64(0); s < n; {
-				t := run(bm, s-base, n-base) + base
-				x := vdisk.Extent{Off: lo + s*ss, End: lo + t*ss}
-				if bit(bm, s-base) {
-					own = vdisk.Merge(own, x)
-				} else {
-					deferred = vdisk.Merge(deferred, x)
-				}
-				s = t
-			}
+			own, deferred = bm.Split(own, deferred, lo, ss, n)
 		}
 	}
 	if d.parent != nil {
-		own = vdisk.Union(own, vdisk.Intersect(vdisk.Clip(d.parent.Allocated(), d.size), deferred))
+		own = vdisk.DiffAllocated(own, deferred, d.parent, d.size)
 	}
 	d.alloc = own
 	return nil
@@ -180,59 +149,19 @@ func (d *disk) buildAllocated() error {
 // ReadAt reads guest bytes; it only reads the files (no state changes),
 // so it is safe for concurrent use.
 func (d *disk) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, os.ErrInvalid
-	}
-	if uint64(off) >= d.size {
-		return 0, io.EOF
-	}
-	want := uint64(len(p))
-	if rest := d.size - uint64(off); want > rest {
-		want = rest
-	}
-	for done := uint64(0); done < want; {
-		g := uint64(off) + done
-		i := g / d.blockSize
-		in := g % d.blockSize
-		q := p[done : done+min(d.blockSize-in, want-done)]
-		var err error
+	return vdisk.ReadBlocks(p, off, d.size, d.blockSize, func(q []byte, i, in, g uint64) error {
 		switch e := d.bat[i]; state(e) {
 		case stFullyPresent:
-			err = d.readData(q, fileOff(e)+int64(in))
+			return d.ReadData(q, fileOff(e)+int64(in))
 		case stPartially:
-			err = d.readPartial(q, i, in, fileOff(e))
+			return d.readPartial(q, i, in, fileOff(e))
 		case stNotPresent:
-			err = d.readParent(q, g)
+			return vdisk.ReadParent(d.parent, q, g)
 		default:
 			clear(q)
+			return nil
 		}
-		if err != nil {
-			return int(done), err
-		}
-		done += uint64(len(q))
-	}
-	if want < uint64(len(p)) {
-		return int(want), io.EOF
-	}
-	return int(want), nil
-}
-
-// readData reads file bytes checked to be in the file at Open.
-func (d *disk) readData(q []byte, off int64) error { return vdisk.ReadFull(d.f, d.path, q, off) }
-
-// readParent reads guest bytes at g from the parent; zeros without one
-// and past the parent's end.
-func (d *disk) readParent(q []byte, g uint64) error {
-	if d.parent == nil {
-		clear(q)
-		return nil
-	}
-	n, err := d.parent.ReadAt(q, int64(g))
-	if err == io.EOF {
-		clear(q[n:])
-		return nil
-	}
-	return err
+	})
 }
 
 // readPartial reads q from block i, at byte in of the block, sector by
@@ -240,25 +169,11 @@ func (d *disk) readParent(q []byte, g uint64) error {
 // offset) or from the parent.
 func (d *disk) readPartial(q []byte, i, in uint64, data int64) error {
 	ss := d.sectorSize
-	n := (in + uint64(len(q)) + ss - 1) / ss // sectors up to the end of q
-	bm, base, err := d.bitmap(i, in/ss, n)
+	bm, err := d.bitmap(i, in/ss, (in+uint64(len(q))+ss-1)/ss)
 	if err != nil {
 		return err
 	}
-	for len(q) > 0 {
-		s := in / ss
-		end := min((run(bm, s-base, n-base)+base)*ss-in, uint64(len(q)))
-		var err error
-		if bit(bm, s-base) {
-			err = d.readData(q[:end], data+int64(in))
-		} else {
-			err = d.readParent(q[:end], i*d.blockSize+in)
-		}
-		if err != nil {
-			return err
-		}
-		q = q[end:]
-		in += end
-	}
-	return nil
+	return bm.ReadRuns(q, in, ss,
+		func(q []byte, in uint64) error { return d.ReadData(q, data+int64(in)) },
+		func(q []byte, in uint64) error { return vdisk.ReadParent(d.parent, q, i*d.blockSize+in) })
 }

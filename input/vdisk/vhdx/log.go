@@ -24,16 +24,16 @@ func (d *disk) checkLog(h header) error {
 		return nil
 	}
 	ln, lo := uint64(h.logLength), h.logOffset
-	if ln == 0 || ln%mib != 0 || lo%mib != 0 || lo < headerSection || lo > uint64(d.fsize) || ln > uint64(d.fsize)-lo {
-		return d.errAt(h.off+68, "log at %d, %d bytes: not 1 MiB aligned past the header section within the file (%d bytes)",
-			lo, ln, d.fsize)
+	if ln == 0 || ln%mib != 0 || lo%mib != 0 || lo < headerSection || lo > uint64(d.FileSize) || ln > uint64(d.FileSize)-lo {
+		return d.ErrAt(h.off+68, "log at %d, %d bytes: not 1 MiB aligned past the header section within the file (%d bytes)",
+			lo, ln, d.FileSize)
 	}
 	hdr := make([]byte, 64)
 	// Entries of a sound log do not overlap: checksumming more than the
 	// log twice over means headers claiming each other's sectors.
 	budget := 2 * ln
 	for s := uint64(0); s < ln; s += logSector {
-		if err := d.readFull(hdr, int64(lo+s), "log sector"); err != nil {
+		if err := d.ReadStruct(hdr, int64(lo+s), "log sector"); err != nil {
 			return err
 		}
 		if string(hdr[:4]) != "loge" || guid(hdr[32:48]) != h.logGUID {
@@ -45,7 +45,7 @@ func (d *disk) checkLog(h header) error {
 			continue
 		}
 		if n > budget {
-			return d.errAt(int64(lo+s), "log entries overlap (more than twice the %d-byte log to checksum)", ln)
+			return d.ErrAt(int64(lo+s), "log entries overlap (more than twice the %d-byte log to checksum)", ln)
 		}
 		budget -= n
 		ok, err := d.logEntryCRC(lo, ln, s, n, binary.LittleEndian.Uint32(hdr[4:]))
@@ -53,7 +53,7 @@ func (d *disk) checkLog(h header) error {
 			return err
 		}
 		if ok {
-			return vdisk.Unsupported(d.path, "vhdx log with entries to replay (the image was not closed cleanly; "+
+			return vdisk.Unsupported(d.Path, "vhdx log with entries to replay (the image was not closed cleanly; "+
 				"open it read-write once with Hyper-V or run qemu-img check -r all on it)")
 		}
 	}
@@ -67,7 +67,7 @@ func (d *disk) logEntryCRC(lo, ln, s, n uint64, want uint32) (bool, error) {
 	buf := make([]byte, logSector)
 	var c uint32
 	for k := uint64(0); k < n; k += logSector {
-		if err := d.readFull(buf, int64(lo+(s+k)%ln), "log entry"); err != nil {
+		if err := d.ReadStruct(buf, int64(lo+(s+k)%ln), "log entry"); err != nil {
 			return false, err
 		}
 		if k == 0 {

@@ -2,10 +2,7 @@ package vhdx
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"path"
-	"path/filepath"
 	"strings"
 	"unicode/utf16"
 
@@ -17,18 +14,18 @@ const maxLocator = 64 * kib
 // parentLocator reads the key/value pairs of the parent locator item.
 func (d *disk) parentLocator(loc metaItem) (map[string]string, error) {
 	if loc.length < 20 || loc.length > maxLocator {
-		return nil, d.errAt(loc.entryOff, "parent locator of %d bytes (20 to %d)", loc.length, maxLocator)
+		return nil, d.ErrAt(loc.entryOff, "parent locator of %d bytes (20 to %d)", loc.length, maxLocator)
 	}
 	buf := make([]byte, loc.length)
-	if err := d.readFull(buf, loc.off, "parent locator"); err != nil {
+	if err := d.ReadStruct(buf, loc.off, "parent locator"); err != nil {
 		return nil, err
 	}
 	if t := guid(buf[:16]); t != parentTypeVHDX {
-		return nil, vdisk.Unsupported(d.path, "vhdx parent locator type "+t.String())
+		return nil, vdisk.Unsupported(d.Path, "vhdx parent locator type "+t.String())
 	}
 	n := int(binary.LittleEndian.Uint16(buf[18:]))
 	if 20+12*n > len(buf) {
-		return nil, d.errAt(loc.off+18, "parent locator: %d entries do not fit in %d bytes", n, len(buf))
+		return nil, d.ErrAt(loc.off+18, "parent locator: %d entries do not fit in %d bytes", n, len(buf))
 	}
 	kv := map[string]string{}
 	for i := range n {
@@ -36,7 +33,7 @@ func (d *disk) parentLocator(loc metaItem) (map[string]string, error) {
 		at := loc.off + 20 + 12*int64(i)
 		str := func(off uint32, ln uint16) (string, error) {
 			if ln%2 != 0 || uint64(off)+uint64(ln) > uint64(len(buf)) {
-				return "", d.errAt(at, "parent locator entry %d: string at %d, %d bytes: outside the locator or odd", i, off, ln)
+				return "", d.ErrAt(at, "parent locator entry %d: string at %d, %d bytes: outside the locator or odd", i, off, ln)
 			}
 			u := make([]uint16, ln/2)
 			for k := range u {
@@ -57,48 +54,6 @@ func (d *disk) parentLocator(loc metaItem) (map[string]string, error) {
 	return kv, nil
 }
 
-// parentNames returns the names to try for the parent, in order:
-// relative_path (backslashes made slashes, so the Opener resolves it
-// against the child's directory), absolute_win32_path when it is an
-// absolute path here (a drive letter or UNC path is not), then the base
-// name of each path given (absolute_win32_path, volume_path, whose
-// \\?\Volume{GUID} prefix names nothing here) in the child's directory:
-// a parent copied next to its child. The parent_linkage check keeps a
-// wrong file with that name from being used.
-func parentNames(kv map[string]string) []string {
-	var names []string
-	add := func(n string) {
-		if n == "" || n == "." || n == "/" {
-			return
-		}
-		for _, m := range names {
-			if m == n {
-				return
-			}
-		}
-		names = append(names, n)
-	}
-	slash := func(s string) string { return strings.ReplaceAll(s, `\`, "/") }
-	keys := []string{"relative_path", "absolute_win32_path", "volume_path"}
-	if r := slash(kv["relative_path"]); r != "" && !path.IsAbs(r) && !isWinAbs(r) {
-		add(filepath.FromSlash(r))
-	}
-	if a := slash(kv["absolute_win32_path"]); path.IsAbs(a) && !strings.HasPrefix(a, "//") {
-		add(filepath.FromSlash(a))
-	}
-	for _, k := range keys {
-		if v := slash(kv[k]); v != "" {
-			add(path.Base(v))
-		}
-	}
-	return names
-}
-
-// isWinAbs reports whether p (slashes) starts with a drive letter.
-func isWinAbs(p string) bool {
-	return len(p) >= 2 && p[1] == ':' && (p[0]|0x20 >= 'a' && p[0]|0x20 <= 'z')
-}
-
 // sameGUID compares a GUID string from a parent locator ("{...}", any
 // case) with g.
 func sameGUID(s string, g guid) bool {
@@ -115,38 +70,26 @@ func (d *disk) openParent(loc metaItem, open vdisk.Opener) error {
 	}
 	link := kv["parent_linkage"]
 	if link == "" {
-		return d.errAt(loc.off, "parent locator without parent_linkage")
+		return d.ErrAt(loc.off, "parent locator without parent_linkage")
 	}
-	names := parentNames(kv)
+	names := vdisk.ParentNames(kv["relative_path"], []string{kv["absolute_win32_path"]}, kv["volume_path"])
 	if len(names) == 0 {
-		return d.errAt(loc.off, "parent locator names no parent file")
+		return d.ErrAt(loc.off, "parent locator names no parent file")
 	}
 	if open == nil {
-		return vdisk.Unsupported(d.path, fmt.Sprintf("differencing vhdx (parent %q) opened without a way to open its parent", names[0]))
+		return vdisk.Unsupported(d.Path, fmt.Sprintf("differencing vhdx (parent %q) opened without a way to open its parent", names[0]))
 	}
-	dir := vdisk.Dir(d.path)
-	var errs []error
-	for _, n := range names {
-		p, err := open(dir, n)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
+	p, err := d.OpenParent(loc.off, names, open, func(n string, p vdisk.Disk) error {
 		pd, ok := p.(*disk)
 		if !ok {
-			p.Close()
-			errs = append(errs, vdisk.Unsupported(d.path, fmt.Sprintf("parent %s is %s, not vhdx", n, p.Format())))
-			continue
+			return vdisk.Unsupported(d.Path, fmt.Sprintf("parent %s is %s, not vhdx", n, p.Format()))
 		}
 		if !sameGUID(link, pd.dataWrite) && !sameGUID(kv["parent_linkage2"], pd.dataWrite) {
-			p.Close()
-			errs = append(errs, fmt.Errorf("parent %s: DataWriteGuid %v is not the parent_linkage %s (the parent changed since the child was made)",
-				n, pd.dataWrite, link))
-			continue
+			return fmt.Errorf("parent %s: DataWriteGuid %v is not the parent_linkage %s (the parent changed since the child was made)",
+				n, pd.dataWrite, link)
 		}
-		d.parent = p
 		return nil
-	}
-	return &vdisk.FormatError{File: d.path, Off: loc.off,
-		Reason: fmt.Sprintf("no parent opened (tried %q)", names), Err: errors.Join(errs...)}
+	})
+	d.parent = p
+	return err
 }

@@ -131,9 +131,7 @@ func Detect(header []byte) bool {
 
 // disk is an open VHDX image.
 type disk struct {
-	f      *os.File
-	path   string
-	fsize  int64
+	vdisk.File
 	format string
 
 	size       uint64 // virtual size
@@ -155,16 +153,6 @@ type disk struct {
 	alloc  []vdisk.Extent
 }
 
-func (d *disk) errAt(off int64, format string, args ...any) error {
-	return &vdisk.FormatError{File: d.path, Off: off, Reason: fmt.Sprintf(format, args...)}
-}
-
-// readFull reads len(p) bytes at off, calling a short read a truncated
-// file.
-func (d *disk) readFull(p []byte, off int64, what string) error {
-	return vdisk.ReadStruct(d.f, d.path, d.fsize, p, off, what)
-}
-
 // Open opens the VHDX image in f, named path in errors. On success the
 // Disk owns f (and the parent it opened); on error the caller closes f.
 // open opens a differencing disk's parent: it is called as
@@ -178,16 +166,16 @@ func Open(f *os.File, path string, open vdisk.Opener) (vdisk.Disk, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &disk{f: f, path: path, fsize: fi.Size()}
+	d := &disk{File: vdisk.File{F: f, Path: path, FileSize: fi.Size()}}
 	var sig [8]byte
-	if err := d.readFull(sig[:], 0, "file type identifier"); err != nil {
+	if err := d.ReadStruct(sig[:], 0, "file type identifier"); err != nil {
 		return nil, err
 	}
 	if !Detect(sig[:]) {
-		return nil, d.errAt(0, "no vhdxfile signature")
+		return nil, d.ErrAt(0, "no vhdxfile signature")
 	}
-	if d.fsize < headerSection {
-		return nil, d.errAt(0, "file of %d bytes is shorter than the 1 MiB header section", d.fsize)
+	if d.FileSize < headerSection {
+		return nil, d.ErrAt(0, "file of %d bytes is shorter than the 1 MiB header section", d.FileSize)
 	}
 	h, err := d.readHeaders()
 	if err != nil {
@@ -243,7 +231,7 @@ func (d *disk) readHeaders() (header, error) {
 	var why []string
 	buf := make([]byte, headerSize)
 	for _, off := range []int64{header1Off, header2Off} {
-		if err := d.readFull(buf, off, "header"); err != nil {
+		if err := d.ReadStruct(buf, off, "header"); err != nil {
 			return header{}, err
 		}
 		if r := checkCRC(buf, 4); r != "" {
@@ -272,7 +260,7 @@ func (d *disk) readHeaders() (header, error) {
 	var h header
 	switch {
 	case len(hs) == 0:
-		return header{}, d.errAt(header1Off, "no valid header (%s; %s)", why[0], why[1])
+		return header{}, d.ErrAt(header1Off, "no valid header (%s; %s)", why[0], why[1])
 	case len(hs) == 1:
 		h = hs[0]
 	case hs[0].seq > hs[1].seq:
@@ -285,12 +273,12 @@ func (d *disk) readHeaders() (header, error) {
 		a, b := hs[0], hs[1]
 		a.off, b.off = 0, 0
 		if a != b {
-			return header{}, d.errAt(header1Off, "both headers have sequence number %d but differ", hs[0].seq)
+			return header{}, d.ErrAt(header1Off, "both headers have sequence number %d but differ", hs[0].seq)
 		}
 		h = hs[0]
 	}
 	if h.logVersion != 0 {
-		return header{}, vdisk.Unsupported(d.path, fmt.Sprintf("vhdx log version %d", h.logVersion))
+		return header{}, vdisk.Unsupported(d.Path, fmt.Sprintf("vhdx log version %d", h.logVersion))
 	}
 	return h, nil
 }
@@ -332,18 +320,18 @@ func (d *disk) readRegions() (bat, meta region, err error) {
 }
 
 func (d *disk) readRegionTable(buf []byte, off int64) (bat, meta region, err error) {
-	if err := d.readFull(buf, off, "region table"); err != nil {
+	if err := d.ReadStruct(buf, off, "region table"); err != nil {
 		return bat, meta, err
 	}
 	if r := checkCRC(buf, 4); r != "" {
-		return bat, meta, d.errAt(off, "region table: %s", r)
+		return bat, meta, d.ErrAt(off, "region table: %s", r)
 	}
 	if string(buf[:4]) != "regi" {
-		return bat, meta, d.errAt(off, "region table: no regi signature")
+		return bat, meta, d.ErrAt(off, "region table: no regi signature")
 	}
 	n := binary.LittleEndian.Uint32(buf[8:])
 	if n > maxEntries {
-		return bat, meta, d.errAt(off+8, "region table: %d entries (at most %d)", n, maxEntries)
+		return bat, meta, d.ErrAt(off+8, "region table: %d entries (at most %d)", n, maxEntries)
 	}
 	var haveBAT, haveMeta bool
 	for i := range int(n) {
@@ -361,29 +349,29 @@ func (d *disk) readRegionTable(buf []byte, off int64) (bat, meta region, err err
 		case batGUID, metadataGUID:
 		default:
 			if required {
-				return bat, meta, vdisk.Unsupported(d.path, "required vhdx region "+g.String())
+				return bat, meta, vdisk.Unsupported(d.Path, "required vhdx region "+g.String())
 			}
 			continue
 		}
 		if r.off%mib != 0 || r.off < headerSection || r.length%mib != 0 || r.length == 0 ||
-			r.off > uint64(d.fsize) || r.length > uint64(d.fsize)-r.off {
-			return bat, meta, d.errAt(eoff, "region %s at %d, %d bytes: not 1 MiB aligned past the header section within the file (%d bytes)",
-				g, r.off, r.length, d.fsize)
+			r.off > uint64(d.FileSize) || r.length > uint64(d.FileSize)-r.off {
+			return bat, meta, d.ErrAt(eoff, "region %s at %d, %d bytes: not 1 MiB aligned past the header section within the file (%d bytes)",
+				g, r.off, r.length, d.FileSize)
 		}
 		if g == batGUID {
 			if haveBAT {
-				return bat, meta, d.errAt(eoff, "second BAT region")
+				return bat, meta, d.ErrAt(eoff, "second BAT region")
 			}
 			bat, haveBAT = r, true
 		} else {
 			if haveMeta {
-				return bat, meta, d.errAt(eoff, "second metadata region")
+				return bat, meta, d.ErrAt(eoff, "second metadata region")
 			}
 			meta, haveMeta = r, true
 		}
 	}
 	if !haveBAT || !haveMeta {
-		return bat, meta, d.errAt(off, "region table without a BAT or metadata region")
+		return bat, meta, d.ErrAt(off, "region table without a BAT or metadata region")
 	}
 	return bat, meta, nil
 }
@@ -400,19 +388,19 @@ type metaItem struct {
 func (d *disk) readMetadata(r region) (metaItem, error) {
 	var loc metaItem
 	if r.length < metaTableSize {
-		return loc, d.errAt(r.entryOff, "metadata region of %d bytes is smaller than its table", r.length)
+		return loc, d.ErrAt(r.entryOff, "metadata region of %d bytes is smaller than its table", r.length)
 	}
 	base := int64(r.off)
 	buf := make([]byte, metaTableSize)
-	if err := d.readFull(buf, base, "metadata table"); err != nil {
+	if err := d.ReadStruct(buf, base, "metadata table"); err != nil {
 		return loc, err
 	}
 	if string(buf[:8]) != "metadata" {
-		return loc, d.errAt(base, "metadata table: no metadata signature")
+		return loc, d.ErrAt(base, "metadata table: no metadata signature")
 	}
 	n := int(binary.LittleEndian.Uint16(buf[10:]))
 	if n > maxEntries {
-		return loc, d.errAt(base+10, "metadata table: %d entries (at most %d)", n, maxEntries)
+		return loc, d.ErrAt(base+10, "metadata table: %d entries (at most %d)", n, maxEntries)
 	}
 	items := map[guid]metaItem{}
 	for i := range n {
@@ -430,15 +418,15 @@ func (d *disk) readMetadata(r region) (metaItem, error) {
 		case fileParamsGUID, virtualSizeGUID, page83GUID, logicalSectGUID, physicalSectGUID, parentLocGUID:
 		default:
 			if required {
-				return loc, vdisk.Unsupported(d.path, "required vhdx metadata item "+g.String())
+				return loc, vdisk.Unsupported(d.Path, "required vhdx metadata item "+g.String())
 			}
 			continue
 		}
 		if _, dup := items[g]; dup {
-			return loc, d.errAt(eoff, "metadata item %s twice", g)
+			return loc, d.ErrAt(eoff, "metadata item %s twice", g)
 		}
 		if it.length > 0 && (it.off < metaTableSize || uint64(it.off)+uint64(it.length) > r.length) {
-			return loc, d.errAt(eoff, "metadata item %s at %d, %d bytes: outside the metadata region (%d bytes)",
+			return loc, d.ErrAt(eoff, "metadata item %s at %d, %d bytes: outside the metadata region (%d bytes)",
 				g, it.off, it.length, r.length)
 		}
 		it.off += base
@@ -448,13 +436,13 @@ func (d *disk) readMetadata(r region) (metaItem, error) {
 	item := func(g guid, name string, size uint32) ([]byte, error) {
 		it, ok := items[g]
 		if !ok {
-			return nil, d.errAt(base, "no %s metadata item", name)
+			return nil, d.ErrAt(base, "no %s metadata item", name)
 		}
 		if it.length < size {
-			return nil, d.errAt(it.entryOff, "%s metadata item of %d bytes (want %d)", name, it.length, size)
+			return nil, d.ErrAt(it.entryOff, "%s metadata item of %d bytes (want %d)", name, it.length, size)
 		}
 		p := make([]byte, size)
-		return p, d.readFull(p, it.off, name+" metadata item")
+		return p, d.ReadStruct(p, it.off, name+" metadata item")
 	}
 	p, err := item(fileParamsGUID, "file parameters", 8)
 	if err != nil {
@@ -467,21 +455,21 @@ func (d *disk) readMetadata(r region) (metaItem, error) {
 		d.format = "vhdx fixed"
 	}
 	if d.blockSize < minBlockSize || d.blockSize > maxBlockSize || d.blockSize&(d.blockSize-1) != 0 {
-		return loc, d.errAt(items[fileParamsGUID].off, "block size %d is not a power of 2 from 1 MiB to 256 MiB", d.blockSize)
+		return loc, d.ErrAt(items[fileParamsGUID].off, "block size %d is not a power of 2 from 1 MiB to 256 MiB", d.blockSize)
 	}
 	if p, err = item(logicalSectGUID, "logical sector size", 4); err != nil {
 		return loc, err
 	}
 	d.sectorSize = uint64(binary.LittleEndian.Uint32(p))
 	if d.sectorSize != 512 && d.sectorSize != 4096 {
-		return loc, d.errAt(items[logicalSectGUID].off, "logical sector size %d (512 or 4096)", d.sectorSize)
+		return loc, d.ErrAt(items[logicalSectGUID].off, "logical sector size %d (512 or 4096)", d.sectorSize)
 	}
 	if p, err = item(virtualSizeGUID, "virtual disk size", 8); err != nil {
 		return loc, err
 	}
 	d.size = binary.LittleEndian.Uint64(p)
 	if d.size > maxVirtualSize || d.size%d.sectorSize != 0 {
-		return loc, d.errAt(items[virtualSizeGUID].off, "virtual size %d is not a multiple of the %d-byte sector up to 64 TiB",
+		return loc, d.ErrAt(items[virtualSizeGUID].off, "virtual size %d is not a multiple of the %d-byte sector up to 64 TiB",
 			d.size, d.sectorSize)
 	}
 	// Physical sector size and page 83 data are required by the spec but
@@ -491,7 +479,7 @@ func (d *disk) readMetadata(r region) (metaItem, error) {
 			return loc, err
 		}
 		if ps := binary.LittleEndian.Uint32(p); ps != 512 && ps != 4096 {
-			return loc, d.errAt(items[physicalSectGUID].off, "physical sector size %d (512 or 4096)", ps)
+			return loc, d.ErrAt(items[physicalSectGUID].off, "physical sector size %d (512 or 4096)", ps)
 		}
 	}
 	if _, ok := items[page83GUID]; ok {
@@ -503,7 +491,7 @@ func (d *disk) readMetadata(r region) (metaItem, error) {
 	if d.hasParent {
 		it, ok := items[parentLocGUID]
 		if !ok {
-			return loc, d.errAt(base, "differencing disk without a parent locator")
+			return loc, d.ErrAt(base, "differencing disk without a parent locator")
 		}
 		loc = it
 	}
@@ -521,7 +509,7 @@ func closeIf(p vdisk.Disk) {
 }
 
 func (d *disk) Close() error {
-	err := d.f.Close()
+	err := d.F.Close()
 	if d.parent != nil {
 		if perr := d.parent.Close(); err == nil {
 			err = perr
@@ -532,7 +520,7 @@ func (d *disk) Close() error {
 
 // Files returns the image file and its parent's files (vdisk.Filer).
 func (d *disk) Files() []*os.File {
-	files := []*os.File{d.f}
+	files := []*os.File{d.F}
 	if d.parent != nil {
 		files = append(files, vdisk.FilesOf(d.parent)...)
 	}

@@ -1,4 +1,4 @@
-// Command genscans writes synthetic saved scans (scanfile format 2) for
+// Command genscans writes synthetic saved scans (package saved, format 2) for
 // the benchmark of ddtsim merge (scripts/bench-merge.sh):
 //
 //	go run ./internal/benchdata/genscans -o DIR [-scans 64] [-entries 100000000] [-shared 0.3]

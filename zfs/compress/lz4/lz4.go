@@ -22,13 +22,16 @@
 //     65535 bytes back (compressLarge).
 //
 // Compressor.Size runs the same compressor but only counts its output
-// (sizeLarge, size64k in size.go): ZFS decides how to store a block from the
-// compressed length alone.
+// (sizeLarge, size64k): ZFS decides how to store a block from the compressed
+// length alone. The four (compressLarge, compress64k, sizeLarge, size64k)
+// are generated from one template: search.go, by gen.go from search.tmpl.
 //
 // Hashing reads 4 input bytes in little-endian order, i.e. the result equals
 // ZFS on little-endian hosts (x86-64, arm64). Big-endian hosts produce
 // different (equally valid) output; that case is not modelled.
 package lz4
+
+//go:generate go run gen.go -out search.go
 
 import (
 	"encoding/binary"
@@ -110,10 +113,18 @@ func (c *Compressor) Compress(dst, src []byte) (int, error) {
 	return headerSize + p, nil
 }
 
-// load32 returns the 4 bytes at src[i:] as a little-endian uint32 (A32 on a
-// little-endian host).
-func load32(src []byte, i int) uint32 {
-	return binary.LittleEndian.Uint32(src[i : i+4 : i+4])
+// le32 and le64 return the 4 or 8 bytes at src[i:] as a little-endian
+// number (A32, A64 on a little-endian host), for 0 ≤ i < 2^32. Passing i
+// through uint32 tells the compiler that i + 8 cannot overflow, which saves
+// one of the two bounds checks of each load.
+func le32(src []byte, i int) uint32 {
+	j := int(uint32(i))
+	return binary.LittleEndian.Uint32(src[j : j+4 : j+4])
+}
+
+func le64(src []byte, i int) uint64 {
+	j := int(uint32(i))
+	return binary.LittleEndian.Uint64(src[j : j+8 : j+8])
 }
 
 // hashLarge is LZ4_HASH_VALUE of LZ4_compressCtx: 12-bit multiplicative hash.
@@ -244,281 +255,4 @@ func emitLast(out, src []byte, op, anchor int) int {
 	}
 	copy(out[op:], src[anchor:])
 	return op + lastRun
-}
-
-// compressLarge is LZ4_compressCtx (inputs of 65547 bytes and more): 4096
-// hash entries holding 32-bit positions, matches at most MAX_DISTANCE = 65535
-// bytes back. It returns the payload size in bytes, or 0 if the output check
-// failed (capacity len(out)).
-func (c *Compressor) compressLarge(out, src []byte) int {
-	n := len(src)
-	if n < minLength {
-		return emitLast(out, src, 0, 0)
-	}
-	table := &c.large
-	clear(table[:]) // real_LZ4_compress zeroes struct refTables
-	mflimit := n - mfLimit
-	matchlimit := n - lastLiterals
-	anchor, op := 0, 0
-
-	// First byte.
-	table[hashLarge(load32(src, 0))] = 0
-	ip := 1
-	fwdV := load32(src, ip) // the 4 bytes at fwd (= ip here)
-	fwdH := hashLarge(fwdV)
-
-	for {
-		// Find a match.
-		attempts := uint32(1<<skipStrength + 3)
-		fwd := ip
-		var ref int
-		for {
-			h, v := fwdH, fwdV
-			step := int(attempts >> skipStrength)
-			attempts++
-			ip = fwd
-			fwd = ip + step
-			if fwd > mflimit {
-				return emitLast(out, src, op, anchor)
-			}
-			fwdV = load32(src, fwd)
-			fwdH = hashLarge(fwdV)
-			ref = int(table[h&(1<<hashLogLarge-1)])
-			table[h&(1<<hashLogLarge-1)] = uint32(ip)
-			if ref >= ip-maxDistance && load32(src, ref) == v {
-				break
-			}
-		}
-
-		// Catch up.
-		for ip > anchor && ref > 0 && src[ip-1] == src[ref-1] {
-			ip--
-			ref--
-		}
-
-		// Encode literal length and copy literals.
-		var token int
-		var ok bool
-		if lr := ip - anchor; lr < runMask && op+1+lr+(2+1+lastLiterals) <= len(out) {
-			// Inline fast path for short runs (the ZFS check
-			// passes; lr>>8 = 0). Like LZ4_WILDCOPY, copy 8 or 16
-			// bytes: the check leaves lr+8 bytes of room after the
-			// token, and anchor+16 ≤ n−5 because ip ≤ n−12.
-			token = op
-			out[op] = byte(lr << 4)
-			op++
-			binary.LittleEndian.PutUint64(out[op:op+8:op+8],
-				binary.LittleEndian.Uint64(src[anchor:anchor+8:anchor+8]))
-			if lr > 8 {
-				binary.LittleEndian.PutUint64(out[op+8:op+16:op+16],
-					binary.LittleEndian.Uint64(src[anchor+8:anchor+16:anchor+16]))
-			}
-			op += lr
-		} else if token, op, ok = emitLiterals(out, src, op, anchor, ip); !ok {
-			return 0
-		}
-
-		for {
-			// _next_match: encode offset (room guaranteed by the
-			// preceding check).
-			off := ip - ref
-			out[op] = byte(off)
-			out[op+1] = byte(off >> 8)
-			op += 2
-
-			ip += minMatch
-			// Start counting (inline fast path: the match ends
-			// within the first 8 bytes).
-			var ml int
-			if r := ref + minMatch; ip+8 <= matchlimit {
-				d := binary.LittleEndian.Uint64(src[ip:ip+8:ip+8]) ^
-					binary.LittleEndian.Uint64(src[r:r+8:r+8])
-				if d != 0 {
-					ml = bits.TrailingZeros64(d) >> 3
-				} else {
-					ml = 8 + matchLen(src, r+8, ip+8, matchlimit)
-				}
-			} else {
-				ml = matchLen(src, r, ip, matchlimit)
-			}
-			ip += ml
-			// Encode match length (inline for ml < 15, where the
-			// ZFS check is op + 6 > osize).
-			if ml < mlMask && op+1+lastLiterals <= len(out) {
-				out[token] += byte(ml)
-			} else if op, ok = emitMatchLen(out, token, op, ml); !ok {
-				return 0
-			}
-
-			// Test end of chunk.
-			if ip > mflimit {
-				return emitLast(out, src, op, ip)
-			}
-			// Fill table. One 8-byte load gives the 4 bytes at ip−2
-			// and at ip (ip ≤ mflimit, so ip+6 ≤ n).
-			w := binary.LittleEndian.Uint64(src[ip-2 : ip+6 : ip+6])
-			table[hashLarge(uint32(w))&(1<<hashLogLarge-1)] = uint32(ip - 2)
-
-			// Test next position.
-			v := uint32(w >> 16)
-			h := hashLarge(v) & (1<<hashLogLarge - 1)
-			ref = int(table[h])
-			table[h] = uint32(ip)
-			if ref > ip-(maxDistance+1) && load32(src, ref) == v {
-				// Not a ZFS check: the C code writes token and
-				// offset unchecked; if they overrun oend, the
-				// following match check fails anyway.
-				if op+3 > len(out) {
-					return 0
-				}
-				token = op
-				out[op] = 0
-				op++
-				continue
-			}
-			break
-		}
-
-		// Prepare next loop.
-		anchor = ip
-		ip++
-		fwdV = load32(src, ip)
-		fwdH = hashLarge(fwdV)
-	}
-}
-
-// compress64k is LZ4_compress64kCtx (inputs shorter than 65547 bytes): 8192
-// hash entries holding 16-bit positions and no distance check. It returns the
-// payload size in bytes, or 0 if the output check failed (capacity len(out)).
-func (c *Compressor) compress64k(out, src []byte) int {
-	n := len(src)
-	if n < minLength {
-		return emitLast(out, src, 0, 0)
-	}
-	table := &c.small
-	clear(table[:]) // real_LZ4_compress zeroes struct refTables
-	mflimit := n - mfLimit
-	matchlimit := n - lastLiterals
-	anchor, op := 0, 0
-
-	// First byte: LZ4_compress64kCtx does not store it (the zeroed table
-	// already maps everything to position 0).
-	ip := 1
-	fwdV := load32(src, ip) // the 4 bytes at fwd (= ip here)
-	fwdH := hash64k(fwdV)
-
-	for {
-		// Find a match.
-		attempts := uint32(1<<skipStrength + 3)
-		fwd := ip
-		var ref int
-		for {
-			h, v := fwdH, fwdV
-			step := int(attempts >> skipStrength)
-			attempts++
-			ip = fwd
-			fwd = ip + step
-			if fwd > mflimit {
-				return emitLast(out, src, op, anchor)
-			}
-			fwdV = load32(src, fwd)
-			fwdH = hash64k(fwdV)
-			ref = int(table[h&(1<<hashLog64k-1)])
-			table[h&(1<<hashLog64k-1)] = uint16(ip)
-			if load32(src, ref) == v {
-				break
-			}
-		}
-
-		// Catch up.
-		for ip > anchor && ref > 0 && src[ip-1] == src[ref-1] {
-			ip--
-			ref--
-		}
-
-		// Encode literal length and copy literals.
-		var token int
-		var ok bool
-		if lr := ip - anchor; lr < runMask && op+1+lr+(2+1+lastLiterals) <= len(out) {
-			// Inline fast path for short runs (the ZFS check
-			// passes; lr>>8 = 0). Like LZ4_WILDCOPY, copy 8 or 16
-			// bytes: the check leaves lr+8 bytes of room after the
-			// token, and anchor+16 ≤ n−5 because ip ≤ n−12.
-			token = op
-			out[op] = byte(lr << 4)
-			op++
-			binary.LittleEndian.PutUint64(out[op:op+8:op+8],
-				binary.LittleEndian.Uint64(src[anchor:anchor+8:anchor+8]))
-			if lr > 8 {
-				binary.LittleEndian.PutUint64(out[op+8:op+16:op+16],
-					binary.LittleEndian.Uint64(src[anchor+8:anchor+16:anchor+16]))
-			}
-			op += lr
-		} else if token, op, ok = emitLiterals(out, src, op, anchor, ip); !ok {
-			return 0
-		}
-
-		for {
-			// _next_match: encode offset.
-			off := ip - ref
-			out[op] = byte(off)
-			out[op+1] = byte(off >> 8)
-			op += 2
-
-			ip += minMatch
-			// Start counting (inline fast path: the match ends
-			// within the first 8 bytes).
-			var ml int
-			if r := ref + minMatch; ip+8 <= matchlimit {
-				d := binary.LittleEndian.Uint64(src[ip:ip+8:ip+8]) ^
-					binary.LittleEndian.Uint64(src[r:r+8:r+8])
-				if d != 0 {
-					ml = bits.TrailingZeros64(d) >> 3
-				} else {
-					ml = 8 + matchLen(src, r+8, ip+8, matchlimit)
-				}
-			} else {
-				ml = matchLen(src, r, ip, matchlimit)
-			}
-			ip += ml
-			// Encode match length (inline for ml < 15, where the
-			// ZFS check is op + 6 > osize).
-			if ml < mlMask && op+1+lastLiterals <= len(out) {
-				out[token] += byte(ml)
-			} else if op, ok = emitMatchLen(out, token, op, ml); !ok {
-				return 0
-			}
-
-			// Test end of chunk.
-			if ip > mflimit {
-				return emitLast(out, src, op, ip)
-			}
-			// Fill table. One 8-byte load gives the 4 bytes at ip−2
-			// and at ip (ip ≤ mflimit, so ip+6 ≤ n).
-			w := binary.LittleEndian.Uint64(src[ip-2 : ip+6 : ip+6])
-			table[hash64k(uint32(w))&(1<<hashLog64k-1)] = uint16(ip - 2)
-
-			// Test next position.
-			v := uint32(w >> 16)
-			h := hash64k(v) & (1<<hashLog64k - 1)
-			ref = int(table[h])
-			table[h] = uint16(ip)
-			if load32(src, ref) == v {
-				if op+3 > len(out) {
-					return 0
-				}
-				token = op
-				out[op] = 0
-				op++
-				continue
-			}
-			break
-		}
-
-		// Prepare next loop.
-		anchor = ip
-		ip++
-		fwdV = load32(src, ip)
-		fwdH = hash64k(fwdV)
-	}
 }

@@ -366,29 +366,13 @@ func TestRandomizedAgainstReference(t *testing.T) {
 // code must give the same verdict as the reference (which, like the C code,
 // keeps writing) without writing out of bounds. Capacities just below the
 // smallest successful one are swept; they cover the windows in which each of
-// the three extra guards in lz4.go fires.
+// the three extra guards (lz4.go, search.tmpl) fires.
 func TestLongRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
-	r := rand.New(rand.NewPCG(5, 6))
 	var c Compressor
-	for _, tc := range []struct {
-		name string
-		data []byte
-	}{
-		// Long match, length bytes overrun (guard in emitMatchLen).
-		{"random3M+zero1M", append(compresstest.Random(r, 3<<20), make([]byte, 1<<20)...)},
-		// Long literal run (guard in emitLiterals).
-		{"random3M+zero2000", append(compresstest.Random(r, 3<<20), make([]byte, 2000)...)},
-		// Long period-3 match followed by a continuation match at
-		// ip−2 (guard before the continuation token).
-		{"xyz3M+yzyz", func() []byte {
-			b := bytes.Repeat([]byte("xyz"), 1<<20)
-			b = append(b, "yzyz"...)
-			return append(b, compresstest.Random(r, 30)...)
-		}()},
-	} {
+	for _, tc := range longRuns() {
 		src := tc.data
 		n := len(src)
 		big := make([]byte, n+n/255+16)
@@ -405,6 +389,30 @@ func TestLongRuns(t *testing.T) {
 				t.Fatalf("%s D=%d: err=%v reference ok=%v", tc.name, d, err, ok)
 			}
 		}
+	}
+}
+
+// longRuns returns the inputs of TestLongRuns and TestSizeLongRuns.
+func longRuns() []struct {
+	name string
+	data []byte
+} {
+	r := rand.New(rand.NewPCG(5, 6))
+	return []struct {
+		name string
+		data []byte
+	}{
+		// Long match, length bytes overrun (guard in emitMatchLen).
+		{"random3M+zero1M", append(compresstest.Random(r, 3<<20), make([]byte, 1<<20)...)},
+		// Long literal run (guard in emitLiterals).
+		{"random3M+zero2000", append(compresstest.Random(r, 3<<20), make([]byte, 2000)...)},
+		// Long period-3 match followed by a continuation match at
+		// ip−2 (guard before the continuation token).
+		{"xyz3M+yzyz", func() []byte {
+			b := bytes.Repeat([]byte("xyz"), 1<<20)
+			b = append(b, "yzyz"...)
+			return append(b, compresstest.Random(r, 30)...)
+		}()},
 	}
 }
 

@@ -145,20 +145,8 @@ func TestSizeLongRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
-	r := rand.New(rand.NewPCG(5, 6))
 	var sc sizeChecker
-	for _, tc := range []struct {
-		name string
-		data []byte
-	}{
-		{"random3M+zero1M", append(compresstest.Random(r, 3<<20), make([]byte, 1<<20)...)},
-		{"random3M+zero2000", append(compresstest.Random(r, 3<<20), make([]byte, 2000)...)},
-		{"xyz3M+yzyz", func() []byte {
-			b := bytes.Repeat([]byte("xyz"), 1<<20)
-			b = append(b, "yzyz"...)
-			return append(b, compresstest.Random(r, 30)...)
-		}()},
-	} {
+	for _, tc := range longRuns() {
 		src := tc.data
 		full, _ := sc.check(t, tc.name, src, ample(len(src)))
 		lo := minCapacity(&sc.c, src, full)

@@ -26,16 +26,8 @@
 //
 // Two implementations exist, chosen at build time:
 //
-//   - default (pure Go, no cgo): github.com/klauspost/compress/zstd. Its
-//     encoder has four strength settings only and does not reproduce
-//     libzstd's output, so c differs from ZFS on most blocks. The frame is
-//     rewritten to ZFS's shape (magicless, no content size, no checksum),
-//     and the encoder setting for each ZFS level was chosen by measurement
-//     (settingFor in zstd_klauspost.go, which lists the size error per
-//     level: within 0.8%, mostly 0.4%, for zstd-1 … zstd-12 and
-//     zstd-fast-1 … 9; up to +2.2% at zstd-19; far too small from
-//     zstd-fast-10 on). Exact is false.
-//   - -tags libzstd (cgo): libzstd 1.4.4 as the Go module
+//   - the default wherever cgo is available (a C compiler on the build
+//     machine; CGO_ENABLED is not 0): libzstd 1.4.4 as the Go module
 //     github.com/DataDog/zstd v1.4.5 compiles it from its own copy of the C
 //     sources (no system package), called with exactly ZFS's parameters and
 //     capacity, through the buffered streaming path that ZSTD_compress2 of
@@ -44,4 +36,16 @@
 //     frames are those of the 1.4.5 that ZFS bundles (1.4.5 changed no
 //     compressed output there); the system's libzstd 1.5.4 (Debian 12), used
 //     before, differed on up to 26 of 760 blocks (−0.29% at zstd-19).
+//   - without cgo (CGO_ENABLED=0, cross-compiled binaries, or -tags
+//     nolibzstd): github.com/klauspost/compress/zstd. Its encoder has four
+//     strength settings only and does not reproduce libzstd's output, so c
+//     differs from ZFS on most blocks. The frame is rewritten to ZFS's shape
+//     (magicless, no content size, no checksum), and the encoder setting for
+//     each ZFS level was chosen by measurement (settingFor in
+//     zstd_klauspost.go, which lists the size error per level: within 0.8%,
+//     mostly 0.4%, for zstd-1 … zstd-12 and zstd-fast-1 … 9; up to +2.2% at
+//     zstd-19; far too small from zstd-fast-10 on). Exact is false, and the
+//     reports mark every zstd figure of such a build approximate.
+//
+// Implementation names the one compiled in.
 package zstd

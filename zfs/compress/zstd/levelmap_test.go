@@ -1,10 +1,11 @@
-//go:build libzstd
+//go:build cgo && !nolibzstd
 
 package zstd
 
 import (
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +14,8 @@ import (
 	kzstd "github.com/klauspost/compress/zstd"
 )
 
-// TestLevelMap (libzstd build only) re-measures settingFor, the klauspost
+// TestLevelMap (cgo build only; a calibration, run with DDTSIM_STRESS=1)
+// re-measures settingFor, the klauspost
 // setting the pure-Go build uses for each ZFS level: over the stored 128 KiB
 // blocks of the golden input tree, the total PSIZE (ZFS 2.3.2 rules, ashift
 // 12, no early abort) of every klauspost setting is compared with the system
@@ -22,10 +24,10 @@ import (
 // is chosen partly on the 1 MiB golden pool, where the best 128 KiB setting
 // is far off). Run it after upgrading github.com/klauspost/compress:
 //
-//	go test -tags libzstd -run TestLevelMap -v ./compress/zstd/
+//	DDTSIM_STRESS=1 go test -run TestLevelMap -v ./zfs/compress/zstd/
 func TestLevelMap(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compresses the golden tree 62 times")
+	if testing.Short() || os.Getenv("DDTSIM_STRESS") == "" {
+		t.Skip("compresses the golden tree 62 times: set DDTSIM_STRESS=1")
 	}
 	rules, srcs := compresstest.StoredBlocks(t, "zstd-128k-a12")
 	total := func(comp compresstest.BlockCompressor) int64 { return rules.TotalPSize(srcs, comp) }

@@ -1,4 +1,4 @@
-//go:build !libzstd
+//go:build !cgo || nolibzstd
 
 package zstd
 
@@ -7,9 +7,14 @@ import (
 )
 
 // Exact reports whether this build reproduces ZFS's zstd output byte for
-// byte. It is false in this default, pure-Go build; build with -tags libzstd
-// (cgo and the system libzstd) for libzstd's output.
+// byte. It is false in this build, made without cgo (CGO_ENABLED=0, or no
+// C compiler, or -tags nolibzstd): every zstd PSIZE is klauspost/compress's
+// approximation (see the package comment for its error per level).
 const Exact = false
+
+// Implementation names the zstd this build compresses with, for
+// `ddtsim --version` and the reports.
+const Implementation = "klauspost/compress (pure Go, approximate)"
 
 // LibraryVersion is ZSTD_VERSION_NUMBER of the libzstd this build calls: 0,
 // none, in the pure-Go build.

@@ -1,0 +1,27 @@
+package main
+
+// The flags several commands share, defined once and embedded (kong's
+// embed:""). Where a command words a flag's help its own way, the help is
+// a variable the embedding sets (kong's set:"NAME=TEXT").
+
+// OutputFlags choose the report's format where a command prints a scan's
+// report: the zdb -S text alone, or JSON (without either, the text).
+type OutputFlags struct {
+	Zdb  bool `help:"Print only the zdb -S text, byte for byte." xor:"format"`
+	JSON bool `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
+}
+
+// WorkFlags are how a scan works: its workers, the table's memory bound
+// and where the table spills beyond it. The embedding sets the help of
+// --mem and --tmpdir (mem_help, tmpdir_help).
+type WorkFlags struct {
+	Jobs   int    `short:"j" default:"0" help:"Worker goroutines, and at most as many CPUs busy at once (0: one per CPU; -j 1: one core, gentle on a busy host); fewer workers run at large recordsizes, so that the records in flight stay within 256 MiB (each worker holds the record it reads, and with gzip or zstd its compressed copy): 8 at recordsize=16M."`
+	Mem    string `name:"mem" placeholder:"SIZE" help:"${mem_help}"`
+	TmpDir string `name:"tmpdir" placeholder:"DIR" help:"${tmpdir_help}"`
+}
+
+// SavedRAMFlag is --ram where the report is of saved scans (merge,
+// report): the memory of the machine that would hold their data.
+type SavedRAMFlag struct {
+	RAM string `name:"ram" placeholder:"SIZE" help:"The memory of the machine that would hold the merged data's pool: say whether its dedup table would stay in the ARC, as for scan."`
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// modulePath is this module's path, as go.mod names it.
+const modulePath = "github.com/ddtsim/ddtsim"
+
+// listPackages returns every package of the module (go list ./...) with
+// the packages of the module its non-test files import, both as paths
+// relative to the module root.
+func listPackages(t *testing.T) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "../../...").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	pkgs := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		name := strings.TrimPrefix(f[0], modulePath+"/")
+		var imps []string
+		for _, imp := range f[1:] {
+			if rel, ok := strings.CutPrefix(imp, modulePath+"/"); ok {
+				imps = append(imps, rel)
+			}
+		}
+		slices.Sort(imps)
+		pkgs[name] = imps
+	}
+	return pkgs
+}
+
+// layoutRow is one row of README's layout table.
+type layoutRow struct {
+	pkg     string
+	imports []string
+}
+
+// readmeLayout reads the rows of the table under README's "## Layout of
+// the code": | `package` | what it owns | `imports` ... |.
+func readmeLayout(t *testing.T) []layoutRow {
+	t.Helper()
+	section, _, _ := strings.Cut(readmeAfter(t, "## Layout of the code\n"), "\n## ")
+	var rows []layoutRow
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) != 5 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+			continue
+		}
+		r := layoutRow{pkg: strings.Trim(strings.TrimSpace(cells[1]), "`")}
+		for _, imp := range strings.Split(cells[3], ",") {
+			if imp = strings.Trim(strings.TrimSpace(imp), "`"); imp != "" && imp != "—" {
+				r.imports = append(r.imports, imp)
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// TestReadmeLayout keeps README's layout table true to the code: it lists
+// every package of the module (go list) once, each with exactly the
+// packages of the module it imports, and in an order where every package
+// imports only packages listed below it (the pipeline reads from the
+// command at the top down to the model of ZFS at the bottom; no import
+// runs back up). On failure it prints the rows with their imports as the
+// code has them.
+func TestReadmeLayout(t *testing.T) {
+	pkgs := listPackages(t)
+	rows := readmeLayout(t)
+	if len(rows) == 0 {
+		t.Fatal("README's layout section has no table rows")
+	}
+	index := map[string]int{}
+	for i, r := range rows {
+		if _, dup := index[r.pkg]; dup {
+			t.Errorf("README layout lists %s twice", r.pkg)
+		}
+		index[r.pkg] = i
+	}
+	var want strings.Builder
+	for _, r := range rows {
+		imps, ok := pkgs[r.pkg]
+		if !ok {
+			t.Errorf("README layout lists %s, which is not a package of the module", r.pkg)
+			continue
+		}
+		if !slices.Equal(imps, r.imports) {
+			t.Errorf("README layout: %s imports %v, the README says %v", r.pkg, imps, r.imports)
+		}
+		for _, imp := range imps {
+			if j, ok := index[imp]; ok && j <= index[r.pkg] {
+				t.Errorf("README layout: %s imports %s, which is listed above it", r.pkg, imp)
+			}
+		}
+		fmt.Fprintf(&want, "| `%s` | … | %s |\n", r.pkg, importsCell(imps))
+	}
+	for p := range pkgs {
+		if _, ok := index[p]; !ok {
+			t.Errorf("README layout does not list package %s (imports %s)", p, importsCell(pkgs[p]))
+		}
+	}
+	if t.Failed() {
+		t.Logf("the rows as the code has them:\n%s", want.String())
+	}
+}
+
+// importsCell is the imports column of a row.
+func importsCell(imps []string) string {
+	if len(imps) == 0 {
+		return "—"
+	}
+	q := make([]string, len(imps))
+	for i, imp := range imps {
+		q[i] = "`" + imp + "`"
+	}
+	return strings.Join(q, ", ")
+}
