@@ -106,6 +106,15 @@ func TestReadmeLayout(t *testing.T) {
 			t.Errorf("README layout does not list package %s (imports %s)", p, importsCell(pkgs[p]))
 		}
 	}
+	// internal/ holds the tests' helpers only: the program itself (all
+	// but them and the benchmark tools under scripts/) never imports them.
+	for p, imps := range pkgs {
+		for _, imp := range imps {
+			if strings.HasPrefix(imp, "internal/") && !strings.HasPrefix(p, "internal/") && !strings.HasPrefix(p, "scripts/") {
+				t.Errorf("%s imports the test helper %s", p, imp)
+			}
+		}
+	}
 	if t.Failed() {
 		t.Logf("the rows as the code has them:\n%s", want.String())
 	}
