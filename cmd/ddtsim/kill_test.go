@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/saved"
 )
 
@@ -46,6 +47,7 @@ func ddtsimProc(args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 // until 50 kills were sent (DDTSIM_KILLS more). What a kill leaves beside
 // the saved scan (a directory being written) is removed by the next run.
 func TestKillLoop(t *testing.T) {
+	testkit.Stress(t)
 	if testing.Short() {
 		t.Skip("scans the golden inputs about a hundred times")
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/sweep"
 	"github.com/ddtsim/ddtsim/zfs/model"
 )
@@ -182,6 +183,7 @@ func TestSweepEmptyAndSpecial(t *testing.T) {
 // skipped (SEEK_DATA), and every row still equals the single scan (found
 // by a new user: 10 minutes for `truncate -s 1T`).
 func TestSweepSparseTerabyte(t *testing.T) {
+	testkit.Stress(t)
 	dir := t.TempDir()
 	f, err := os.Create(filepath.Join(dir, "thin.raw"))
 	if err != nil {
