@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -54,22 +56,53 @@ func guestImages(t *testing.T, vols string) map[string]string {
 // (v2, v3, zlib and zstd compressed clusters, subclusters), VMDK
 // (streamOptimized, monolithicSparse), VHDX and VHD images, scans them
 // with --guest as the golden cases wrote the raw files (dd to one volume
-// each: --sparse never) and compares with what real zdb -S printed, byte
-// for byte: the guests' disks are the files, whatever holds them.
+// each: --sparse never), each format under two cases' settings, and
+// compares with what real zdb -S printed, byte for byte: the guests'
+// disks are the files, whatever holds them.
 func TestGoldenZvolGuest(t *testing.T) {
 	cases, inputs := golden.ForZvolTest(t)
 	vdisktest.QemuImg(t)
 	dirs := guestImages(t, inputs[0])
+	var formats []string
+	for f := range dirs {
+		formats = append(formats, f)
+	}
+	sort.Strings(formats)
+	var exact []golden.Case
 	for _, c := range cases {
 		if _, approx := zvolApprox[c.Name]; approx && zstd.LibraryVersion == 0 {
 			continue // an approximation in this build (TestGoldenZvol)
 		}
+		exact = append(exact, c)
+	}
+	// Each format on two cases, each case in several formats: the
+	// readers give the files' bytes whatever the case (TestGoldenZvol
+	// holds every case to zdb -S on the raw files).
+	scans := map[string][]string{}
+	for j, f := range formats {
+		for _, i := range []int{j, j + 1} {
+			c := exact[i%len(exact)].Name
+			scans[c] = append(scans[c], f)
+		}
+	}
+	offTried := false
+	for _, c := range exact {
+		if c.Props["compression"] == "off" && !slices.Contains(scans[c.Name], "qcow2-v3-compressed-zstd") {
+			scans[c.Name] = append(scans[c.Name], "qcow2-v3-compressed-zstd")
+		}
+		offTried = offTried || c.Props["compression"] == "off"
+	}
+	if !offTried {
+		t.Error("no zvol case with compression=off: the zeros dd writes are not tried")
+	}
+	for _, c := range exact {
 		want, err := c.ZdbS()
 		if err != nil {
 			t.Fatal(err)
 		}
 		set, _ := zvolSettings(t, c, true)
-		for f, dir := range dirs {
+		for _, f := range scans[c.Name] {
+			dir := dirs[f]
 			t.Run(c.Name+"/"+f, func(t *testing.T) {
 				res, err := scan.Run(context.Background(), set, []string{dir}, scan.Options{})
 				if err != nil {
