@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ddtsim/ddtsim/internal/testutil/stress"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"github.com/ddtsim/ddtsim/zfs/zio"
 	"golang.org/x/sys/unix"
@@ -93,20 +94,10 @@ func SetFileLimit(t testing.TB, n uint64) {
 	t.Cleanup(func() { unix.Setrlimit(unix.RLIMIT_NOFILE, &old) })
 }
 
-// StressEnv is the environment variable that turns the stress tests on:
-// DDTSIM_STRESS=1 (.ci/run sets it for their own step).
-const StressEnv = "DDTSIM_STRESS"
-
-// Stress skips the test unless DDTSIM_STRESS=1: a stress test (a million
-// files, a terabyte of holes, fifty kills, exhaustive compressor sweeps)
-// that takes tens of seconds and is not run by a plain go test ./....
+// Stress skips the test unless DDTSIM_STRESS=1 (package stress): a stress
+// test (a million files, a terabyte of holes, fifty kills) that takes
+// tens of seconds and is not run by a plain go test ./....
 func Stress(t testing.TB) {
 	t.Helper()
-	if !StressOn() {
-		t.Skipf("stress test: set %s=1 to run it", StressEnv)
-	}
+	stress.Require(t)
 }
-
-// StressOn reports whether DDTSIM_STRESS=1: for a test whose default run
-// is a representative part of what the stress run does in full.
-func StressOn() bool { return os.Getenv(StressEnv) == "1" }

@@ -53,5 +53,8 @@ func TestGolden(t *testing.T) {
 		New:         blockCompressor,
 		C:           Exact,
 		Label:       func(level int) string { return fmt.Sprintf("Exact=%v gzip-%d", Exact, level) },
+		// The kernel's deflate has no early abort: gzip-6's 2.3.2 and
+		// 2.1.11 cases compress their common blocks once.
+		IgnoresRules: true,
 	}.Run(t)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/compresstest"
+	"github.com/ddtsim/ddtsim/internal/testutil/stress"
 )
 
 // codec is c under test, checked with decompress and reference.
@@ -327,7 +328,7 @@ func TestRandomizedAgainstReference(t *testing.T) {
 	var c Compressor
 	cc := codec(&c)
 	iters := 300
-	if testing.Short() {
+	if !stress.On() { // the stress run (DDTSIM_STRESS=1) tries them all
 		iters = 60
 	}
 	for it := 0; it < iters; it++ {
@@ -398,7 +399,11 @@ func TestLongRuns(t *testing.T) {
 		}
 		codec(&c).CheckOutput(t, big[:full], src)
 		lo := minCapacity(&c, src, full)
-		for d := lo - 80; d <= lo+1; d++ {
+		from := lo - 80
+		if !stress.On() {
+			from = lo - 8 // 80 below in the stress run (DDTSIM_STRESS=1)
+		}
+		for d := from; d <= lo+1; d++ {
 			_, err := c.Compress(make([]byte, d), src)
 			_, ok := refCompress(src, d-4)
 			if (err == nil) != ok {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/compresstest"
+	"github.com/ddtsim/ddtsim/internal/testutil/stress"
 )
 
 // codec is c under test for an input buffer at address base (Compress for
@@ -323,7 +324,7 @@ func TestRandomizedAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var c Compressor
 	iters := 300
-	if testing.Short() {
+	if !stress.On() { // the stress run (DDTSIM_STRESS=1) tries them all
 		iters = 60
 	}
 	for it := 0; it < iters; it++ {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/compresstest"
+	"github.com/ddtsim/ddtsim/internal/testutil/stress"
 )
 
 // sizeChecker compares Size with Compress (compresstest.SizeChecker).
@@ -83,6 +84,9 @@ func TestSizeEqualsCompress(t *testing.T) {
 	for _, g := range generators {
 		for _, n := range sizes {
 			src := g.Gen(r, n)
+			if n > 128<<10 && !stress.On() {
+				continue // 1 MiB in the stress run (DDTSIM_STRESS=1)
+			}
 			sc.checkAround(t, g.Name, src, r.IntN(ample(n)+1))
 		}
 	}
@@ -94,7 +98,7 @@ func TestSizeZFSBlocks(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	var sc sizeChecker
 	maxSize := 16 << 20
-	if testing.Short() {
+	if !stress.On() { // 2 MiB to 16 MiB in the stress run (DDTSIM_STRESS=1)
 		maxSize = 1 << 20
 	}
 	for n := 512; n <= maxSize; n *= 2 {

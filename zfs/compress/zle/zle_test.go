@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/compresstest"
+	"github.com/ddtsim/ddtsim/internal/testutil/stress"
 )
 
 // codec is Compress under test, checked with decompress and refCompress.
@@ -247,7 +248,7 @@ func TestRoundTrip(t *testing.T) {
 func TestRandomizedAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	iters := 400
-	if testing.Short() {
+	if !stress.On() { // the stress run (DDTSIM_STRESS=1) tries them all
 		iters = 80
 	}
 	for it := 0; it < iters; it++ {

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/compresstest"
+	"github.com/ddtsim/ddtsim/internal/testutil/stress"
 	kzstd "github.com/klauspost/compress/zstd"
 )
 
@@ -116,8 +118,11 @@ func TestHeader(t *testing.T) {
 
 func TestRoundTrip(t *testing.T) {
 	var levels []int
+	// Every level in the stress run (DDTSIM_STRESS=1); by default the
+	// levels of both ends and a few between, fast ones too.
+	some := []int{1, 2, 3, 5, 9, 15, 19, -1, -5, -10, -1000}
 	for _, l := range allLevels() {
-		if !testing.Short() || l >= -10 {
+		if stress.On() || slices.Contains(some, l) {
 			levels = append(levels, l)
 		}
 	}
