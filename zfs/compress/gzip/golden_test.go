@@ -47,6 +47,7 @@ func blockCompressor(t testing.TB, level int, _ compresstest.Rules) compresstest
 // TestGolden compresses every stored block of the gzip golden cases and
 // compares the PSIZE that ZFS derives from c with what real ZFS wrote.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	compresstest.Golden{
 		Limits:      goldenLimits,
 		Compression: func(level int) string { return map[int]string{1: "gzip-1", 6: "gzip", 9: "gzip-9"}[level] },

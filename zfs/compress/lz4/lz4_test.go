@@ -36,6 +36,7 @@ var appendixA = []compresstest.Vector{
 }
 
 func TestAppendixA(t *testing.T) {
+	t.Parallel()
 	var c Compressor
 	codec(&c).CheckAppendixA(t, appendixA)
 }
@@ -269,6 +270,7 @@ func minCapacity(c *Compressor, src []byte, full int) int {
 // ---------------------------------------------------------------------------
 
 func TestTiny(t *testing.T) {
+	t.Parallel()
 	var c Compressor
 	for n := 0; n <= 40; n++ {
 		src := compresstest.Fox(n)
@@ -315,6 +317,7 @@ var roundTripSizes = []int{512, 1000, 4096, 8192, 32768, 65535, 65536, 65537,
 	65545, 65546, 65547, 65548, 66048, 131072, 262144, 1 << 20}
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	var c Compressor
 	codec(&c).CheckRoundTrips(t, rand.New(rand.NewPCG(1, 2)), compresstest.Generators, roundTripSizes,
 		func(n int) int { return n + n/255 + 16 }, nil)
@@ -324,6 +327,7 @@ func TestRoundTrip(t *testing.T) {
 // capacities, in particular tight ones just around the smallest capacity that
 // succeeds (where the conservative checks matter).
 func TestRandomizedAgainstReference(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	var c Compressor
 	cc := codec(&c)
@@ -369,6 +373,7 @@ func TestRandomizedAgainstReference(t *testing.T) {
 // smallest successful one are swept; they cover the windows in which each of
 // the three extra guards in lz4.go fires.
 func TestLongRuns(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow")
 	}
@@ -416,6 +421,7 @@ func TestLongRuns(t *testing.T) {
 // TestReuse checks that a reused Compressor gives the same result as a fresh
 // one (the table is reset per call), across variants.
 func TestReuse(t *testing.T) {
+	t.Parallel()
 	compresstest.CheckReuse(t, rand.New(rand.NewPCG(7, 8)), compresstest.Generators, newCompress)
 }
 

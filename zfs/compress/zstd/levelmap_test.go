@@ -24,6 +24,7 @@ import (
 //
 //	go test -tags libzstd -run TestLevelMap -v ./compress/zstd/
 func TestLevelMap(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("compresses the golden tree 62 times")
 	}
