@@ -2,11 +2,15 @@ package scan_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -38,6 +42,8 @@ func guestImages(t *testing.T, vols string) map[string]string {
 	}
 	dirs := map[string]string{}
 	root := t.TempDir()
+	qemuImg := vdisktest.QemuImg(t)
+	var jobs [][]string
 	for f, args := range formats {
 		dir := filepath.Join(root, f)
 		if err := os.Mkdir(dir, 0o755); err != nil {
@@ -45,9 +51,35 @@ func guestImages(t *testing.T, vols string) map[string]string {
 		}
 		for _, n := range names {
 			a := append([]string{"convert", "-f", "raw"}, args...)
-			vdisktest.Run(t, append(a, filepath.Join(vols, n.Name()), filepath.Join(dir, n.Name()+".img"))...)
+			jobs = append(jobs, append(a, filepath.Join(vols, n.Name()), filepath.Join(dir, n.Name()+".img")))
 		}
 		dirs[f] = dir
+	}
+	// One qemu-img a CPU at once: most of the formats compress.
+	var mu sync.Mutex
+	var failed []string
+	var wg sync.WaitGroup
+	next := make(chan []string)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for a := range next {
+				if out, err := exec.Command(qemuImg, a...).CombinedOutput(); err != nil {
+					mu.Lock()
+					failed = append(failed, fmt.Sprintf("qemu-img %s: %v: %s", strings.Join(a, " "), err, out))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, a := range jobs {
+		next <- a
+	}
+	close(next)
+	wg.Wait()
+	if len(failed) > 0 {
+		t.Fatal(strings.Join(failed, "\n"))
 	}
 	return dirs
 }
