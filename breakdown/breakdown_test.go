@@ -126,6 +126,7 @@ func checkBreakdown(t *testing.T, res *analyzer.Analysis, b *Result) {
 }
 
 func TestBreakdownPartsAddUpToTotals(t *testing.T) {
+	t.Parallel()
 	root := breakdownTree(t)
 	multi := []string{filepath.Join(root, "a"), filepath.Join(root, "b") + "/", filepath.Join(root, "c"),
 		filepath.Join(root, "top.bin"), filepath.Join(root, "big")}
@@ -159,6 +160,7 @@ func TestBreakdownPartsAddUpToTotals(t *testing.T) {
 }
 
 func TestBreakdownGroups(t *testing.T) {
+	t.Parallel()
 	root := breakdownTree(t)
 	names := func(b *Result) []string {
 		var n []string
@@ -205,6 +207,7 @@ func TestBreakdownGroups(t *testing.T) {
 }
 
 func TestSizeClassAndExt(t *testing.T) {
+	t.Parallel()
 	for size, want := range map[uint64]string{0: "empty", 1: "<=4K", 4096: "<=4K", 4097: "<=128K", 128 << 10: "<=128K",
 		1 << 20: "<=1M", 1<<20 + 1: "<=16M", 16 << 20: "<=16M", 1 << 30: "<=1G", 1<<30 + 1: ">1G", 1 << 50: ">1G"} {
 		if got := SizeClass(size); got != want {
@@ -222,6 +225,7 @@ func TestSizeClassAndExt(t *testing.T) {
 // A content referenced once from each of three groups: its DSIZE is split
 // in thirds, rounded so that the parts add up.
 func TestBreakdownSplitsSharedBlock(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	data := testkit.Rand(9, 128<<10)
 	for _, d := range []string{"p", "q", "r"} {
@@ -247,6 +251,7 @@ func TestBreakdownSplitsSharedBlock(t *testing.T) {
 }
 
 func TestApportion(t *testing.T) {
+	t.Parallel()
 	// Three groups with a third each of 3 units and of 100 units.
 	groups := []Group{{Name: "a"}, {Name: "b"}, {Name: "c"}}
 	third := 1.0 / 3
@@ -279,6 +284,7 @@ func TestApportion(t *testing.T) {
 // with its own file, shown apart; and so are the extensions .\xff and
 // .<0xff>, and .\XFF (lower-cased to .\xff, not to the byte).
 func TestBreakdownGroupsByRawName(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	lit, raw := filepath.Join(root, `d\xff1`), filepath.Join(root, "d\xff1")
 	testkit.Write(t, filepath.Join(lit, "f"), testkit.Rand(10, 5000))
@@ -315,6 +321,7 @@ func TestBreakdownGroupsByRawName(t *testing.T) {
 // groups past several chunks (every key in shard 0, each in 10 groups)
 // and checks every group's references and allocated share.
 func TestBreakdownManyGroupsPerShard(t *testing.T) {
+	t.Parallel()
 	const keys, groups = 500, 10 // 4,500 further-group nodes in shard 0
 	a, err := NewAccumulator(ByExt, nil)
 	if err != nil {

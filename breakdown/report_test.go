@@ -14,6 +14,7 @@ import (
 // TestBreakdownTextAndCSV checks the breakdown in report's text: after the
 // summary, which it leaves as it was.
 func TestBreakdownTextAndCSV(t *testing.T) {
+	t.Parallel()
 	root := breakdown.BreakdownTree(t)
 	p := testkit.Policy(t, zio.LZ4)
 	res, b := breakdown.ScanBreakdown(t, p, model.SparseAuto, breakdown.ByDir, root)

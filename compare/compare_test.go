@@ -13,6 +13,7 @@ import (
 )
 
 func TestCompareEqualAndDifferent(t *testing.T) {
+	t.Parallel()
 	h := workedHistogram()
 	p := zdb.ParseString(workedZdbS)
 	c, err := Compare(h, p, Options{BytesSuffix: true, Model: "m", Source: "s"})
@@ -48,6 +49,7 @@ func TestCompareEqualAndDifferent(t *testing.T) {
 // A predicted value equal to the one integer a text excludes differs: zdb
 // prints 2048 as "2K", never as "2.00K".
 func TestCompareExcludedInteger(t *testing.T) {
+	t.Parallel()
 	v, _ := nicenum.Parse("2.00K")
 	if v.Contains(2048) || !v.Contains(2047) || !v.Contains(2049) {
 		t.Fatalf("2.00K: %+v", v)
@@ -67,6 +69,7 @@ func TestCompareExcludedInteger(t *testing.T) {
 }
 
 func TestCompareUnusable(t *testing.T) {
+	t.Parallel()
 	h := workedHistogram()
 	for name, text := range map[string]string{
 		"empty":       "",
@@ -84,6 +87,7 @@ func TestCompareUnusable(t *testing.T) {
 // Without a ratio line (zpool status -D) the ratios are compared with the
 // range the Total row allows; JSON holds no infinities.
 func TestCompareRatiosFromTotals(t *testing.T) {
+	t.Parallel()
 	status := " dedup: DDT entries 5, size 1.50K on disk, 500B in core\n" + workedZdbS[len("Simulated DDT histogram:\n"):strings.Index(workedZdbS, "dedup =")]
 	p := zdb.ParseString(status)
 	c, err := Compare(workedHistogram(), p, Options{})
@@ -100,6 +104,7 @@ func TestCompareRatiosFromTotals(t *testing.T) {
 
 // A text from another release than the model is named as a cause.
 func TestCompareEraNote(t *testing.T) {
+	t.Parallel()
 	text := strings.NewReplacer("      5K      5K      8K        1      5K      5K      8K",
 		"      5K     512     512        1      5K     512     512").Replace(workedZdbS)
 	h := &ddt.Histogram{}
@@ -138,6 +143,7 @@ func zdbText(t *testing.T, h *ddt.Histogram) *zdb.Parsed {
 // sector size (ashift) or layout before the compression; the same PSIZE
 // with DSIZE differing is the layout (ashift, vdevs, copies).
 func TestCompareCausesRecordsizeAndAshift(t *testing.T) {
+	t.Parallel()
 	// The same 8 MiB of files as 64 records of 128K or 512 of 16K.
 	big, small := &ddt.Histogram{}, &ddt.Histogram{}
 	for i := 0; i < 64; i++ {

@@ -31,6 +31,7 @@ func spacePred() *space.Prediction {
 }
 
 func TestCompareSpaceOnly(t *testing.T) {
+	t.Parallel()
 	c, err := Compare(workedHistogram(), zdb.ParseString(listsP), Options{Space: spacePred(), SpaceTolerance: 0.01, Source: "s", Model: "m"})
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +102,7 @@ func TestCompareSpaceOnly(t *testing.T) {
 // Human sizes: a figure is equal when it lies within what the text
 // stands for, widened by the tolerance.
 func TestCompareSpaceHuman(t *testing.T) {
+	t.Parallel()
 	text := "NAME   USED  AVAIL  REFER  MOUNTPOINT\ntank  41.7M  61.5G  41.4M  /tank\n"
 	v, _ := nicenum.Parse("41.7M")
 	for _, tc := range []struct {
@@ -134,6 +136,7 @@ func TestCompareSpaceHuman(t *testing.T) {
 // With a zdb -S table too: the table's verdict stays, and the figures
 // are added to it, or make it different.
 func TestCompareSpaceWithTable(t *testing.T) {
+	t.Parallel()
 	h := workedHistogram()
 	c, err := Compare(h, zdb.ParseString(workedZdbS+"\n"+listsP), Options{Space: spacePred(), SpaceTolerance: 0.01, BytesSuffix: true})
 	if err != nil || c.Outcome != Equal || c.Table == nil || len(c.Space) != 7 {
@@ -184,6 +187,7 @@ func TestCompareSpaceWithTable(t *testing.T) {
 // Figures that all agree with the prediction for dedup the other way name
 // the dedup setting as the likely cause.
 func TestCompareSpaceOtherDedup(t *testing.T) {
+	t.Parallel()
 	pred := spacePred()
 	pred.Figures, *pred.Other = *pred.Other, pred.Figures
 	c, err := Compare(workedHistogram(), zdb.ParseString(listsP), Options{Space: pred, SpaceTolerance: 0.01, Dedup: "on"})
@@ -196,6 +200,7 @@ func TestCompareSpaceOtherDedup(t *testing.T) {
 }
 
 func TestCompareSpaceUnusable(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		text string
 		pred *space.Prediction
@@ -224,6 +229,7 @@ func TestCompareSpaceUnusable(t *testing.T) {
 // (found by a new user: compare --json exited 1 with "json: unsupported
 // value: +Inf").
 func TestFigureJSONInfinite(t *testing.T) {
+	t.Parallel()
 	eq, pct := figureEqual(5, 0, 0, 0.01)
 	if eq || !math.IsInf(pct, 1) {
 		t.Fatalf("figureEqual(5, 0, 0) = %v, %v", eq, pct)
@@ -245,6 +251,7 @@ func TestFigureJSONInfinite(t *testing.T) {
 // UTF-8, read from the file, is shown escaped (found by a new user: it
 // turned the terminal red).
 func TestCompareSpaceNameEscaped(t *testing.T) {
+	t.Parallel()
 	text := strings.ReplaceAll(listsP, "tank ", "ta\x1b[31mnk ")
 	c, err := Compare(workedHistogram(), zdb.ParseString(text), Options{Space: spacePred(), SpaceTolerance: 0.01, Source: "s", Model: "m"})
 	if err != nil {
@@ -265,6 +272,7 @@ func TestCompareSpaceNameEscaped(t *testing.T) {
 // TestCompareSpaceDuplicateColumn: a header naming a column twice is
 // noted, the first compared (found by a new user: silently ignored).
 func TestCompareSpaceDuplicateColumn(t *testing.T) {
+	t.Parallel()
 	text := "NAME  USED  USED\ntank  43728896  1\n"
 	c, err := Compare(workedHistogram(), zdb.ParseString(text), Options{Space: spacePred(), SpaceTolerance: 0.01})
 	if err != nil {
@@ -281,6 +289,7 @@ func TestCompareSpaceDuplicateColumn(t *testing.T) {
 // TestPercent: tolerances are printed short (found by a new user:
 // --space-tolerance 1e-9 printed 1.0000000000000001e-07%).
 func TestPercent(t *testing.T) {
+	t.Parallel()
 	for frac, want := range map[float64]string{0.01: "1%", 0.005: "0.5%", 1e-9: "1e-07%", 0.123456: "12.35%", 0: "0%"} {
 		if got := percent(frac); got != want {
 			t.Errorf("percent(%g) = %q, want %q", frac, got, want)
@@ -298,6 +307,7 @@ func TestPercent(t *testing.T) {
 // TestCompareSpaceOneFigure: one figure is "the 1 zfs list figure", not
 // "all 1 zfs list figures" (found by a new user).
 func TestCompareSpaceOneFigure(t *testing.T) {
+	t.Parallel()
 	for text, want := range map[string]string{
 		"NAME  USED\ntank  43728896\n": "EQUAL within 1%: the 1 zfs list figure",
 		"NAME  USED\ntank  53728896\n": "DIFFERENT: the 1 figure differs by more than 1% (1 zfs list figure)",

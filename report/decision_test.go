@@ -35,6 +35,7 @@ func decisionScan(t *testing.T, p *zio.Policy, ram uint64, dir string) *Report {
 // the table. It follows the histogram in the text, leads the HTML page,
 // and is the JSON decision.text and the CSV decision row.
 func TestDecisionLine(t *testing.T) {
+	t.Parallel()
 	const rule = " (rule: worth it when dedup saves at least 10% of the size without dedup and 50 times the table's RAM, and the table fits in the ARC when --ram is given)"
 	copies := t.TempDir()
 	data := testkit.Rand(11, 4<<20)

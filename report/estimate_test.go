@@ -87,6 +87,7 @@ func sampledScan(t *testing.T, p *zio.Policy, n uint64, paths ...string) *Report
 // (scanned_bytes), not over every file's size: text, CSV and HTML. A
 // complete scan covers every byte, and says "file data" as before.
 func TestSavedOverScannedBytes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// Files of several 8 MiB chunks: cancelled after the first chunk is
 	// done, the scan has covered part of a file it knows the size of,
@@ -164,6 +165,7 @@ func cards(html string) string {
 // intervals, sizes or "saved" in the text, null ratios and intervals in
 // JSON, none in CSV, dashes in the HTML cards.
 func TestNothingSampled(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	testkit.Write(t, filepath.Join(dir, "f"), testkit.Rand(5, 3<<20))
 	s := sampledScan(t, testkit.Policy(t, zio.LZ4), 1<<20, dir)
@@ -207,6 +209,7 @@ func TestNothingSampled(t *testing.T) {
 // every output marks the figures as estimates: JSON reliable false, CSV
 // sample fields and sampled counters, HTML cards, the --zdb note.
 func TestFewSampledMarkedEstimate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	testkit.Write(t, filepath.Join(dir, "f"), testkit.Rand(6, 8<<20))
 	p := testkit.Policy(t, zio.LZ4)
@@ -261,6 +264,7 @@ func TestFewSampledMarkedEstimate(t *testing.T) {
 // The HTML "saved" card is green only for a real saving: a tiny file with
 // copies=3 takes more on disk than its bytes.
 func TestHTMLSavedCardClass(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	testkit.Write(t, filepath.Join(dir, "tiny"), testkit.Rand(7, 1000))
 	testkit.Write(t, filepath.Join(dir, "big"), make([]byte, 1<<20))
@@ -289,6 +293,7 @@ func TestHTMLSavedCardClass(t *testing.T) {
 // DSIZE) are whole numbers with their intervals, as every count in the
 // CSV; the ratios stay decimals.
 func TestCSVSampleCountsAreIntegers(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	testkit.Write(t, filepath.Join(dir, "f"), testkit.Rand(8, 1<<20))
 	s := sampledScan(t, testkit.Policy(t, zio.LZ4), 1, dir)

@@ -26,6 +26,7 @@ var spaceCSV = []struct{ csv, json string }{
 // show" carry the JSON's space figures, without dedup and with it, for
 // either setting of the policy.
 func TestSpaceInCSVAndHTML(t *testing.T) {
+	t.Parallel()
 	for _, dedup := range []bool{false, true} {
 		t.Run(fmt.Sprint("dedup=", dedup), func(t *testing.T) {
 			p := testkit.Policy(t, zio.LZ4)
@@ -111,6 +112,7 @@ func spaceSection(html string) string {
 // have), the other column is a dash and the CSV has the rows it knows. An
 // empty directory still has its metadata to show.
 func TestSpaceMissing(t *testing.T) {
+	t.Parallel()
 	p := testkit.Policy(t, zio.LZ4)
 	noSpace := func(t *testing.T, s *Report) {
 		t.Helper()
@@ -174,6 +176,7 @@ func TestSpaceMissing(t *testing.T) {
 
 // A sampled scan's table says its figures are estimates, as the cards do.
 func TestSpaceEstimated(t *testing.T) {
+	t.Parallel()
 	p := testkit.Policy(t, zio.LZ4)
 	s := sampledScan(t, p, 2, filepath.Join("..", "testdata", "sample"))
 	s.EstimateSpace(p)

@@ -9,6 +9,7 @@ import (
 // A block device read is not a regular file, and what -x left out is in
 // the text summary (both found by a new user).
 func TestFilesAndSkippedText(t *testing.T) {
+	t.Parallel()
 	c := analyzer.Counters{Files: 3, Devices: 1, Symlinks: 2, OtherFS: 2, Errors: 1}
 	if got := filesText(c); got != "2 regular files and 1 block device" {
 		t.Errorf("filesText = %q", got)

@@ -31,6 +31,7 @@ func sweepT(t *testing.T, ctx context.Context, opts sweep.Options, dir string, p
 // The compression column is as wide as the longest name: the columns
 // after it stay aligned with their titles.
 func TestSweepTextLongCompressionName(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "f"), []byte(strings.Repeat("ddtsim sweep ", 50000)), 0o644); err != nil {
 		t.Fatal(err)

@@ -82,6 +82,12 @@ type Options struct {
 	// accounted (to show progress, or in tests to stop at a chosen
 	// point).
 	Done func(f analyzer.FileInfo, first, end uint64)
+	// OnBlock, when set, receives every record the scan accounts
+	// (analyzer.Options.OnBlock: one event a record, from several
+	// goroutines at once; with By, a run of alike records may come as
+	// one event of Count records). The golden tests hold each record to
+	// real zdb -ddddd's listing of the block.
+	OnBlock func(analyzer.BlockEvent)
 	// Shard, when sharded (Count > 1), scans only this run's share of the
 	// files: one of Count runs, each given the same paths, settings and
 	// options (Follow, CountLinks, OneFileSystem), whose saved scans
@@ -318,6 +324,13 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 	}
 	if acc != nil {
 		ao.OnFile, ao.OnBlock, ao.BlockRuns = acc.File, acc.Block, true
+	}
+	if on := opts.OnBlock; on != nil {
+		if next := ao.OnBlock; next != nil {
+			ao.OnBlock = func(e analyzer.BlockEvent) { next(e); on(e) }
+		} else {
+			ao.OnBlock = on
+		}
 	}
 	if sv != nil {
 		sv.start(res, &opts, &ao)

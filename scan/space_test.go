@@ -5,18 +5,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/goldenmodel"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/scan"
-	"github.com/ddtsim/ddtsim/zfs/compress/gzip"
-	"github.com/ddtsim/ddtsim/zfs/compress/zstd"
-	"github.com/ddtsim/ddtsim/zfs/model"
 	"github.com/ddtsim/ddtsim/zfs/zio"
 	"github.com/ddtsim/ddtsim/zfslist"
 )
@@ -43,34 +40,8 @@ func goldenSpace(t *testing.T, c golden.Case) (zfs, zpool *zfslist.Table) {
 // LREFER or ALLOC may lie from what real ZFS printed: the 1%.
 const spaceTolerance = 0.01
 
-// TestGoldenSpace scans the golden input sets under every golden case's
-// settings (file systems, and volumes one a file) and compares what
-// package space predicts zfs list -p and zpool list -p will show with what
-// they showed on the real pool: USED, USEDDS, LUSED, LREFER and ALLOC
-// within 1%, the dedup ratio as printed, compressratio within 0.01 (where
-// this build approximates the compressor, zstd in pure Go, the data's own
-// error is allowed on top). The errors are logged as a table (the
-// README's).
-func TestGoldenSpace(t *testing.T) {
-	cases, inputs := golden.ForScanTest(t)
-	zvols, vols := golden.ForZvolTest(t)
-	var table []string
-	worst := 0.0
-	for _, c := range append(cases, zvols...) {
-		t.Run(c.Name, func(t *testing.T) {
-			in := inputs
-			if c.Zvol != "" {
-				in = vols
-			}
-			row, w := checkSpace(t, c, in)
-			table, worst = append(table, row), max(worst, w)
-		})
-	}
-	t.Logf("\n| case | USED | USEDDS | LUSED | LREFER | ALLOC |\n|---|---|---|---|---|---|\n%s\nworst %.2f%%", strings.Join(table, "\n"), 100*worst)
-}
-
-// TestGoldenSpaceCases is TestGoldenSpace on the cases made for the space
-// model (testdata/golden/space: thousands of small files, fat ZAPs, deep
+// TestGoldenSpaceCases is TestGolden's space check (checkSpace) on the
+// cases made for the space model (testdata/golden/space: thousands of small files, fat ZAPs, deep
 // directories, symlinks and hard links; large, repeated and sparse files;
 // raidz, mirror, ashift 9, copies=2, dedup), their inputs generated here;
 // zdb -S is compared byte for byte too.
@@ -106,19 +77,22 @@ func TestGoldenSpaceCases(t *testing.T) {
 				}
 				inputs[c.Input] = in
 			}
-			row, w := checkSpace(t, c, in)
+			res, rep := scanCase(t, c, in)
+			row, w := checkSpace(t, c, res, rep)
 			table, worst = append(table, row), max(worst, w)
 		})
 	}
 	t.Logf("\n| case | USED | USEDDS | LUSED | LREFER | ALLOC |\n|---|---|---|---|---|---|\n%s\nworst %.2f%%", strings.Join(table, "\n"), 100*worst)
 }
 
-// checkSpace scans in under c's settings and checks the space prediction
-// (and, for the space cases, zdb -S) against what real ZFS printed; it
-// returns the row of errors and the largest.
-func checkSpace(t *testing.T, c golden.Case, in []string) (string, float64) {
+// checkSpace checks the space prediction of res, c's scan, (and, for the
+// space cases, zdb -S) against what real ZFS printed: USED, USEDDS,
+// LUSED, LREFER and ALLOC within 1%, the dedup ratio as printed,
+// compressratio within 0.01 (where this build approximates the
+// compressor, zstd in pure Go, the data's own error is allowed on top).
+// It returns the row of errors (the README's table) and the largest.
+func checkSpace(t *testing.T, c golden.Case, res *scan.Result, rep *report.Report) (string, float64) {
 	t.Helper()
-	res, rep := scanCase(t, c, in)
 	if rep.Space == nil {
 		t.Fatal("no space prediction")
 	}
@@ -134,7 +108,7 @@ func checkSpace(t *testing.T, c golden.Case, in []string) (string, float64) {
 	f := rep.Space.Figures
 	zfs, zpool := goldenSpace(t, c)
 	tol := spaceTolerance
-	approx := !exactCompression(c.Props["compression"])
+	approx := !goldenmodel.Exact(c)
 	if approx && c.Zvol == "" && c.Input == "all" {
 		real := realDataDSize(t, c, res.Policy)
 		e := float64(rep.Total.Referenced.DSize)/float64(real) - 1
@@ -192,17 +166,7 @@ func checkSpace(t *testing.T, c golden.Case, in []string) (string, float64) {
 // report.
 func scanCase(t *testing.T, c golden.Case, in []string) (*scan.Result, *report.Report) {
 	t.Helper()
-	var set model.Settings
-	if c.Zvol != "" {
-		set, _ = zvolSettings(t, c, false)
-	} else {
-		text := model.Text{Release: c.Release, Vdevs: []string{c.Vdevs}, Ashift: strconv.Itoa(c.Ashift), Sparse: c.Sparse, Properties: c.Properties()}
-		var err error
-		if set, err = model.Parse(text); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res, err := scan.Run(context.Background(), set, in, scan.Options{})
+	res, err := scan.Run(context.Background(), goldenmodel.Settings(t, c, false), in, scan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,18 +176,6 @@ func scanCase(t *testing.T, c golden.Case, in []string) (*scan.Result, *report.R
 		t.Fatal(err)
 	}
 	return res, rep
-}
-
-// exactCompression reports whether this build reproduces the compressor
-// of the ZFS property value v byte for byte.
-func exactCompression(v string) bool {
-	switch {
-	case strings.HasPrefix(v, "gzip"):
-		return gzip.Exact
-	case strings.HasPrefix(v, "zstd"):
-		return zstd.Exact
-	}
-	return true
 }
 
 // realDataDSize sums the DSIZE of the level-0 blocks real ZFS wrote for

@@ -16,6 +16,7 @@ import (
 // in its first 8 KiB) with ErrBinary, and takes text with accents, tabs,
 // escapes and CRLF line ends.
 func TestParseRefusesBinary(t *testing.T) {
+	t.Parallel()
 	noNUL := make([]byte, 20000)
 	rand.New(rand.NewSource(1)).Read(noNUL)
 	for i := range noNUL {
@@ -49,6 +50,7 @@ func TestParseRefusesBinary(t *testing.T) {
 // understood" warning naming its number and length, and the text around
 // it is read as usual.
 func TestParseLongLines(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(zdbOutputs(), "03-zdb-S-freebsd12-minecraft-compress.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +86,7 @@ func TestParseLongLines(t *testing.T) {
 // The text report lists 20 lines not understood and counts the others;
 // the JSON keeps them all.
 func TestParseCapsNotUnderstood(t *testing.T) {
+	t.Parallel()
 	var garbage strings.Builder
 	for i := 0; i < 150; i++ {
 		garbage.WriteString("some garbage here\n")
@@ -113,6 +116,7 @@ func TestParseCapsNotUnderstood(t *testing.T) {
 // The text report counts in words: "1 line", "1 bucket row", "1 more
 // line not understood"; "2 lines" and so on.
 func TestWriteTextCounts(t *testing.T) {
+	t.Parallel()
 	text := func(p *Parsed) string {
 		var b strings.Builder
 		if err := p.WriteText(&b, "x"); err != nil {

@@ -13,6 +13,7 @@ import (
 // and reads both list tables, and takes zpool status's NAME header for
 // neither.
 func TestParseLists(t *testing.T) {
+	t.Parallel()
 	text := strings.Join([]string{
 		"$ zfs list -o space,logicalused,logicalreferenced,compressratio tank",
 		"NAME   AVAIL   USED  USEDSNAP  USEDDS  USEDREFRESERV  USEDCHILD  LUSED  LREFER  RATIO",
@@ -75,6 +76,7 @@ func TestParseLists(t *testing.T) {
 // A header with no rows is warned about and left out; a text of junk has
 // no lists.
 func TestParseListsNone(t *testing.T) {
+	t.Parallel()
 	p := ParseString("NAME  USED  AVAIL  REFER  MOUNTPOINT\n\nhello world\n")
 	if len(p.Lists) != 0 || len(p.Diags) == 0 || !strings.Contains(p.Diags[0].Msg, "zfs list header without rows") {
 		t.Errorf("lists %+v, diags %v", p.Lists, p.Diags)
@@ -85,6 +87,7 @@ func TestParseListsNone(t *testing.T) {
 // the last column, is one field (found by a new user: the row was not
 // understood and compare had nothing to compare with).
 func TestListMountpointWithSpaces(t *testing.T) {
+	t.Parallel()
 	text := "NAME   USED  AVAIL  REFER  MOUNTPOINT\ntank  15.0M     1G  14.7M  /mnt/my tank\n"
 	l, err := zfslist.Parse(text)
 	if err != nil {

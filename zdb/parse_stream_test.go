@@ -150,6 +150,7 @@ func TestParseStreamsLargeInput(t *testing.T) {
 // Diagnostics are kept up to MaxDiagBytes of messages: rows of many fields
 // quote their line.
 func TestParseCapsDiagBytes(t *testing.T) {
+	t.Parallel()
 	row := "1 " + strings.TrimSpace(strings.Repeat("2 ", 20000)) // 40 KiB, 20001 fields
 	var b strings.Builder
 	const n = 100

@@ -254,6 +254,7 @@ func checkCellIntervals(t *testing.T, name string, p *Parsed) {
 // ratio lines, DDT objects and dedup: lines as a person reads them, with
 // no unreadable line and every consistency check passing.
 func TestParseZdbOutputs(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(zdbOutputs(), "*.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -361,6 +362,7 @@ func TestParseZdbOutputs(t *testing.T) {
 // expected values: something of a DDT is read, nothing is unreadable, every
 // consistency check passes, every number is a well-formed interval.
 func TestParseZdbOutputsGeneric(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(zdbOutputs(), "*.txt"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no files in %s: %v", zdbOutputs(), err)
@@ -398,6 +400,7 @@ func mustUint(s string) uint64 {
 
 // The 2.3 dev text of 09: the DDT header and the log lines.
 func TestParseFDTHeaderAndLog(t *testing.T) {
+	t.Parallel()
 	p := parseFile(t, filepath.Join(zdbOutputs(), "09-zdb-D-2.3dev-FDT-log-hex.txt"))
 	if len(p.Headers) != 1 {
 		t.Fatalf("headers %+v", p.Headers)
@@ -429,6 +432,7 @@ var ratioLineRe = regexp.MustCompile(`dedup = (\S+), compress = (\S+), copies = 
 // here with plain string handling), every check passes, nothing is left
 // unread.
 func TestParseGoldenTexts(t *testing.T) {
+	t.Parallel()
 	cases, err := golden.Cases()
 	if err != nil {
 		t.Fatal(err)
@@ -485,6 +489,7 @@ func TestParseGoldenTexts(t *testing.T) {
 
 // Values read by hand from the dedup cases' zdb -DD and zpool status -D.
 func TestParseGoldenDDT(t *testing.T) {
+	t.Parallel()
 	read := func(cs, name string) *Parsed {
 		c, err := golden.FindCase(cs)
 		if err != nil {

@@ -28,6 +28,7 @@ func mustClean(t *testing.T, name, text string) *zdb.Parsed {
 
 // The same text pasted in the ways people paste it reads the same.
 func TestParseVariants(t *testing.T) {
+	t.Parallel()
 	lines := strings.Split(strings.TrimSuffix(zdb.WorkedZdbS, "\n"), "\n")
 	mapLines := func(f func(string) string) string {
 		out := make([]string, len(lines))
@@ -83,6 +84,7 @@ func TestParseVariants(t *testing.T) {
 // the exact values, and compare equal: for random tables in both number
 // styles, and in raw integers as zdb -P prints them.
 func TestParseFormatterRoundTrip(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 5))
 	for n := range 300 {
 		h := &ddt.Histogram{}
@@ -181,6 +183,7 @@ func rawTable(h *ddt.Histogram) string {
 // Cut-short texts: nothing panics, and a cut inside the table is reported
 // (truncated, an error, or a table that is not complete).
 func TestParseTruncated(t *testing.T) {
+	t.Parallel()
 	text := zdb.WorkedZdbS
 	tableEnd := strings.Index(text, " Total")
 	for cut := 0; cut <= len(text); cut++ {
@@ -207,6 +210,7 @@ func TestParseTruncated(t *testing.T) {
 
 // Inconsistent texts: the checks name what does not add up.
 func TestParseChecksFail(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, from, to, check, says string
 	}{
@@ -230,6 +234,7 @@ func TestParseChecksFail(t *testing.T) {
 
 // What cannot be read is reported by line number.
 func TestParseErrorsByLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, from, to string
 		line           int
@@ -259,6 +264,7 @@ func TestParseErrorsByLine(t *testing.T) {
 }
 
 func TestParseSmallOutputs(t *testing.T) {
+	t.Parallel()
 	// zdb -S of a pool without data: header, no rows.
 	empty := "Simulated DDT histogram:\n\nbucket              allocated                       referenced          \n" +
 		"______   ______________________________   ______________________________\n" +

@@ -11,6 +11,7 @@ import (
 // 128K, compression off. A = 300 KiB random (3 blocks), B = copy of A,
 // C = 5000 random bytes (one 5120-byte block, DSIZE 8192), D = 1 MiB zeros.
 func TestWriteZdbSWorkedExample(t *testing.T) {
+	t.Parallel()
 	h := &ddt.Histogram{}
 	h.Add(1, 5120, 5120, 8192) // C
 	for i := 0; i < 3; i++ {   // A and B
@@ -47,6 +48,7 @@ func TestWriteZdbSWorkedExample(t *testing.T) {
 // zfs-semantics §1.7: no block at all gives the header and one empty line,
 // no rows, no Total, no ratio line.
 func TestWriteZdbSEmpty(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	if err := WriteSimulated(&b, &ddt.Histogram{}, true); err != nil {
 		t.Fatal(err)
@@ -65,6 +67,7 @@ func TestWriteZdbSEmpty(t *testing.T) {
 // zfs-semantics §2.3: the 0.7.0+ byte formatter versus 0.6.x plain numbers
 // on a bucket-2 row (one key, LSIZE 1024, PSIZE 512, referenced 3 times).
 func TestByteSuffixRow(t *testing.T) {
+	t.Parallel()
 	h := &ddt.Histogram{}
 	h.Add(3, 1024, 512, 512)
 	for _, c := range []struct {

@@ -6,6 +6,7 @@ import (
 )
 
 func TestListKind(t *testing.T) {
+	t.Parallel()
 	for cols, want := range map[string]string{
 		"USED AVAIL REFER MOUNTPOINT":                                     Zfs,
 		"SIZE ALLOC FREE CKPOINT EXPANDSZ FRAG CAP DEDUP HEALTH ALTROOT":  Zpool,

@@ -1,9 +1,11 @@
 package main
 
 import (
-	"bytes"
+	"encoding/json"
 	"os"
-	"sort"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -11,8 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/golden"
-	"github.com/ddtsim/ddtsim/zfs/compress/gzip"
-	"github.com/ddtsim/ddtsim/zfs/compress/zstd"
+	"github.com/ddtsim/ddtsim/internal/testutil/goldenmodel"
 )
 
 func TestMain(m *testing.M) {
@@ -41,88 +42,120 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// caseArgs turns a golden case into ddtsim flags, or says why the case is
-// outside what ddtsim models yet.
+// caseArgs turns a golden dataset case into ddtsim flags (--zdb, then
+// goldenmodel.Args), or says why the case is outside what this build
+// reproduces exactly.
 func caseArgs(c golden.Case) (args []string, why string) {
-	// case.env's vdevs ("stripe 3", "raidz2 6", "draid2 8", ...) is
-	// --vdev's syntax.
-	args = []string{"--zdb", "--release", c.Release, "--vdev", c.Vdevs, "--ashift", itoa(c.Ashift), "--sparse", c.Sparse}
-	names := make([]string, 0, len(c.Props))
-	for k := range c.Props {
-		names = append(names, k)
+	if !goldenmodel.Exact(c) {
+		return nil, "compression " + c.Props["compression"] + " is an approximation in this build (scan TestGolden: approxBounds)"
 	}
-	sort.Strings(names)
-	for _, k := range names {
-		v := c.Props[k]
-		if k == "compression" && !exactCompression(v) {
-			return nil, "compression " + v + " is an approximation in this build (TestGoldenApproxCompressors)"
-		}
-		args = append(args, "-o", k+"="+v)
-	}
-	return args, ""
+	return append([]string{"--zdb"}, goldenmodel.Args(c, false)...), ""
 }
 
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			return string(b[i:])
-		}
-	}
-}
+func itoa(n int) string { return strconv.Itoa(n) }
 
-// TestGoldenZdbS runs ddtsim --zdb on the golden input set for every golden
-// case it models and compares stdout with what real `zdb -S` printed, byte
-// for byte.
-func TestGoldenZdbS(t *testing.T) {
-	cases, inputs := golden.ForScanTest(t)
-	ran := 0
+// TestGoldenSettings gives the flags of every golden case (goldenmodel.Args:
+// --release, --vdev, --ashift, --sparse, -o, --zvol or --volblocksize;
+// the volume cases with --guest too) to scan, compare and the default
+// command, and checks that the settings they build are those the
+// pipeline's golden tests scan with (goldenmodel.Settings: scan TestGolden,
+// TestGoldenZvol, TestGoldenZvolGuest) and hold to real zdb -S byte for
+// byte: with the same settings, the command prints what they checked.
+// Nothing is scanned here (TestGoldenEndToEnd runs a few cases).
+func TestGoldenSettings(t *testing.T) {
+	cases, err := golden.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
 	for _, c := range cases {
-		args, why := caseArgs(c)
-		t.Run(c.Name, func(t *testing.T) {
-			if why != "" {
-				t.Skip(why)
+		for _, guest := range []bool{false, true} {
+			if guest && c.Zvol == "" {
+				continue
 			}
-			ran++
+			n++
+			want := goldenmodel.Settings(t, c, guest)
+			args := goldenmodel.Args(c, guest)
+			for _, cmd := range [][]string{nil, {"scan"}, {"compare", "--zdb-output", "zdb-S.txt"}} {
+				cl := parseCLI(t, append(append(append([]string{}, cmd...), args...), "path")...)
+				sc := &cl.Scan
+				if len(cmd) > 0 && cmd[0] == "compare" {
+					sc = &cl.Compare.Scan
+				}
+				got, err := sc.settings()
+				if err != nil {
+					t.Errorf("%s: %q: %v", c.Name, args, err)
+					continue
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: ddtsim %q builds\n%+v\nthe pipeline's golden test scans with\n%+v", c.Name, append(cmd, args...), got, want)
+				}
+				if !slices.Equal(sc.Paths, []string{"path"}) {
+					t.Errorf("%s: %q: paths %q", c.Name, args, sc.Paths)
+				}
+			}
+		}
+	}
+	// 35 dataset cases, 5 volume cases twice (raw and --guest).
+	if n < 45 {
+		t.Errorf("%d cases' settings compared, want at least 45", n)
+	}
+}
+
+// TestGoldenEndToEnd runs the command on the golden inputs for three
+// golden cases, one output each, and compares with what real zdb -S
+// printed, byte for byte: --zdb (one disk, LZ4), --json's zdb_S (raidz2,
+// 2.1, recordsize 16K) and the text report, which begins with it (a
+// volume a file, --volblocksize).
+func TestGoldenEndToEnd(t *testing.T) {
+	_, inputs := golden.ForScanTest(t)
+	_, vols := golden.ForZvolTest(t)
+	for _, tc := range []struct{ name, format string }{
+		{"lz4-128k-a12", "--zdb"},
+		{"v21-lz4-16k-raidz2x6-a12", "--json"},
+		{"zvol-lz4-16k-a12", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := golden.FindCase(tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
 			want, err := c.ZdbS()
 			if err != nil {
 				t.Fatal(err)
 			}
-			var stdout, stderr bytes.Buffer
-			code := run(testEnv(), append(args, inputs...), &stdout, &stderr)
-			if code != 0 {
-				t.Fatalf("ddtsim %s: exit %d, stderr:\n%s", strings.Join(args, " "), code, stderr.String())
+			args := goldenmodel.Args(c, false)
+			if tc.format != "" {
+				args = append(args, tc.format)
 			}
-			if got := stdout.String(); got != want {
+			in := inputs
+			if c.Zvol != "" {
+				in = vols
+			}
+			code, out, errs := runT(append(args, in...)...)
+			if code != 0 {
+				t.Fatalf("ddtsim %s: exit %d, stderr:\n%s", strings.Join(args, " "), code, errs)
+			}
+			got := out
+			switch tc.format {
+			case "--json":
+				var doc struct {
+					Zdb string `json:"zdb_S"`
+				}
+				if err := json.Unmarshal([]byte(out), &doc); err != nil {
+					t.Fatal(err)
+				}
+				got = doc.Zdb
+			case "":
+				if !strings.HasPrefix(out, want) || !strings.Contains(out, "\nSummary: OpenZFS 2.3.2, volblocksize=16K") {
+					t.Errorf("the text report does not begin with real zdb -S, or names no volblocksize:\n%s", out)
+				}
+				got = out[:min(len(out), len(want))]
+			}
+			if got != want {
 				t.Errorf("ddtsim %s differs from real zdb -S (-real +ddtsim):\n%s",
 					strings.Join(args, " "), cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n")))
 			}
 		})
 	}
-	// The off/lz4/lzjb/zle cases, 2.3.2 and 2.1.11: 18 on one disk, 8 on
-	// other layouts (stripe 3, mirror 2, raidz1 4, raidz2 6 ×3, raidz3 8,
-	// draid2 8); the 4 gzip cases (gzip-1, gzip, gzip-9, 2.1.11's gzip).
-	if ran < 30 {
-		t.Errorf("only %d golden cases ran, want at least 30", ran)
-	}
-}
-
-// exactCompression reports whether ddtsim reproduces compression v bit for
-// bit (gzip-N in every build: the port of the Linux kernel's deflate; zstd
-// is an approximation with a measured error in the pure-Go build, tested in
-// its package, and exact with -tags libzstd).
-func exactCompression(v string) bool {
-	switch {
-	case v == "off", v == "lz4", v == "lzjb", v == "zle", v == "on":
-		return true
-	case strings.HasPrefix(v, "gzip"):
-		return gzip.Exact // the kernel's deflate, ported (compress/gzip)
-	case strings.HasPrefix(v, "zstd"):
-		return zstd.Exact // the libzstd build (-tags libzstd)
-	}
-	return false
 }

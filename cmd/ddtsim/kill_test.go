@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/saved"
 )
 
@@ -40,12 +42,18 @@ func ddtsimProc(args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 }
 
 // A real ddtsim saving a scan of the golden inputs with a checkpoint every
-// 10 ms is killed with SIGKILL at random moments, resumed, killed again,
-// until a run ends; the zdb -S text it then prints is real ZFS's (the
-// golden case's) and the uninterrupted scan's, byte for byte. Repeated
-// until 50 kills were sent (DDTSIM_KILLS more). What a kill leaves beside
-// the saved scan (a directory being written) is removed by the next run.
+// 10 ms is killed with SIGKILL once it has written a few checkpoints (one
+// to three that each saved more than the run started from, then up to 10
+// ms more, to land anywhere, a checkpoint being written included),
+// resumed, killed again, until a run ends; the zdb -S text it then prints
+// is real ZFS's (the golden case's) and the uninterrupted scan's, byte for
+// byte. Repeated until 50 kills were sent (DDTSIM_KILLS more). What a kill
+// leaves beside the saved scan (a directory being written) is removed by
+// the next run. Each kill follows saved progress, never a guessed time: a
+// loaded machine slows the runs, not the episodes' end. A stress test
+// (DDTSIM_STRESS=1).
 func TestKillLoop(t *testing.T) {
+	testkit.Stress(t)
 	if testing.Short() {
 		t.Skip("scans the golden inputs about a hundred times")
 	}
@@ -58,7 +66,6 @@ func TestKillLoop(t *testing.T) {
 	type kase struct {
 		args []string
 		want string
-		span time.Duration // the uninterrupted scan's time
 		name string
 	}
 	var cases []kase
@@ -76,9 +83,6 @@ func TestKillLoop(t *testing.T) {
 			t.Fatal(why)
 		}
 		args = append(args[1:], "--zdb", "-j", "2")
-		// The uninterrupted scan: its output, and how long it takes (the
-		// kills fall within that time, or a little after).
-		start := time.Now()
 		cmd, out, errs := ddtsimProc(append(append([]string{}, args...), inputs...)...)
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("%s uninterrupted: %v: %s", name, err, errs)
@@ -86,30 +90,34 @@ func TestKillLoop(t *testing.T) {
 		if out.String() != want {
 			t.Fatalf("%s: the uninterrupted scan differs from zdb -S:\n%s\nwant:\n%s", name, out, want)
 		}
-		cases = append(cases, kase{name: name, args: args, want: want, span: time.Since(start)})
+		cases = append(cases, kase{name: name, args: args, want: want})
 	}
 
 	rounds := killRounds(t)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 15))
 	dir := t.TempDir()
-	kills, episodes, resumed, midway := 0, 0, 0, 0
+	kills, episodes, resumed, midway, seen := 0, 0, 0, 0, 0
 	for kills < rounds {
 		episodes++
 		kc := cases[episodes%len(cases)]
-		args, want, span := kc.args, kc.want, kc.span
+		args, want := kc.args, kc.want
 		save := filepath.Join(dir, "scan-"+strconv.Itoa(episodes))
 		for run := 0; ; run++ {
+			// Every kill follows a checkpoint that saved more: a scan
+			// of 55 MB ends within a few hundred.
 			if run > 400 {
 				t.Fatalf("episode %d: no end after %d runs", episodes, run)
 			}
 			var cmd *exec.Cmd
 			var out, errs *bytes.Buffer
+			from := ""
 			if h, err := saved.ReadHeader(save); err == nil {
 				cmd, out, errs = ddtsimProc("resume", "--zdb", "-j", "2", "--checkpoint", "10ms", save)
 				resumed++
 				if !h.Complete && h.Position != nil {
 					midway++ // a checkpoint some way into the walk
 				}
+				from = progressOf(h)
 			} else {
 				cmd, out, errs = ddtsimProc(append(append(append([]string{}, args...), "--save", save, "--checkpoint", "10ms"), inputs...)...)
 			}
@@ -118,10 +126,10 @@ func TestKillLoop(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(time.Duration(rng.Int64N(int64(span) * 5 / 4))):
+			n, err := awaitCheckpoints(save, from, 1+rng.IntN(3), done)
+			seen += n
+			if err == errCheckpointsSeen {
+				time.Sleep(time.Duration(rng.Int64N(int64(10 * time.Millisecond))))
 				cmd.Process.Signal(syscall.SIGKILL)
 				err = <-done
 			}
@@ -146,11 +154,58 @@ func TestKillLoop(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d kills over %d episodes (%d resumes, %d of a checkpoint past the walk's start); uninterrupted scans %v and %v",
-		kills, episodes, resumed, midway, cases[0].span.Round(time.Millisecond), cases[1].span.Round(time.Millisecond))
+	t.Logf("%d kills over %d episodes (%d resumes, %d of a checkpoint past the walk's start), after %d checkpoints seen",
+		kills, episodes, resumed, midway, seen)
 	if midway == 0 {
 		t.Errorf("no run resumed a checkpoint with progress: the kills came too early to test resuming")
 	}
+}
+
+// errCheckpointsSeen is awaitCheckpoints' answer when the checkpoints it
+// waited for were written.
+var errCheckpointsSeen = errors.New("checkpoints seen")
+
+// awaitCheckpoints watches the saved scan at save (polled every
+// millisecond) until n checkpoints of an interrupted scan were written
+// whose progress (progressOf) differs from from and from each other's,
+// then returns how many it saw and errCheckpointsSeen; or until the
+// process ends (done: its Wait's error, returned). A checkpoint replaced
+// between two polls is missed, never counted: when this returns, at
+// least n were written, the last of them with more progress than from.
+func awaitCheckpoints(save, from string, n int, done <-chan error) (int, error) {
+	seen, last := 0, from
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return seen, err
+		case <-tick.C:
+		}
+		h, err := saved.ReadHeader(save)
+		if err != nil || h.Complete {
+			continue // not written yet, being replaced, or the end
+		}
+		if p := progressOf(h); p != last {
+			seen, last = seen+1, p
+			if seen >= n {
+				return seen, errCheckpointsSeen
+			}
+		}
+	}
+}
+
+// progressOf is what a saved scan's header says is done: the walk's
+// position and the files done out of order, as one string.
+func progressOf(h *saved.Header) string {
+	b, err := json.Marshal(struct {
+		P *saved.Position
+		F []saved.File
+	}{h.Position, h.Files})
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
 
 // A checkpoint damaged after it was written (one of its files cut short at

@@ -1,16 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
-
-	"github.com/ddtsim/ddtsim/internal/testutil/golden"
 )
 
 // tinyMem lets --mem go below its minimum for one test, so that small
@@ -19,52 +14,6 @@ func tinyMem(t *testing.T) {
 	old := minMem
 	minMem = 1
 	t.Cleanup(func() { minMem = old })
-}
-
-// spillGoldenCases are golden cases rerun with a tiny --mem: many blocks
-// (4K records), zero blocks stored as data (RefN), dedup with embedded
-// blocks, raidz, and release 2.1.
-var spillGoldenCases = []string{"lz4-4k-a12", "off-128k-a12-never", "lz4-128k-a12-dedup", "lz4-16k-raidz2x6-a12", "v21-lz4-128k-a12"}
-
-// TestGoldenZdbSSpilled is TestGoldenZdbS with the table spilled to disk
-// again and again (--mem 16K: over a hundred runs at 4K records, merged in groups): the output is still byte for byte what
-// real zdb -S printed, and the spill directory is gone afterwards.
-func TestGoldenZdbSSpilled(t *testing.T) {
-	cases, inputs := golden.ForScanTest(t)
-	tinyMem(t)
-	byName := map[string]golden.Case{}
-	for _, c := range cases {
-		byName[c.Name] = c
-	}
-	for _, name := range spillGoldenCases {
-		t.Run(name, func(t *testing.T) {
-			c, ok := byName[name]
-			if !ok {
-				t.Fatalf("no golden case %s", name)
-			}
-			args, why := caseArgs(c)
-			if why != "" {
-				t.Fatal(why)
-			}
-			want, err := c.ZdbS()
-			if err != nil {
-				t.Fatal(err)
-			}
-			tmp := t.TempDir()
-			args = append(args, "--mem", "16K", "--tmpdir", tmp)
-			var stdout, stderr bytes.Buffer
-			if code := run(testEnv(), append(args, inputs...), &stdout, &stderr); code != 0 {
-				t.Fatalf("ddtsim %s: exit %d, stderr:\n%s", strings.Join(args, " "), code, stderr.String())
-			}
-			if got := stdout.String(); got != want {
-				t.Errorf("ddtsim %s differs from real zdb -S (-real +ddtsim):\n%s",
-					strings.Join(args, " "), cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n")))
-			}
-			if left, _ := os.ReadDir(tmp); len(left) != 0 {
-				t.Errorf("%d files left in --tmpdir", len(left))
-			}
-		})
-	}
 }
 
 // --mem reports its spills and the memory in JSON and in the summary, and

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/sweep"
 	"github.com/ddtsim/ddtsim/zfs/model"
 )
@@ -45,14 +45,13 @@ func runSweepJSON(t *testing.T, args ...string) sweepOut {
 	return o
 }
 
-// Every row of a sweep is, byte for byte, the zdb -S text of the single
-// run with the same properties; every byte is read once.
+// Every row of the sweep command is, byte for byte, the zdb -S text of
+// the single run with the same properties; every byte is read once. (On
+// the sample tree: package sweep holds its lanes to the analyzer's scans
+// on the golden inputs, TestSweepEqualsScans.)
 func TestSweepEqualsSingleRuns(t *testing.T) {
 	t.Parallel()
-	paths, err := golden.Inputs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	paths := []string{sampleDir}
 	args := append([]string{"--release", "2.3.2", "--sparse", "always", "-o", "recordsize=4K,128K,1M", "-o", "compression=off,lz4"}, paths...)
 	o := runSweepJSON(t, args...)
 	if len(o.Rows) != 6 {
@@ -187,7 +186,7 @@ func TestSweepEmptyAndSpecial(t *testing.T) {
 // skipped (SEEK_DATA), and every row still equals the single scan (found
 // by a new user: 10 minutes for `truncate -s 1T`).
 func TestSweepSparseTerabyte(t *testing.T) {
-	t.Parallel()
+	testkit.Stress(t)
 	dir := t.TempDir()
 	f, err := os.Create(filepath.Join(dir, "thin.raw"))
 	if err != nil {

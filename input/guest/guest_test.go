@@ -28,6 +28,7 @@ func write(t *testing.T, path string, data []byte) *os.File {
 // Files that are not images are raw, whatever their name: detection is by
 // content.
 func TestRawStaysRaw(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, data := range map[string][]byte{
 		"empty.qcow2":  nil,
@@ -52,6 +53,7 @@ func TestRawStaysRaw(t *testing.T) {
 // saying how to convert them; reading them as raw would predict the
 // container.
 func TestRefusedFormats(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, data := range map[string]string{
 		"disk.vdi":  "<<< Oracle VM VirtualBox Disk Image >>>\n" + strings.Repeat("\x00", 24) + "\x7f\x10\xda\xbe",
@@ -72,6 +74,7 @@ func TestRefusedFormats(t *testing.T) {
 // A chain deeper than MaxChain is refused in one short message, not one
 // wrapped in each of its images.
 func TestChainTooDeep(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := func(args ...string) { vdisktest.Run(t, args...) }
 	run("create", "-q", "-f", "qcow2", filepath.Join(dir, "c0.qcow2"), "1M")

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 )
 
 // memDir is a directory for a test creating many files or directories:
@@ -247,6 +249,7 @@ func openChain(t *testing.T, root string, n int) int {
 // []os.DirEntry, before, took about 100 bytes an entry: 100 MB live, and
 // up to twice that before a collection.
 func TestMillionEntries(t *testing.T) {
+	testkit.Stress(t)
 	const n, files = 1_000_000, 100_000
 	dir := memDir(t)
 	fd := openDirT(t, dir)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"golang.org/x/sys/unix"
 )
 
@@ -55,7 +56,7 @@ func walkProbe(t *testing.T, w *Walker, n int, probe func(s *walk)) (Counters, [
 // links of two directories are remembered at once, and none at the end.
 // Its counters are those of a walk remembering everything.
 func TestWalkMemoryIndependentOfFiles(t *testing.T) {
-	t.Parallel()
+	testkit.Stress(t)
 	const dirs, perDir, linked = 200, 1000, 5
 	root := memDir(t)
 	rfd := openDir(t, root)

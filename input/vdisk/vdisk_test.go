@@ -17,6 +17,7 @@ func ext(pairs ...uint64) []Extent {
 }
 
 func TestExtentAlgebra(t *testing.T) {
+	t.Parallel()
 	a := ext(0, 10, 20, 30, 40, 50)
 	b := ext(5, 25, 30, 40, 45, 60)
 	for _, c := range []struct {
@@ -41,6 +42,7 @@ func TestExtentAlgebra(t *testing.T) {
 }
 
 func TestDirJoin(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ path, dir, name, joined string }{
 		{"link/web1.qcow2", "link", "../base/b.qcow2", "link/../base/b.qcow2"}, // not cleaned: link may be a symlink
 		{"web1.qcow2", ".", "b.qcow2", "./b.qcow2"},

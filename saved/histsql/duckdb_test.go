@@ -207,6 +207,7 @@ func runDuckDB(t testing.TB, parquetGlobs []string) *ddt.Histogram {
 // TestDuckDB runs the query on every fixture and compares it, field by
 // field, with the histogram of the keys merged in Go.
 func TestDuckDB(t *testing.T) {
+	t.Parallel()
 	empty, full := 0, 0
 	for _, fx := range fixtures() {
 		t.Run(strings.ReplaceAll(fx.name, " ", "_"), func(t *testing.T) {
@@ -239,6 +240,7 @@ func TestDuckDB(t *testing.T) {
 // a BIGINT / BIGINT is a DOUBLE: exact for every dividend up to 2^53, and
 // beyond that, up to 2^63 - 1, while the quotient is below 2^49.
 func TestDuckDBDivision(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	conn := openDuckDB(t)
 	var typ string

@@ -200,6 +200,7 @@ func native(t testing.TB, scans [][]entryRow) *ddt.Histogram {
 
 // TestFixtures checks that the fixtures hold the cases they are meant to.
 func TestFixtures(t *testing.T) {
+	t.Parallel()
 	nonEmpty := func(h *ddt.Histogram) (bs []int) {
 		for b := range h {
 			if h[b].Allocated.Blocks != 0 {

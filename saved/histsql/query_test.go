@@ -24,6 +24,7 @@ func ladder() string {
 // the ladder, read back from the query, gives floor(log2(refcnt)) at every
 // power of two and next to it.
 func TestLadder(t *testing.T) {
+	t.Parallel()
 	if !strings.Contains(Query, "    CAST(CASE\n"+ladder()+"    END AS BIGINT) AS bucket,\n") {
 		t.Errorf("histogram.sql does not hold the generated ladder:\n%s", ladder())
 	}
@@ -62,6 +63,7 @@ func divExpr(a, b string) string {
 }
 
 func TestQueryDivides(t *testing.T) {
+	t.Parallel()
 	for _, col := range []string{"lsize", "psize", "dsize"} {
 		if want := divExpr("ref_"+col, "ref_blocks") + " AS " + col; !strings.Contains(Query, want) {
 			t.Errorf("histogram.sql does not compute %s as %s", col, want)
@@ -79,6 +81,7 @@ func stripComments(sql string) string {
 // of DuckDB, Spark SQL and Trino, and what would keep the text from being
 // put inside COPY (...).
 func TestQueryPortable(t *testing.T) {
+	t.Parallel()
 	code := stripComments(Query)
 	// Not even in comments: some command line clients (spark-sql has
 	// been one) split statements at semicolons and track quotes without

@@ -94,6 +94,7 @@ func readString(t *testing.T, s string) (*ddt.Histogram, error) {
 
 // TestReadResultFormats reads the fixtures' histograms in every format.
 func TestReadResultFormats(t *testing.T) {
+	t.Parallel()
 	for _, fx := range fixtures() {
 		want := native(t, fx.scans)
 		for _, f := range resultFormats {
@@ -113,6 +114,7 @@ func TestReadResultFormats(t *testing.T) {
 // TestReadResultVerbatim reads results written out by hand as the engines
 // print them.
 func TestReadResultVerbatim(t *testing.T) {
+	t.Parallel()
 	want := new(ddt.Histogram)
 	want.Add(1, 4096, 4096, 4096)
 	want.Add(1, 4096, 4096, 4096)
@@ -155,6 +157,7 @@ func TestReadResultVerbatim(t *testing.T) {
 
 // TestReadResultEmpty: no stored blocks, no rows; valid.
 func TestReadResultEmpty(t *testing.T) {
+	t.Parallel()
 	for _, text := range []string{
 		"",
 		"\n",
@@ -176,6 +179,7 @@ func TestReadResultEmpty(t *testing.T) {
 }
 
 func TestReadResultErrors(t *testing.T) {
+	t.Parallel()
 	const header = "bucket,blocks,lsize,psize,dsize,ref_blocks,ref_lsize,ref_psize,ref_dsize\n"
 	const row0 = "0,3,12288,12288,16384,3,12288,12288,16384\n"
 	for _, tc := range []struct{ text, want string }{
@@ -236,6 +240,7 @@ func TestReadResultErrors(t *testing.T) {
 // TestReadResultBucket63 takes zdb's last bucket, which a BIGINT refcnt
 // cannot reach but a histogram has, and the bounds check at the top.
 func TestReadResultBucket63(t *testing.T) {
+	t.Parallel()
 	h, err := readString(t, "63,1,1,1,1,9223372036854775807,9223372036854775807,1,1\n")
 	if err == nil {
 		t.Errorf("bucket 63 with 2^63-1 references: no error (%v)", h[63])

@@ -3,6 +3,7 @@ package english
 import "testing"
 
 func TestCount(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		got, want string
 	}{

@@ -3,6 +3,7 @@ package escape
 import "testing"
 
 func TestPath(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"plain/name.txt":          "plain/name.txt",
 		"with space/é":            "with space/é",
@@ -31,6 +32,7 @@ func TestPath(t *testing.T) {
 // the letters of the escapes, hex digits, bytes that are not UTF-8 and
 // control characters print the same.
 func TestPathInjective(t *testing.T) {
+	t.Parallel()
 	symbols := []string{`\`, "x", "u", "n", "t", "f", "8", "5", "\xff", "\x85", "\xc2", "\n", "\t", "\u0085", "\x7f"}
 	seen := map[string]string{}
 	var walk func(s string, depth int)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestCheckPoolName(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{"tank", "rpool", "my pool", "a.b:c-d_e", "T1"} {
 		if err := CheckPoolName(ok); err != nil {
 			t.Errorf("%q: %v", ok, err)
@@ -28,6 +29,7 @@ func TestCheckPoolName(t *testing.T) {
 }
 
 func TestArgs(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		opts RunOptions
 		want []string

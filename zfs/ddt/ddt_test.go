@@ -8,6 +8,7 @@ import (
 )
 
 func TestHistogramBuckets(t *testing.T) {
+	t.Parallel()
 	// refcnt 1 → bucket 0, 2–3 → 1, 4–7 → 2, 64 → 6 (zfs-semantics §1.5).
 	for _, c := range []struct {
 		refcnt uint64
@@ -22,6 +23,7 @@ func TestHistogramBuckets(t *testing.T) {
 }
 
 func TestRatios(t *testing.T) {
+	t.Parallel()
 	// The §2.3 worked example: dedup 3.46, compress 1.00, copies 1.00.
 	h := &Histogram{}
 	h.Add(1, 5120, 5120, 8192)
@@ -43,6 +45,7 @@ func TestRatios(t *testing.T) {
 }
 
 func TestTableConcurrentRefs(t *testing.T) {
+	t.Parallel()
 	tb := NewTable(func(p uint64) uint64 { return (p + 4095) &^ 4095 })
 	var wg sync.WaitGroup
 	var firsts sync.Map
@@ -73,6 +76,7 @@ func TestTableConcurrentRefs(t *testing.T) {
 }
 
 func TestEmbeddedLeftOut(t *testing.T) {
+	t.Parallel()
 	tb := NewTable(nil)
 	var a, b Key
 	b[0] = 1
@@ -88,6 +92,7 @@ func TestEmbeddedLeftOut(t *testing.T) {
 }
 
 func TestSampleReliability(t *testing.T) {
+	t.Parallel()
 	gen := func(n int) func(func(Entry) bool) {
 		return func(f func(Entry) bool) {
 			for i := 0; i < n; i++ {
@@ -113,6 +118,7 @@ func TestSampleReliability(t *testing.T) {
 // intervals (no ratio of 0 within 0 to 0) and reliable false. One kept
 // content gives intervals of width 0, and reliable false too.
 func TestSampleEstimateJSON(t *testing.T) {
+	t.Parallel()
 	none := EstimateSample(func(func(Entry) bool) {}, 1<<20)
 	b, err := json.Marshal(none)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 // The zero block's cached key is the digest of the zero bytes, per LSIZE.
 func TestZeroKeys(t *testing.T) {
+	t.Parallel()
 	z := NewZeroKeys()
 	for _, lsize := range []uint32{512, 4 << 10, 128 << 10, 512} {
 		if got, want := z.Get(lsize), KeyOf(make([]byte, lsize)); got != want {
@@ -68,6 +69,7 @@ var blake3Vectors = []struct {
 
 // KeyOf is standard BLAKE3-256: the reference test vectors.
 func TestKeyOfVectors(t *testing.T) {
+	t.Parallel()
 	for _, v := range blake3Vectors {
 		in := make([]byte, v.n)
 		for i := range in {
@@ -86,6 +88,7 @@ func TestKeyOfVectors(t *testing.T) {
 // subtree sizes up to 16 MiB (the largest recordsize) and beyond, and at
 // every record size a scan hashes.
 func TestKeyOfMatchesZeebo(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	in := make([]byte, 16<<20+groupSize+1)
 	for i := range in {

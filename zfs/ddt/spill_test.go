@@ -99,6 +99,7 @@ func noWarn(t *testing.T) func(error) {
 // and lookups, with few runs and with so many that they are merged in
 // groups first.
 func TestSpillIdentical(t *testing.T) {
+	t.Parallel()
 	keys, ops, ns := workload(1, 20000, 80000)
 	mem := NewTable(testDSize)
 	apply(mem, keys, ops, ns, 1)
@@ -147,6 +148,7 @@ func TestSpillIdentical(t *testing.T) {
 // An entry waiting for Set when its shard is spilled stays in memory, so
 // that Set finds it.
 func TestSpillKeepsPending(t *testing.T) {
+	t.Parallel()
 	tb, _ := spillTable(t, 1, noWarn(t))
 	r := rand.New(rand.NewPCG(2, 3))
 	p := randKey(r)
@@ -195,6 +197,7 @@ func (f *failAfter) Write(b []byte) (int, error) {
 // directory and the reason, the table stays in memory from then on, and
 // the result is the same as without spilling.
 func TestSpillWriteErrors(t *testing.T) {
+	t.Parallel()
 	keys, ops, ns := workload(4, 5000, 20000)
 	mem := NewTable(testDSize)
 	apply(mem, keys, ops, ns, 1)
@@ -264,6 +267,7 @@ func TestSpillWriteErrors(t *testing.T) {
 // A run that disappears before the merge makes the result incomplete,
 // and Err says so.
 func TestSpillRunLost(t *testing.T) {
+	t.Parallel()
 	keys, ops, ns := workload(5, 3000, 6000)
 	tb, dir := spillTable(t, 8<<10, noWarn(t))
 	apply(tb, keys, ops, ns, 1)
@@ -280,6 +284,7 @@ func TestSpillRunLost(t *testing.T) {
 }
 
 func TestSpillOptions(t *testing.T) {
+	t.Parallel()
 	tb := NewTable(nil)
 	if err := tb.Spill(SpillOptions{Limit: 1 << 20, Dir: filepath.Join(t.TempDir(), "none")}); err == nil {
 		t.Error("missing directory accepted")
@@ -296,6 +301,7 @@ func TestSpillOptions(t *testing.T) {
 // same as in memory. The later merges (Summarize, Range, Len each merge)
 // do not try again: one warning in all.
 func TestSpillMergeDiskFull(t *testing.T) {
+	t.Parallel()
 	keys, ops, ns := workload(1, 20000, 80000)
 	mem := NewTable(testDSize)
 	apply(mem, keys, ops, ns, 1)

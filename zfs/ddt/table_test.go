@@ -50,6 +50,7 @@ func sizesOf(k Key) (lsize, psize uint32) {
 // each key's first Ref returns true exactly once, and every reference
 // counts.
 func TestFirstOnceConcurrent(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	keys := make([]Key, 20000)
 	for i := range keys {
@@ -100,6 +101,7 @@ func TestFirstOnceConcurrent(t *testing.T) {
 
 // Refcnts past 2^32 − 1 (the zero block of a huge sparse file) are exact.
 func TestRefNOverflow(t *testing.T) {
+	t.Parallel()
 	tb := NewTable(nil)
 	r := rand.New(rand.NewPCG(3, 4))
 	a, b, c := randKey(r), randKey(r), randKey(r)
@@ -159,6 +161,7 @@ func rangeAll(tb *Table) model {
 }
 
 func TestRangeAndLookup(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	tb := NewTable(testDSize)
 	want := model{}
@@ -206,6 +209,7 @@ func TestRangeAndLookup(t *testing.T) {
 // Keys that are not random (only a few bytes vary) still work, and many
 // keys in one shard.
 func TestStructuredKeys(t *testing.T) {
+	t.Parallel()
 	tb := NewTable(nil)
 	for i := 0; i < 100000; i++ {
 		var k Key

@@ -118,6 +118,7 @@ func readRealDDT(t *testing.T, dir string) (keys []ddtsize.FlushKey, leafOf map[
 // (ddt_sync_flush_log_incremental()) and move the pass boundaries; the
 // replay takes a flush to be fast. Its txgs all match.
 func TestFlushReplayRealLeaves(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		dir          string
 		uncompressed int // leaves stored whole in the real pool
@@ -203,6 +204,7 @@ func TestFlushReplayRealLeaves(t *testing.T) {
 // leaf-136-48000 was stored whole (rewritten in sync pass 8): compressed
 // it takes 3 sectors.
 func TestRealLeafCompression(t *testing.T) {
+	t.Parallel()
 	rel, pool := oraclePool(t)
 	for _, tc := range []struct {
 		file  string
@@ -240,6 +242,7 @@ func TestRealLeafCompression(t *testing.T) {
 // flush goes in key order). Inserting just those gives zdb -DD's mspace
 // exactly: 76 and 10 blocks of 32 KiB (leaves and a header each).
 func TestMidFlushLeaves(t *testing.T) {
+	t.Parallel()
 	keys, _, _ := readRealDDT(t, filepath.Join("..", "..", "testdata", "ddt-validation", "leaves-96M-4k"))
 	slices.SortFunc(keys, func(a, b ddtsize.FlushKey) int { return cmp.Compare(a.Hash, b.Hash) })
 	res := ddtsize.ReplayFlush(keys[:9000], 182)

@@ -26,6 +26,7 @@ func trieLeaves(h []uint64, bit, c int) int {
 // scaling beyond dpMax) against leaf counts of ZAPs built from random
 // hashes.
 func TestLeafCountMonteCarlo(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, c := range []struct {
 		n      int
@@ -55,6 +56,7 @@ func TestLeafCountMonteCarlo(t *testing.T) {
 // TestMaxDepth checks the pointer-table depth estimate against simulated
 // tries: within one level of the deepest leaf.
 func TestMaxDepth(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	var deepest func(h []uint64, bit, c int) int
 	deepest = func(h []uint64, bit, c int) int {

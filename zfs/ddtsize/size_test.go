@@ -38,6 +38,7 @@ func shapesOf(tab *zdb.HistogramTable) (unique, dup ddtsize.BlockShape) {
 // class and the data size come from the same output, the release, layout
 // and copies from the case.
 func TestDDTSizeGolden(t *testing.T) {
+	t.Parallel()
 	cases, err := golden.Cases()
 	if err != nil {
 		t.Fatal(err)
@@ -142,6 +143,7 @@ func TestDDTSizeGolden(t *testing.T) {
 // 1 MiB written twice over 17 blocks; real OpenZFS 2.3.2 and 2.1.11,
 // zdb -DD) printed these per object.
 func TestDDTSizeSmallTables(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		release, vdev          string
 		disk, core             uint64 // per object (each holds 1 or 8 entries)
@@ -182,6 +184,7 @@ func TestDDTSizeSmallTables(t *testing.T) {
 // on disk, 147 in core"; layout not published, taken as one disk, ashift
 // 12): the per-entry figures within 10%.
 func TestDDTSizeLargeTable(t *testing.T) {
+	t.Parallel()
 	rel, _ := zio.LookupRelease("2.2")
 	pool, _ := zio.NewPool(nil, 12)
 	s := ddtsize.Estimate(29317269, 3655384, ddtsize.Params{Release: rel, Vdev: pool, Copies: 1})
@@ -201,6 +204,7 @@ func TestDDTSizeLargeTable(t *testing.T) {
 
 // TestDDTSizeBasis checks the per-entry figures of zfs-semantics §2.6.
 func TestDDTSizeBasis(t *testing.T) {
+	t.Parallel()
 	pool, _ := zio.NewPool(nil, 12)
 	for _, c := range []struct {
 		release            string
@@ -228,6 +232,7 @@ func TestDDTSizeBasis(t *testing.T) {
 // TestARCDefaults checks the ARC limits by release (arc_os.c:
 // arc_default_max(), arc.c: arc_init()) and the verdicts.
 func TestARCDefaults(t *testing.T) {
+	t.Parallel()
 	const gib = 1 << 30
 	for _, c := range []struct {
 		release      string
@@ -259,6 +264,7 @@ func TestARCDefaults(t *testing.T) {
 // MAX(allmem × 5 / 8, allmem − 1 GiB, or arc_c_min under 1 GiB)), and that
 // the limit grows with RAM for every release row.
 func TestARCSmallRAM(t *testing.T) {
+	t.Parallel()
 	const mib, gib = 1 << 20, 1 << 30
 	for _, c := range []struct {
 		release     string
@@ -321,6 +327,7 @@ func TestARCSmallRAM(t *testing.T) {
 // (flush in pass 1), and they make the on-disk size, not the in-core one,
 // larger.
 func TestWholeLeavesByRelease(t *testing.T) {
+	t.Parallel()
 	pool, err := zio.NewPool([]string{"stripe 1"}, 12)
 	if err != nil {
 		t.Fatal(err)

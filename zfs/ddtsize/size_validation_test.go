@@ -19,6 +19,7 @@ import (
 // in its ZAPs (the flush goes in key order), at the density of the whole
 // table: more leaves than as many random keys. It is logged, not checked.
 func TestDDTSizeValidation(t *testing.T) {
+	t.Parallel()
 	dirs, err := filepath.Glob("../../testdata/ddt-validation/*/zdb-DD.txt")
 	if err != nil || len(dirs) < 3 {
 		t.Fatalf("validation cases: %v, %v", dirs, err)

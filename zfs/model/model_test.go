@@ -20,6 +20,7 @@ func testModel(t *testing.T) (Settings, Model, *zio.Policy) {
 }
 
 func TestModel(t *testing.T) {
+	t.Parallel()
 	st, m, p := testModel(t)
 	q, err := m.Policy()
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseSize(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]uint64{"512": 512, "4K": 4096, "4k": 4096, "128K": 131072, "128KB": 131072,
 		"128KiB": 131072, "1M": 1 << 20, "16M": 16 << 20, "1G": 1 << 30} {
 		got, err := ParseSize(in)
@@ -22,6 +23,7 @@ func TestParseSize(t *testing.T) {
 }
 
 func TestParseAndSet(t *testing.T) {
+	t.Parallel()
 	s, err := Parse(Text{Release: "2.1", Properties: []string{"recsize=1M", "compress=zstd-3", "copies=2", "dedup=sha256,verify"},
 		Vdevs: []string{"raidz2 6"}, Ashift: "9", Sparse: "never", Sample: "1/8"})
 	if err != nil {

@@ -4,6 +4,7 @@ import "testing"
 
 // Values from zfs-semantics §2.2 (count / bytes 0.7.0+).
 func TestNicenum(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		num          uint64
 		count, bytes string
@@ -41,6 +42,7 @@ func TestNicenum(t *testing.T) {
 }
 
 func TestBucketLabels(t *testing.T) {
+	t.Parallel()
 	want := []string{"1", "2", "4", "8", "16", "32", "64", "128", "256", "512", "1K", "2K", "4K"}
 	for i, w := range want {
 		if got := Format(1<<i, false); got != w {

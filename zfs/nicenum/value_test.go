@@ -53,6 +53,7 @@ func checkInterval(t *testing.T, tok string, v Value) {
 }
 
 func TestParseValueKnown(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		tok    string
 		lo, hi uint64
@@ -96,6 +97,7 @@ func TestParseValueKnown(t *testing.T) {
 }
 
 func TestParseValueRejects(t *testing.T) {
+	t.Parallel()
 	for _, tok := range []string{"", "B", "K", "1.5K", "2.0K", "10.00K", "100.0K", "0K", "1025K", "1024B",
 		"0.5K", "-1", "1e3", "1.", ".5K", "01K", "1.5", "12Q", "17.0E", "99999999999999999999", "1,5K", "10.1"} {
 		if v, err := Parse(tok); err == nil {
@@ -107,6 +109,7 @@ func TestParseValueRejects(t *testing.T) {
 // Every text the formatter prints parses back to an interval containing
 // the number, and that interval is exactly the set of numbers printing so.
 func TestParseValueRoundTrip(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 11))
 	var nums []uint64
 	for x := uint64(0); x < 3<<20; x += 1 + x/997 {
@@ -144,6 +147,7 @@ func TestParseValueRoundTrip(t *testing.T) {
 }
 
 func TestParseRatio(t *testing.T) {
+	t.Parallel()
 	r, err := ParseRatio("1.90")
 	if err != nil || !r.Contains(1.895) || !r.Contains(1.9049) || r.Contains(1.906) || r.Contains(1.894) {
 		t.Errorf("ParseRatio(1.90) = %+v, %v", r, err)

@@ -81,6 +81,7 @@ func goldenL1s(t *testing.T, c golden.Case) (counts []L1, psize []uint64) {
 // wrote: the expected-size model must be within one allocation unit of
 // 99% of them, and within 2% (or two units) in total per case.
 func TestIndirectGolden(t *testing.T) {
+	t.Parallel()
 	var all, off int
 	for _, c := range fileSystemCases(t) {
 		md := Metadata(casePolicy(t, c))

@@ -61,6 +61,7 @@ func goldenDirs(t *testing.T, c golden.Case) (entries map[string][]string, used 
 // (of all copies) but where the block compresses to about 112 bytes (the
 // directory's salt, random, decides whether it is embedded), 95% exact.
 func TestDirGolden(t *testing.T) {
+	t.Parallel()
 	var all, off int
 	for _, c := range fileSystemCases(t) {
 		p := casePolicy(t, c)

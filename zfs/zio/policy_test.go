@@ -21,6 +21,7 @@ func policy(t *testing.T, ashift int, comp Compression, copies int) *Policy {
 
 // The P6 column of zfs-semantics §4.3: capacity D and the rounded PSIZE.
 func TestP6CapacityAndRounding(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		ashift    int
@@ -57,6 +58,7 @@ func TestP6CapacityAndRounding(t *testing.T) {
 
 // zfs-semantics §6.2, single-disk rows.
 func TestDSizeDisk(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		ashift, copies int
 		psize, dsize   uint64
@@ -82,6 +84,7 @@ func TestDSizeDisk(t *testing.T) {
 // TV4 (lcg(3000) then zeros, 4096 bytes; c = 3040) is stored uncompressed on
 // ashift 12; TV7 (lcg(65536) then zeros; c = 66109) gets PSIZE 69632.
 func TestWriterAppendixA(t *testing.T) {
+	t.Parallel()
 	lcg := func(n, l int) []byte {
 		b := make([]byte, l)
 		x := uint32(1)
@@ -118,6 +121,7 @@ func TestWriterAppendixA(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	p := policy(t, 12, LZ4, 1)
 	for _, rs := range []uint32{256, 3000, 32 << 20} {
 		q := *p

@@ -3,6 +3,7 @@ package zio
 import "testing"
 
 func TestFileRecords(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		size  uint64
 		rs    uint32
@@ -27,6 +28,7 @@ func TestFileRecords(t *testing.T) {
 }
 
 func TestZvolRecords(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		size  uint64
 		vbs   uint32

@@ -19,6 +19,7 @@ func releasePolicy(t *testing.T, release string, ashift int) *Policy {
 // one block, given its compressed size c, under each band. 0 = stored
 // uncompressed, -1 = embedded.
 func TestBandsWorkedExamples(t *testing.T) {
+	t.Parallel()
 	type row struct {
 		name       string
 		lsize, c   uint64
@@ -65,12 +66,14 @@ func TestBandsWorkedExamples(t *testing.T) {
 
 // P1 (0.6.0-0.6.3) never tries a 512-byte block: its capacity rounds to 0.
 func TestP1SmallBlock(t *testing.T) {
+	t.Parallel()
 	if d := releasePolicy(t, "0.6.2", 9).MaxCompressedSize(512); d != 0 {
 		t.Errorf("P1 capacity of a 512-byte block = %d, want 0", d)
 	}
 }
 
 func TestLookupRelease(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"0.6.0": "0.6.0", "0.6.3": "0.6.1", "0.6.1": "0.6.1", "0.6.4": "0.6.4", "0.6.5.11": "0.6.5", "0.6": "0.6.5",
 		"0.7.13": "0.7", "0.8.6": "0.7", "2.0.7": "2.0", "2.1": "2.1", "2.1.11": "2.1", "2.2.0": "2.2",
@@ -92,6 +95,7 @@ func TestLookupRelease(t *testing.T) {
 
 // The matrix columns of zfs-semantics §0.1 that are not about PSIZE.
 func TestReleaseMatrix(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		rel                                    string
 		on, def                                Compression
@@ -124,6 +128,7 @@ func TestReleaseMatrix(t *testing.T) {
 
 // Zero blocks with compression=off: stored unless dedup=on on 2.3.3+.
 func TestZeroIsHole(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		rel   string
 		comp  Compression
@@ -142,6 +147,7 @@ func TestZeroIsHole(t *testing.T) {
 }
 
 func TestParseCompression(t *testing.T) {
+	t.Parallel()
 	r232, _ := LookupRelease("2.3.2")
 	r064, _ := LookupRelease("0.6.4")
 	r18, _ := LookupRelease("0.7")
@@ -172,6 +178,7 @@ func TestParseCompression(t *testing.T) {
 }
 
 func TestResolveRelease(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"2.1": "2.1.16", "0.6": "0.6.5.11", "2": "2.4.4", "latest": "2.4.4",
 		"2.3": "2.3.9", "0.6.4": "0.6.4.2", "2.3.2": "2.3.2", "0.7": "0.7.13"} {
 		_, got, err := ResolveRelease(in)
@@ -186,6 +193,7 @@ func TestResolveRelease(t *testing.T) {
 }
 
 func TestVersionLess(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		a, b string
 		want bool

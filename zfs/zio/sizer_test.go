@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 var sizeOnly = []Compression{LZ4, LZJB, ZLE}
 
 func TestSizers(t *testing.T) {
+	t.Parallel()
 	for _, c := range sizeOnly {
 		comp, err := NewCompressor(c, 0)
 		if err != nil {
@@ -59,6 +60,7 @@ func compressOutcome(t *testing.T, p *Policy, data []byte) Block {
 // output, decides as compressing would, for releases of every capacity
 // band and both ashifts, on the generators' blocks of several sizes.
 func TestWriteSizeOnly(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(31, 32))
 	var blocks [][]byte
 	for _, n := range []int{512, 1024, 4096, 4608, 5120, 16384, 131072} {
@@ -155,6 +157,7 @@ func goldenFiles(t *testing.T, roots []string) [][]byte {
 // with the capacity ZFS gives it under the case's release and pool, and
 // with the capacity at which the output just fits and one byte less.
 func TestSizeGolden(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("sizes the golden inputs (about 55 MB) several times")
 	}

@@ -21,6 +21,7 @@ func mustVdev(t *testing.T, spec string, ashift int) Vdev {
 // acceptance values: 128K on raidz1 of 4 at ashift 12 is 130944, 4K on
 // raidz2 of 6 is 8184.
 func TestWorkedExamples(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		vdev   string
 		ashift int
@@ -84,6 +85,7 @@ func layoutPolicy(t *testing.T, copies, ashift int, specs ...string) *Policy {
 
 // DSIZE and the raw size sum over copies; RawSize inverts sums of DSize.
 func TestCopiesAndRawSize(t *testing.T) {
+	t.Parallel()
 	specs := []string{"disk", "mirror 2", "raidz1 4", "raidz2 6", "raidz3 8", "draid2 8", "draid3:5d:2s:20c"}
 	for _, spec := range specs {
 		for copies := 1; copies <= 3; copies++ {
@@ -116,6 +118,7 @@ func TestCopiesAndRawSize(t *testing.T) {
 // PSIZE rounding on dRAID uses its allocation unit (data disks × sector):
 // zfs-semantics §6.1, verified on the golden case lz4-draid2x8-a12.
 func TestDRAIDRounding(t *testing.T) {
+	t.Parallel()
 	p := layoutPolicy(t, 1, 12, "draid2 8")
 	if m := p.Vdev.MinAlloc(); m != 24576 {
 		t.Errorf("min alloc %d, want 24576", m)
@@ -136,6 +139,7 @@ func TestDRAIDRounding(t *testing.T) {
 // spa_min_alloc is the minimum and spa_gcd_alloc the gcd of the top-level
 // vdevs' minimum allocations (zfs-semantics §4.3); ASIZE follows the first.
 func TestPoolAllocation(t *testing.T) {
+	t.Parallel()
 	d6 := DRAID{Parity: 2, Data: 6, Children: 8, Ashift: 12} // 24576
 	d4 := DRAID{Parity: 1, Data: 4, Children: 5, Ashift: 12} // 16384
 	cases := []struct {
@@ -191,6 +195,7 @@ func TestPoolAllocation(t *testing.T) {
 }
 
 func TestNewPool(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		specs []string
 		name  string
@@ -228,6 +233,7 @@ func TestNewPool(t *testing.T) {
 // Invalid layouts are errors that say what is accepted (zpool create's
 // rules: cmd/zpool/zpool_vdev.c: is_grouping(), draid_config_by_type()).
 func TestParseVdevErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		spec string
 		want string
@@ -284,6 +290,7 @@ func TestParseVdevErrors(t *testing.T) {
 
 // dRAID exists from 2.1.0 on.
 func TestDRAIDNeedsRelease21(t *testing.T) {
+	t.Parallel()
 	pool, err := NewPool([]string{"draid2 8"}, 12)
 	if err != nil {
 		t.Fatal(err)

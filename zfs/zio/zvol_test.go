@@ -5,6 +5,7 @@ import "testing"
 // zfs create -V's default volblocksize (zfs_main.c: default_volblocksize(),
 // include/sys/fs/zfs.h: ZVOL_DEFAULT_BLOCKSIZE).
 func TestDefaultVolBlockSize(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		release string
 		vdevs   []string
@@ -41,6 +42,7 @@ func TestDefaultVolBlockSize(t *testing.T) {
 }
 
 func TestCheckVolBlockSize(t *testing.T) {
+	t.Parallel()
 	old, _ := LookupRelease("0.6.4")
 	newer, _ := LookupRelease("2.2")
 	for _, c := range []struct {

@@ -45,6 +45,7 @@ func firstL2(t *testing.T, b []byte) (l2, ent uint64) {
 }
 
 func TestBadImages(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	src := source(t, dir, 512<<10, 7)

@@ -141,6 +141,7 @@ var builds = []built{{}, {v2: true}, {zstd: true}, {extL2: true}, {extL2: true, 
 // TestBuilt reads images written by hand (no qemu needed) and compares
 // with the bytes and allocation they were built from.
 func TestBuilt(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, o := range builds {
 		t.Run(fmt.Sprintf("%+v", o), func(t *testing.T) {

@@ -182,6 +182,7 @@ func TestConvert(t *testing.T) {
 // are not allocated although the backing file has data there; clusters
 // left unallocated read the backing file.
 func TestZeroMasksBacking(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	src := source(t, dir, 2*mib, 2)
@@ -215,6 +216,7 @@ func TestZeroMasksBacking(t *testing.T) {
 // TestSubclusters: extended L2 entries with subclusters partly written,
 // with and without a backing file.
 func TestSubclusters(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	src := source(t, dir, mib, 3)
@@ -236,6 +238,7 @@ func TestSubclusters(t *testing.T) {
 
 // TestUnallocated: a fresh image with a few writes, no backing file.
 func TestUnallocated(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	for _, cs := range []string{"512", "64k", "2M"} {
@@ -289,6 +292,7 @@ func TestUnallocated(t *testing.T) {
 // raw and qcow2 backing files, backing files smaller and larger than the
 // image that uses them.
 func TestChain(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	sub := filepath.Join(dir, "sub")
@@ -331,6 +335,7 @@ func TestChain(t *testing.T) {
 // of parts of clusters, so through the cluster cache) and compares with
 // the source.
 func TestConcurrent(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	src := source(t, dir, 2*mib, 5)
@@ -399,6 +404,7 @@ func wantErr(t *testing.T, err error, file string, unsupported bool, contains st
 // TestSnapshot: an internal snapshot shares L2 tables and clusters with
 // the active L1 table, which alone is the disk.
 func TestSnapshot(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	src := source(t, dir, mib, 6)
@@ -410,6 +416,7 @@ func TestSnapshot(t *testing.T) {
 }
 
 func TestDataFile(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	img := filepath.Join(dir, "d.qcow2")

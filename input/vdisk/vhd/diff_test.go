@@ -177,6 +177,7 @@ func diffPair(t *testing.T, dir string, locators map[uint32]string) (string, []b
 }
 
 func TestDifferencing(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name     string
 		locators map[uint32]string
@@ -237,6 +238,7 @@ func TestDifferencing(t *testing.T) {
 }
 
 func TestDifferencingRefused(t *testing.T) {
+	t.Parallel()
 	loc := map[uint32]string{platW2ru: `parent.vhd`}
 	try := func(t *testing.T, child string, open vdisk.Opener, unsupported bool, reason string) error {
 		t.Helper()

@@ -70,6 +70,7 @@ func detect(t testing.TB, path string) bool {
 // to CHS geometry, and exact with force_size), writes into them with
 // qemu-io, and compares with qemu-img convert and map.
 func TestQemu(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	data := guestData(9*mib+3*512, 5)
 	clear(data[4*mib : 8*mib]) // a block for qemu-io to allocate, a hole
@@ -173,6 +174,7 @@ func fixSum(img []byte) {
 // TestBuilt reads a built dynamic image against the blocks written
 // (qemu-img too when there is one).
 func TestBuilt(t *testing.T) {
+	t.Parallel()
 	size := uint64(7*mib + 512)
 	data := guestData(int(size), 6)
 	img := build(size, data, 0, 3)
@@ -199,6 +201,7 @@ func TestBuilt(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
+	t.Parallel()
 	ft := footer(mib, typeFixed)
 	raw := make([]byte, 512)
 	bad := bytes.Clone(ft)
@@ -221,6 +224,7 @@ func TestDetect(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	size := uint64(7*mib + 512)
 	data := guestData(int(size), 7)
 	be32 := binary.BigEndian.PutUint32

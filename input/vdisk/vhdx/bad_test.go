@@ -26,6 +26,7 @@ func setRegionLen(img []byte, n uint32) {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	data := guestData(6*mib+1024, 3)
 	base := func() *builder { return mixed(512, data) }
 	for _, c := range []struct {
@@ -124,6 +125,7 @@ func TestBadInput(t *testing.T) {
 // TestTolerated: damage a reader gets around, and logs with nothing to
 // replay, read as the intact image does.
 func TestTolerated(t *testing.T) {
+	t.Parallel()
 	data := guestData(6*mib+1024, 4)
 	want := mixedWant(data)
 	for _, c := range []struct {

@@ -44,6 +44,7 @@ func mixedWant(data []byte) []byte {
 // every non-parent block state; 4096-byte sectors only against the bytes
 // written, as qemu 7.2 does not open them.
 func TestBuilderQemu(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	for _, ss := range []uint64{512, 4096} {
 		t.Run(fmt.Sprint(ss), func(t *testing.T) {
@@ -176,6 +177,7 @@ func setBits(bm []byte, lo, hi int) {
 // parent, against bytes and allocation composed by hand (qemu 7.2 does
 // not read differencing VHDX).
 func TestDifferencing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	child, want := diffPair(t, dir, [][2]string{
 		{"parent_linkage", linkGUID},
@@ -219,6 +221,7 @@ func TestDifferencing(t *testing.T) {
 // TestDifferencingOwnAllocation: over a parent with holes, a partially
 // present block allocates only this file's sectors.
 func TestDifferencingOwnAllocation(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pb := newBuilder(2*mib, mib)
 	pdata := bytes.Repeat([]byte{7}, mib)
@@ -255,6 +258,7 @@ func TestDifferencingOwnAllocation(t *testing.T) {
 }
 
 func TestDifferencingRefused(t *testing.T) {
+	t.Parallel()
 	loc := [][2]string{{"parent_linkage", linkGUID}, {"relative_path", `parent.vhdx`}}
 	t.Run("no opener", func(t *testing.T) {
 		child, _ := diffPair(t, t.TempDir(), loc)
@@ -322,6 +326,7 @@ func sha(b []byte) [32]byte { return sha256.Sum256(b) }
 // TestConcurrentRead reads a differencing disk from several goroutines
 // (run with -race).
 func TestConcurrentRead(t *testing.T) {
+	t.Parallel()
 	child, want := diffPair(t, t.TempDir(), [][2]string{{"parent_linkage", linkGUID}, {"relative_path", "parent.vhdx"}})
 	var o opener
 	d := openFile(t, child, o.open)

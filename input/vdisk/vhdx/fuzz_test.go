@@ -238,6 +238,7 @@ func fuzzReads(t *testing.T, d vdisk.Disk) {
 // TestFuzzEncoding: a fuzz seed decodes to the image it encodes, which
 // opens.
 func TestFuzzEncoding(t *testing.T) {
+	t.Parallel()
 	img := mixed(512, sparseData(6*mib+1024, 3)).bytes()
 	path := filepath.Join(t.TempDir(), "f.vhdx")
 	if !decode(t, encode(img, false), path) {

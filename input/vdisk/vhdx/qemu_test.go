@@ -113,6 +113,7 @@ func check(t *testing.T, path string, d vdisk.Disk, format string, want []vdisk.
 // 32 MiB blocks (a partial last block each), then writes into it with
 // qemu-io: into a zero block, across blocks, and zeros over data.
 func TestQemuDynamic(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	for _, c := range []struct {
 		bs   uint64
@@ -153,6 +154,7 @@ func TestQemuDynamic(t *testing.T) {
 // (block_state_zero=off: all allocated) and in qemu's default ZERO state
 // (only what qemu-io writes is allocated).
 func TestQemuFixed(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	const size = 5*mib + 4096
 	for _, zero := range []string{"off", "on"} {

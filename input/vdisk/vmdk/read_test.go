@@ -18,6 +18,7 @@ import (
 // has no footer is indexed by its markers and reads the same bytes and
 // allocation as the same stream with its footer.
 func TestStreamMarkersOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := source(2<<20+512, 11)
 	a := openPath(t, writeFile(t, dir, "footer.vmdk", buildSparse(data, buildOpts{stream: true, footer: true})))
@@ -36,6 +37,7 @@ func TestStreamMarkersOnly(t *testing.T) {
 // qemu skips (so it cannot be the reference here): the spec reads ZERO
 // as zeros, unallocated, and RDONLY as data.
 func TestZeroAndReadOnlyExtents(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	one := source(1<<20, 12)
 	two := source(512<<10, 13)
@@ -57,6 +59,7 @@ RDONLY 1024 FLAT "two.bin" 0
 }
 
 func TestDetect(t *testing.T) {
+	t.Parallel()
 	img := buildSparse(source(64<<10, 1), buildOpts{})
 	for _, c := range []struct {
 		b    string
@@ -83,6 +86,7 @@ func TestDetect(t *testing.T) {
 // TestConcurrentReads reads a stream from several goroutines at once
 // (run with -race to see the caches and pools are safe).
 func TestConcurrentReads(t *testing.T) {
+	t.Parallel()
 	data := source(2<<20, 14)
 	dir := t.TempDir()
 	for _, o := range []buildOpts{{stream: true, footer: true}, {grain: 8, gtes: 4}} {
@@ -155,6 +159,7 @@ func openAndRead(t *testing.T, path string) error {
 }
 
 func TestTruncated(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := source(1<<20, 15)
 	for _, o := range []buildOpts{{}, {stream: true}, {stream: true, footer: true}, {stream: true, noGD: true}} {
@@ -176,6 +181,7 @@ func patch(img []byte, off int, v any) []byte {
 }
 
 func TestDamaged(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := source(1<<20, 16)
 	sp := buildSparse(data, buildOpts{})
@@ -222,6 +228,7 @@ func TestDamaged(t *testing.T) {
 }
 
 func TestMissingExtent(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, dir, "a.bin", make([]byte, 4096))
 	p := writeFile(t, dir, "d.vmdk", []byte("# Disk DescriptorFile\nversion=1\ncreateType=\"twoGbMaxExtentFlat\"\nRW 8 FLAT \"a.bin\" 0\nRW 8 FLAT \"gone-f002.vmdk\" 0\n"))
@@ -246,6 +253,7 @@ func TestMissingExtent(t *testing.T) {
 }
 
 func TestUnsupported(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, dir, "a.bin", make([]byte, 4096))
 	head := "# Disk DescriptorFile\nversion=1\nCID=1234abcd\n"
@@ -282,6 +290,7 @@ func TestUnsupported(t *testing.T) {
 // decompress each grain of a stream once (the grain cache), and the
 // cache stays within its bound.
 func TestGrainInflatedOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := source(12<<20+512, 16) // more than the cache holds; a partial last grain
 	for _, o := range []buildOpts{{stream: true, footer: true}, {stream: true, noGD: true}} {

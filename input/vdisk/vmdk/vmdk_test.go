@@ -23,6 +23,7 @@ func qemuImage(t *testing.T, sub string) string {
 }
 
 func TestQemuSubformats(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	for _, sub := range []string{"monolithicSparse", "streamOptimized", "monolithicFlat", "twoGbMaxExtentSparse", "twoGbMaxExtentFlat"} {
 		t.Run(sub, func(t *testing.T) {
@@ -53,6 +54,7 @@ func qemuIO(t *testing.T, img string, cmds ...string) {
 }
 
 func TestQemuZeroGrains(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	if _, err := exec.LookPath("qemu-io"); err != nil {
 		t.Skip("no qemu-io")
@@ -74,6 +76,7 @@ func TestQemuZeroGrains(t *testing.T) {
 // monolithicSparse files) and a flat one, several extents as
 // twoGbMaxExtentSparse disks larger than 2 GB have.
 func TestQemuSeveralExtents(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	a := writeFile(t, dir, "a.raw", source(1<<20, 2))
@@ -104,6 +107,7 @@ RW 1024 FLAT "d-f003.vmdk" 0
 // and a second file with a hole, read against qemu. (qemu reports flat
 // extents as data throughout, holes included.)
 func TestQemuFlatOffsets(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	one := source(2<<20, 5)
@@ -126,6 +130,7 @@ RW 4096 FLAT "two.bin" 0
 }
 
 func TestQemuVMFS(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	data := source(3<<20, 8)
@@ -144,6 +149,7 @@ func TestQemuVMFS(t *testing.T) {
 // TestQemuStreamFooter: a streamOptimized image as VMware writes it, the
 // grain directory in the footer, built here and read by qemu too.
 func TestQemuStreamFooter(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	dir := t.TempDir()
 	data := source(3<<20+3*512, 9)
@@ -165,6 +171,7 @@ func TestQemuStreamFooter(t *testing.T) {
 // parentCID), with data, zero grains over the parent's data, and a
 // parent smaller than the delta.
 func TestQemuDelta(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	if _, err := exec.LookPath("qemu-io"); err != nil {
 		t.Skip("no qemu-io")
@@ -186,6 +193,7 @@ func TestQemuDelta(t *testing.T) {
 }
 
 func TestDeltaErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := make([]byte, 64<<10)
 	delta := func(name, cid, parentCID, hint string) string {
@@ -221,6 +229,7 @@ func TestDeltaErrors(t *testing.T) {
 // qemu-img map against Allocated, and the written patterns (and zeros
 // around them) read back.
 func TestQemuTwoGbSplit(t *testing.T) {
+	t.Parallel()
 	vdisktest.QemuImg(t)
 	if _, err := exec.LookPath("qemu-io"); err != nil {
 		t.Skip("no qemu-io")
@@ -272,6 +281,7 @@ func TestQemuTwoGbSplit(t *testing.T) {
 }
 
 func TestExtentFiles(t *testing.T) {
+	t.Parallel()
 	desc := "# Disk DescriptorFile\nversion=1\nCID=fffffffe\nparentCID=ffffffff\ncreateType=\"twoGbMaxExtentFlat\"\n\n" +
 		"RW 4192256 FLAT \"disk-f001.vmdk\" 0\nRW 4192256 FLAT \"disk-f002.vmdk\" 0\nRW 128 ZERO\nRDONLY 64 SPARSE \"/abs/s.vmdk\"\n"
 	files, ok := ExtentFiles([]byte(desc))

@@ -32,6 +32,7 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 }
 
 func TestGenerateDeterministicAndSized(t *testing.T) {
+	t.Parallel()
 	const total = 8 << 20
 	a, b := t.TempDir(), t.TempDir()
 	for _, d := range []string{a, b} {
@@ -91,6 +92,7 @@ func firstElem(rel string) string {
 }
 
 func TestGenerateRejectsBadSize(t *testing.T) {
+	t.Parallel()
 	if err := Generate(t.TempDir(), 0); err == nil {
 		t.Error("Generate(0) succeeded")
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ddtsim/ddtsim/internal/testutil/stress"
 )
 
 // CompressFunc compresses src into dst, whose length is the capacity D, and
@@ -183,7 +185,7 @@ func (c Codec) CheckAppendixA(t *testing.T, vectors []Vector) {
 }
 
 // CheckRoundTrips compresses, for every generator and size (sizes above
-// 128 KiB only without -short), an input drawn from r with capacity
+// 128 KiB only in the stress run, DDTSIM_STRESS=1), an input drawn from r with capacity
 // ample(n): the output must decode to the input, pass check (if not nil) and
 // equal the Reference's with that capacity. With capacity D = Capacity(n),
 // Compress must fit exactly when the Reference does, with the same c.
@@ -192,7 +194,7 @@ func (c Codec) CheckRoundTrips(t *testing.T, r *rand.Rand, gens []Generator, siz
 	t.Helper()
 	for _, g := range gens {
 		for _, n := range sizes {
-			if testing.Short() && n > 131072 {
+			if n > 131072 && !stress.On() {
 				continue
 			}
 			src := g.Gen(r, n)

@@ -15,6 +15,7 @@ func digest(b []byte) string { return fmt.Sprintf("%x", sha256.Sum256(b))[:16] }
 // are the same bytes. The digests are those of the generators the tests had
 // before they moved here.
 func TestGeneratorsPinned(t *testing.T) {
+	t.Parallel()
 	type pin struct {
 		name   string
 		n      int
@@ -54,6 +55,7 @@ func TestGeneratorsPinned(t *testing.T) {
 }
 
 func TestAppendixAPinned(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]string{
 		"TV1": "d999b1249ef173aa", "TV2": "59f410ae5e179624", "TV3": "311971d921f30a78", "TV4": "6d794e0f0dc336ef",
 		"TV5": "347c92c776547513", "TV6": "9f02776b72a44496", "TV7": "271ac4e2c03bdaee", "TV8": "38b6b56fad2a5e97",
@@ -70,6 +72,7 @@ func TestAppendixAPinned(t *testing.T) {
 // TestBenchInputsPinned pins the benchmark inputs but the gofmt record,
 // which depends on the Go installation.
 func TestBenchInputsPinned(t *testing.T) {
+	t.Parallel()
 	want := []struct{ name, digest string }{
 		{"text", "b89181849a67b17c"}, {"random", "f9335d6d2ef6b77b"}, {"zero", "fa43239bcee7b97c"},
 		{"extra", "fda21975e091c0d5"}, {"binary", ""},
@@ -94,6 +97,7 @@ func TestBenchInputsPinned(t *testing.T) {
 // TestRules checks the capacity and PSIZE of docs/zfs-semantics.md §4.3 on
 // a few blocks.
 func TestRules(t *testing.T) {
+	t.Parallel()
 	v21, v23 := Rules{}, Rules{V23: true}
 	for _, tc := range []struct {
 		r        Rules

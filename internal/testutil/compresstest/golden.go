@@ -1,6 +1,7 @@
 package compresstest
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"io/fs"
 	"math"
@@ -300,6 +301,44 @@ type Golden struct {
 	C bool
 	// Label names the compressor and build in the log and in errors.
 	Label func(level int) string
+	// IgnoresRules is set when New's compressor does not depend on the
+	// Rules (gzip: no early abort): the cases of one level, whatever
+	// their release, then share the results of the blocks they have in
+	// common (memoize).
+	IgnoresRules bool
+}
+
+// memoKey names one compression of the golden harness: the compressor
+// (its label, and the rules unless they do not matter), the capacity and
+// the block's content.
+type memoKey struct {
+	label    string
+	rules    Rules
+	capacity int
+	sum      [sha256.Size]byte
+}
+
+// memoVal is the result of a memoKey's compression, made once.
+type memoVal struct {
+	once   sync.Once
+	c      int
+	failed bool
+}
+
+// memoize returns comp with its results kept in m by memoKey: a block
+// that the case has twice, or another case of the same compressor has
+// too (two releases' cases, copies in the input tree), is compressed
+// once. The compressors are deterministic, and start every block from a
+// fresh state as ZFS does (each package's TestFreshEqualsReused, TestReuse):
+// the same block and capacity give the same c.
+func memoize(m *sync.Map, label string, rules Rules, comp BlockCompressor) BlockCompressor {
+	return func(dst, src []byte) (int, bool) {
+		k := memoKey{label: label, rules: rules, capacity: len(dst), sum: sha256.Sum256(src)}
+		v, _ := m.LoadOrStore(k, &memoVal{})
+		e := v.(*memoVal)
+		e.once.Do(func() { e.c, e.failed = comp(dst, src) })
+		return e.c, e.failed
+	}
 }
 
 // Run compresses every listed block of each case of g.Limits (a parallel
@@ -316,6 +355,7 @@ func (g Golden) Run(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	var memo sync.Map
 	for _, name := range names {
 		lim := g.Limits[name]
 		t.Run(name, func(t *testing.T) {
@@ -327,7 +367,12 @@ func (g Golden) Run(t *testing.T) {
 			if want := g.Compression(lim.Level); c.Props["compression"] != want {
 				t.Fatalf("compression=%s, want %s", c.Props["compression"], want)
 			}
-			res := measureGolden(t, c, g.New(t, lim.Level, RulesFor(t, c)))
+			rules := RulesFor(t, c)
+			key := rules
+			if g.IgnoresRules {
+				key = Rules{}
+			}
+			res := measureGolden(t, c, memoize(&memo, g.Label(lim.Level), key, g.New(t, lim.Level, rules)))
 			maxErr, maxDiff := lim.Pure, lim.PureDiff
 			if g.C {
 				maxErr, maxDiff = lim.C, lim.CDiff

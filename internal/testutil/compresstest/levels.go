@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ddtsim/ddtsim/internal/testutil/stress"
 )
 
 // LevelCompressor is a compressor with levels.
@@ -50,7 +52,8 @@ func (lv Leveled) newCodec(level int) (Codec, error) {
 // CheckRoundTrips compresses, for every level, generator and size, an input
 // drawn from r with ample capacity (n + n/100 + 64); the output must decode
 // to the input, and c must be the smallest capacity that fits. Sizes above
-// 128 KiB run only without -short and for the levels for which big is true.
+// 128 KiB run only in the stress run (DDTSIM_STRESS=1), and for the
+// levels for which big is true.
 func (lv Leveled) CheckRoundTrips(t *testing.T, r *rand.Rand, levels, sizes []int, big func(level int) bool) {
 	t.Helper()
 	for _, l := range levels {
@@ -60,7 +63,7 @@ func (lv Leveled) CheckRoundTrips(t *testing.T, r *rand.Rand, levels, sizes []in
 		}
 		for _, g := range LevelGenerators {
 			for _, n := range sizes {
-				if n > 131072 && (testing.Short() || !big(l)) {
+				if n > 131072 && (!stress.On() || !big(l)) {
 					continue
 				}
 				src := g.Gen(r, n)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestCases(t *testing.T) {
+	t.Parallel()
 	cases, err := Cases()
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +92,7 @@ func TestCases(t *testing.T) {
 }
 
 func TestParseEnv(t *testing.T) {
+	t.Parallel()
 	in := `# comment
   # indented comment
 
@@ -123,6 +125,7 @@ i=x#y
 }
 
 func TestZdbS(t *testing.T) {
+	t.Parallel()
 	c, err := FindCase("lz4-128k-a12")
 	if err != nil {
 		t.Fatal(err)
@@ -140,6 +143,7 @@ func TestZdbS(t *testing.T) {
 }
 
 func TestObjectsLz4(t *testing.T) {
+	t.Parallel()
 	c, err := FindCase("lz4-128k-a12")
 	if err != nil {
 		t.Fatal(err)
@@ -270,6 +274,7 @@ func zdbSRefBlocks(t *testing.T, c Case) (float64, float64) {
 }
 
 func TestObjectsAllCases(t *testing.T) {
+	t.Parallel()
 	cases, err := Cases()
 	if err != nil {
 		t.Fatal(err)
@@ -325,6 +330,7 @@ func TestObjectsAllCases(t *testing.T) {
 }
 
 func TestParseObjectsFormats(t *testing.T) {
+	t.Parallel()
 	// Hand-written listing: DVA forms that zdb prints with more d's (several
 	// DVAs) or other vdev ids, nested levels, embedded and empty files.
 	in := "Dataset tank [ZPL], ID 54, cr_txg 1, 41.4M, 422 objects, rootbp DVA[0]=<0:2299a000:1000> [L0 DMU objset] size=1000L/1000P\n" +

@@ -21,6 +21,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestRoot(t *testing.T) {
+	t.Parallel()
 	r := Root()
 	if !filepath.IsAbs(r) {
 		t.Fatalf("Root() = %q, not absolute", r)
@@ -33,6 +34,7 @@ func TestRoot(t *testing.T) {
 }
 
 func TestInputsAndRelPath(t *testing.T) {
+	t.Parallel()
 	roots, err := Inputs()
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +124,7 @@ func TestInputsAndRelPath(t *testing.T) {
 }
 
 func TestVols(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("copies 30 MB")
 	}

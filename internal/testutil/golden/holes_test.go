@@ -24,6 +24,7 @@ func firstHole(p string) (int64, error) {
 }
 
 func TestSyntheticHoles(t *testing.T) {
+	t.Parallel()
 	roots, err := Inputs()
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ func readSums(t *testing.T) map[string]string {
 }
 
 func TestGenerateSynthetic(t *testing.T) {
+	t.Parallel()
 	want := readSums(t)
 	dir := t.TempDir()
 	if err := GenerateSynthetic(dir); err != nil {
@@ -79,6 +80,7 @@ func TestGenerateSynthetic(t *testing.T) {
 }
 
 func TestGenerateSyntheticError(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// A regular file where the synthetic/ directory should be.
 	if err := os.WriteFile(filepath.Join(dir, "synthetic"), nil, 0o644); err != nil {
@@ -91,6 +93,7 @@ func TestGenerateSyntheticError(t *testing.T) {
 }
 
 func TestTextLikeAndMasked(t *testing.T) {
+	t.Parallel()
 	// tiny-100 is text_like(1, 100): words and spaces only.
 	words := map[string]bool{}
 	for _, w := range textWords {

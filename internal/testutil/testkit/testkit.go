@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ddtsim/ddtsim/internal/testutil/stress"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"github.com/ddtsim/ddtsim/zfs/zio"
 	"golang.org/x/sys/unix"
@@ -91,4 +92,12 @@ func SetFileLimit(t testing.TB, n uint64) {
 		t.Skip(err)
 	}
 	t.Cleanup(func() { unix.Setrlimit(unix.RLIMIT_NOFILE, &old) })
+}
+
+// Stress skips the test unless DDTSIM_STRESS=1 (package stress): a stress
+// test (a million files, a terabyte of holes, fifty kills) that takes
+// tens of seconds and is not run by a plain go test ./....
+func Stress(t testing.TB) {
+	t.Helper()
+	stress.Require(t)
 }

@@ -142,6 +142,7 @@ func compressors(t testing.TB) (ports, userland [MaxLevel + 1]*Compressor, cs [M
 // 1..9 (see the rules above) and logs, per level, on how many inputs the
 // kernel's truncation rule made its stream differ from zlib 1.2.13's.
 func TestDifferential(t *testing.T) {
+	t.Parallel()
 	ports, userland, cs := compressors(t)
 	var out [3][]byte
 	var count [MaxLevel + 1]int
@@ -165,6 +166,7 @@ func TestDifferential(t *testing.T) {
 // 1, 6 and 9, and every 7th block at the other levels (all blocks at every
 // level take over a minute on a busy machine).
 func TestDifferentialGolden(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("compresses the golden tree 9 times over, twice")
 	}
@@ -211,6 +213,7 @@ func FuzzDifferential(f *testing.F) {
 // enough to move its PSIZE, userland zlib gets it wrong (3 blocks at
 // gzip-6, 5 at gzip-9 with 1.2.13; the limits are those figures).
 func TestGoldenUserlandZlib(t *testing.T) {
+	t.Parallel()
 	compresstest.Golden{
 		Limits: map[string]compresstest.GoldenLimit{
 			"gzip1-128k-a12":    {Level: 1, C: 0, CDiff: 0},

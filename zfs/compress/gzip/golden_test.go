@@ -47,11 +47,15 @@ func blockCompressor(t testing.TB, level int, _ compresstest.Rules) compresstest
 // TestGolden compresses every stored block of the gzip golden cases and
 // compares the PSIZE that ZFS derives from c with what real ZFS wrote.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	compresstest.Golden{
 		Limits:      goldenLimits,
 		Compression: func(level int) string { return map[int]string{1: "gzip-1", 6: "gzip", 9: "gzip-9"}[level] },
 		New:         blockCompressor,
 		C:           Exact,
 		Label:       func(level int) string { return fmt.Sprintf("Exact=%v gzip-%d", Exact, level) },
+		// The kernel's deflate has no early abort: gzip-6's 2.3.2 and
+		// 2.1.11 cases compress their common blocks once.
+		IgnoresRules: true,
 	}.Run(t)
 }

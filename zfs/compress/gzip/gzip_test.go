@@ -39,6 +39,7 @@ func decompress(out []byte, level int) ([]byte, error) {
 // ---------------------------------------------------------------------------
 
 func TestLevels(t *testing.T) {
+	t.Parallel()
 	for l := -2; l <= 12; l++ {
 		c, err := New(l)
 		if ok := l >= 1 && l <= 9; ok != (err == nil) {
@@ -51,6 +52,7 @@ func TestLevels(t *testing.T) {
 }
 
 func TestZlibHeader(t *testing.T) {
+	t.Parallel()
 	// The CMF/FLG pairs C zlib writes (windowBits 15, no dictionary).
 	want := map[int]string{1: "7801", 2: "785e", 3: "785e", 4: "785e", 5: "785e", 6: "789c", 7: "78da", 8: "78da", 9: "78da"}
 	for l := 1; l <= 9; l++ {
@@ -65,6 +67,7 @@ func TestZlibHeader(t *testing.T) {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	leveled.CheckRoundTrips(t, rand.New(rand.NewPCG(1, 2)), []int{1, 2, 3, 4, 5, 6, 7, 8, 9},
 		[]int{0, 1, 100, 512, 4096, 65536, 131072, 1 << 20},
 		func(l int) bool { return l == 1 || l == 6 || l == 9 })
@@ -73,10 +76,12 @@ func TestRoundTrip(t *testing.T) {
 // TestFreshEqualsReused: a reused Compressor gives the same bytes as a new
 // one (ZFS initialises a fresh stream for every block).
 func TestFreshEqualsReused(t *testing.T) {
+	t.Parallel()
 	leveled.CheckFreshEqualsReused(t, rand.New(rand.NewPCG(3, 4)), []int{1, 6, 9}, 12, 200000)
 }
 
 func TestNoFit(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	c, _ := New(6)
 	src := compresstest.ShortText(r, 131072)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/compresstest"
+	"github.com/ddtsim/ddtsim/internal/testutil/stress"
 )
 
 // codec is c under test, checked with decompress and reference.
@@ -35,6 +36,7 @@ var appendixA = []compresstest.Vector{
 }
 
 func TestAppendixA(t *testing.T) {
+	t.Parallel()
 	var c Compressor
 	codec(&c).CheckAppendixA(t, appendixA)
 }
@@ -268,6 +270,7 @@ func minCapacity(c *Compressor, src []byte, full int) int {
 // ---------------------------------------------------------------------------
 
 func TestTiny(t *testing.T) {
+	t.Parallel()
 	var c Compressor
 	for n := 0; n <= 40; n++ {
 		src := compresstest.Fox(n)
@@ -314,6 +317,7 @@ var roundTripSizes = []int{512, 1000, 4096, 8192, 32768, 65535, 65536, 65537,
 	65545, 65546, 65547, 65548, 66048, 131072, 262144, 1 << 20}
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	var c Compressor
 	codec(&c).CheckRoundTrips(t, rand.New(rand.NewPCG(1, 2)), compresstest.Generators, roundTripSizes,
 		func(n int) int { return n + n/255 + 16 }, nil)
@@ -323,11 +327,12 @@ func TestRoundTrip(t *testing.T) {
 // capacities, in particular tight ones just around the smallest capacity that
 // succeeds (where the conservative checks matter).
 func TestRandomizedAgainstReference(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	var c Compressor
 	cc := codec(&c)
 	iters := 300
-	if testing.Short() {
+	if !stress.On() { // the stress run (DDTSIM_STRESS=1) tries them all
 		iters = 60
 	}
 	for it := 0; it < iters; it++ {
@@ -368,6 +373,7 @@ func TestRandomizedAgainstReference(t *testing.T) {
 // smallest successful one are swept; they cover the windows in which each of
 // the three extra guards (lz4.go, search.tmpl) fires.
 func TestLongRuns(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow")
 	}
@@ -382,7 +388,11 @@ func TestLongRuns(t *testing.T) {
 		}
 		codec(&c).CheckOutput(t, big[:full], src)
 		lo := minCapacity(&c, src, full)
-		for d := lo - 80; d <= lo+1; d++ {
+		from := lo - 80
+		if !stress.On() {
+			from = lo - 8 // 80 below in the stress run (DDTSIM_STRESS=1)
+		}
+		for d := from; d <= lo+1; d++ {
 			_, err := c.Compress(make([]byte, d), src)
 			_, ok := refCompress(src, d-4)
 			if (err == nil) != ok {
@@ -419,6 +429,7 @@ func longRuns() []struct {
 // TestReuse checks that a reused Compressor gives the same result as a fresh
 // one (the table is reset per call), across variants.
 func TestReuse(t *testing.T) {
+	t.Parallel()
 	compresstest.CheckReuse(t, rand.New(rand.NewPCG(7, 8)), compresstest.Generators, newCompress)
 }
 

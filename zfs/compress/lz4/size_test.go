@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/compresstest"
+	"github.com/ddtsim/ddtsim/internal/testutil/stress"
 )
 
 // sizeChecker compares Size with Compress (compresstest.SizeChecker).
@@ -50,6 +51,7 @@ func (sc *sizeChecker) checkAround(t testing.TB, what string, src []byte, extra 
 }
 
 func TestSizeSmallLimits(t *testing.T) {
+	t.Parallel()
 	var c Compressor
 	for _, src := range [][]byte{nil, []byte("hello"), compresstest.Fox(100)} {
 		for _, limit := range []int{-1 << 40, -5, -1, 0, 1, 2, 3} {
@@ -68,6 +70,7 @@ func TestSizeSmallLimits(t *testing.T) {
 // inputs, over sizes either side of the 64 KiB variant switch, at tight and
 // ZFS capacities.
 func TestSizeEqualsCompress(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(21, 22))
 	var sc sizeChecker
 	sizes := append([]int{}, roundTripSizes...)
@@ -77,6 +80,9 @@ func TestSizeEqualsCompress(t *testing.T) {
 	for _, g := range compresstest.Generators {
 		for _, n := range sizes {
 			src := g.Gen(r, n)
+			if n > 128<<10 && !stress.On() {
+				continue // 1 MiB in the stress run (DDTSIM_STRESS=1)
+			}
 			sc.checkAround(t, g.Name, src, r.IntN(ample(n)+1))
 			// The smallest capacity that fits, and below it.
 			if n > 0 {
@@ -94,6 +100,7 @@ func TestSizeEqualsCompress(t *testing.T) {
 // with a period around MAX_DISTANCE (65535), where only LZ4_compressCtx's
 // distance check tells matches from non-matches.
 func TestSizeMaxDistance(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(27, 28))
 	var sc sizeChecker
 	for _, period := range []int{65534, 65535, 65536} {
@@ -119,10 +126,11 @@ func TestSizeMaxDistance(t *testing.T) {
 // TestSizeZFSBlocks checks Size against Compress on blocks of every ZFS
 // block size, 512 bytes to 16 MiB, at ZFS's capacities.
 func TestSizeZFSBlocks(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(23, 24))
 	var sc sizeChecker
 	maxSize := 16 << 20
-	if testing.Short() {
+	if !stress.On() { // 2 MiB to 16 MiB in the stress run (DDTSIM_STRESS=1)
 		maxSize = 1 << 20
 	}
 	for n := 512; n <= maxSize; n *= 2 {
@@ -142,6 +150,7 @@ func TestSizeZFSBlocks(t *testing.T) {
 // or a very long match, where the extra guards of emitLiterals,
 // emitMatchLen and before a continuation token decide (see TestLongRuns).
 func TestSizeLongRuns(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow")
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/compresstest"
+	"github.com/ddtsim/ddtsim/internal/testutil/stress"
 )
 
 // codec is c under test for an input buffer at address base (Compress for
@@ -44,6 +45,7 @@ var appendixA = []compresstest.Vector{
 }
 
 func TestAppendixA(t *testing.T) {
+	t.Parallel()
 	var c Compressor
 	codec(&c, 0).CheckAppendixA(t, appendixA)
 }
@@ -197,6 +199,7 @@ func checkMinCapacity(t testing.TB, c *Compressor, out, src []byte) {
 // ---------------------------------------------------------------------------
 
 func TestTiny(t *testing.T) {
+	t.Parallel()
 	var c Compressor
 	for n := 0; n <= 140; n++ {
 		src := compresstest.Fox(n)
@@ -264,6 +267,7 @@ func TestTiny(t *testing.T) {
 // string at 512 new; the same string planted at 700 then matches only in the
 // 512-aligned buffer.
 func TestAddressDependence(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(12, 13))
 	src := compresstest.Random(r, 1000)
 	copy(src[500:514], src[400:414]) // match 500…513 (covers 512, 513)
@@ -310,6 +314,7 @@ var roundTripSizes = []int{512, 1000, 1024, 1536, 4096, 5120, 8192, 32768,
 	65536, 131072, 262144, 1 << 20}
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	var c Compressor
 	codec(&c, 0).CheckRoundTrips(t, rand.New(rand.NewPCG(1, 2)), compresstest.Generators, roundTripSizes,
 		func(n int) int { return n + n/8 + 32 },
@@ -320,10 +325,11 @@ func TestRoundTrip(t *testing.T) {
 // capacities (in particular around the smallest one that succeeds) and buffer
 // addresses with the reference.
 func TestRandomizedAgainstReference(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	var c Compressor
 	iters := 300
-	if testing.Short() {
+	if !stress.On() { // the stress run (DDTSIM_STRESS=1) tries them all
 		iters = 60
 	}
 	for it := 0; it < iters; it++ {
@@ -364,6 +370,7 @@ func TestRandomizedAgainstReference(t *testing.T) {
 // TestReuse checks that a reused Compressor gives the same result as a fresh
 // one (the table is reset per call).
 func TestReuse(t *testing.T) {
+	t.Parallel()
 	compresstest.CheckReuse(t, rand.New(rand.NewPCG(7, 8)), compresstest.Generators, newCompress)
 }
 

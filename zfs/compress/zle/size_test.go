@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/compresstest"
+	"github.com/ddtsim/ddtsim/internal/testutil/stress"
 )
 
 // sizeChecker compares Size with Compress (compresstest.SizeChecker).
@@ -50,6 +51,7 @@ func (sc *sizeChecker) checkAround(t testing.TB, what string, src []byte, extra 
 }
 
 func TestSizeSmallLimits(t *testing.T) {
+	t.Parallel()
 	for _, limit := range []int{-1 << 40, -1, 0, 1, 2} {
 		if n, ok := Size(nil, limit); !ok || n != 0 {
 			t.Errorf("empty, limit %d: Size = %d, %v, want 0, true", limit, n, ok)
@@ -74,6 +76,7 @@ func TestSizeSmallLimits(t *testing.T) {
 // TestSizeEqualsCompress checks Size against Compress on the generators'
 // inputs (and sparse data) at tight and ZFS capacities.
 func TestSizeEqualsCompress(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(21, 22))
 	sizes := []int{191, 192, 193, 512, 1000, 4096, 8192, 65536, 131072, 1 << 20}
 	for n := 0; n <= 80; n++ {
@@ -83,6 +86,9 @@ func TestSizeEqualsCompress(t *testing.T) {
 	for _, g := range generators {
 		for _, n := range sizes {
 			src := g.Gen(r, n)
+			if n > 128<<10 && !stress.On() {
+				continue // 1 MiB in the stress run (DDTSIM_STRESS=1)
+			}
 			sc.checkAround(t, g.Name, src, r.IntN(ample(n)+1))
 		}
 	}
@@ -91,10 +97,11 @@ func TestSizeEqualsCompress(t *testing.T) {
 // TestSizeZFSBlocks checks Size against Compress on blocks of every ZFS
 // block size, 512 bytes to 16 MiB, at ZFS's capacities.
 func TestSizeZFSBlocks(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(23, 24))
 	var sc sizeChecker
 	maxSize := 16 << 20
-	if testing.Short() {
+	if !stress.On() { // 2 MiB to 16 MiB in the stress run (DDTSIM_STRESS=1)
 		maxSize = 1 << 20
 	}
 	for n := 512; n <= maxSize; n *= 2 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/compresstest"
+	"github.com/ddtsim/ddtsim/internal/testutil/stress"
 )
 
 // codec is Compress under test, checked with decompress and refCompress.
@@ -27,12 +28,14 @@ var appendixA = []compresstest.Vector{
 }
 
 func TestAppendixA(t *testing.T) {
+	t.Parallel()
 	codec.CheckAppendixA(t, appendixA)
 }
 
 // TestAppendixADerived checks unlimited sizes that Appendix A does not list
 // but that follow from §5.3 directly.
 func TestAppendixADerived(t *testing.T) {
+	t.Parallel()
 	// TV3: fox has no zero byte, so 65536 bytes are 1024 literal runs of
 	// 64: 1024 · 65 = 66560 bytes.
 	big := make([]byte, 1<<17)
@@ -174,6 +177,7 @@ var generators = slices.Insert(slices.Clone(compresstest.Generators), len(compre
 // ---------------------------------------------------------------------------
 
 func TestTiny(t *testing.T) {
+	t.Parallel()
 	x := func(n int) string { return string(bytes.Repeat([]byte{'x'}, n)) }
 	zeros := func(n int) string { return string(make([]byte, n)) }
 	for _, tc := range []struct {
@@ -238,6 +242,7 @@ var roundTripSizes = []int{512, 1000, 4096, 5120, 8192, 32768, 65536, 131072,
 	262144, 1 << 20}
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	codec.CheckRoundTrips(t, rand.New(rand.NewPCG(1, 2)), generators, roundTripSizes,
 		func(n int) int { return n + n/64 + 64 }, checkMinCapacity)
 }
@@ -245,9 +250,10 @@ func TestRoundTrip(t *testing.T) {
 // TestRandomizedAgainstReference compares outputs for random inputs and
 // capacities, in particular around the smallest one that succeeds.
 func TestRandomizedAgainstReference(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	iters := 400
-	if testing.Short() {
+	if !stress.On() { // the stress run (DDTSIM_STRESS=1) tries them all
 		iters = 80
 	}
 	for it := 0; it < iters; it++ {

@@ -94,6 +94,7 @@ func (s *zfsZstd) compress(dst, src []byte) (int, bool) {
 // TestGolden compresses every stored block of the zstd golden cases and
 // compares the PSIZE that ZFS derives from c with what real ZFS wrote.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	compresstest.Golden{
 		Limits:      goldenLimits,
 		Compression: goldenCompression,

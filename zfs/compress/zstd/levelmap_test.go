@@ -5,12 +5,12 @@ package zstd
 import (
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/compresstest"
+	"github.com/ddtsim/ddtsim/internal/testutil/stress"
 	kzstd "github.com/klauspost/compress/zstd"
 )
 
@@ -26,9 +26,8 @@ import (
 //
 //	DDTSIM_STRESS=1 go test -run TestLevelMap -v ./zfs/compress/zstd/
 func TestLevelMap(t *testing.T) {
-	if testing.Short() || os.Getenv("DDTSIM_STRESS") == "" {
-		t.Skip("compresses the golden tree 62 times: set DDTSIM_STRESS=1")
-	}
+	stress.Require(t) // compresses the golden tree 62 times
+	t.Parallel()
 	rules, srcs := compresstest.StoredBlocks(t, "zstd-128k-a12")
 	total := func(comp compresstest.BlockCompressor) int64 { return rules.TotalPSize(srcs, comp) }
 	levels := allLevels()

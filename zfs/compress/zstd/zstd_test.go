@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/compresstest"
+	"github.com/ddtsim/ddtsim/internal/testutil/stress"
 	kzstd "github.com/klauspost/compress/zstd"
 )
 
@@ -67,6 +69,7 @@ func decompress(out []byte, level int) ([]byte, error) {
 // ---------------------------------------------------------------------------
 
 func TestLevels(t *testing.T) {
+	t.Parallel()
 	accepted := map[int]byte{}
 	for _, l := range allLevels() {
 		c, err := New(l)
@@ -97,6 +100,7 @@ func TestLevels(t *testing.T) {
 }
 
 func TestHeader(t *testing.T) {
+	t.Parallel()
 	src := bytes.Repeat([]byte("ZFS stores zstd frames behind an 8-byte header. "), 100)
 	for _, l := range []int{1, 3, 19, -1, -1000} {
 		c, _ := New(l)
@@ -115,9 +119,13 @@ func TestHeader(t *testing.T) {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	var levels []int
+	// Every level in the stress run (DDTSIM_STRESS=1); by default the
+	// levels of both ends and a few between, fast ones too.
+	some := []int{1, 2, 3, 5, 9, 15, 19, -1, -5, -10, -1000}
 	for _, l := range allLevels() {
-		if !testing.Short() || l >= -10 {
+		if stress.On() || slices.Contains(some, l) {
 			levels = append(levels, l)
 		}
 	}
@@ -129,10 +137,12 @@ func TestRoundTrip(t *testing.T) {
 // TestFreshEqualsReused: a reused Compressor gives the same bytes as a new
 // one (ZFS compresses every block with a fresh context).
 func TestFreshEqualsReused(t *testing.T) {
+	t.Parallel()
 	leveled.CheckFreshEqualsReused(t, rand.New(rand.NewPCG(3, 4)), []int{1, 3, 9, 19, -1, -100}, 10, 300000)
 }
 
 func TestNoFit(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	c, _ := New(3)
 	src := compresstest.ShortText(r, 131072)
@@ -164,6 +174,7 @@ func TestNoFit(t *testing.T) {
 // as libzstd 1.5 writes it) in the pure-Go build: ZFS never compresses an
 // empty block, and the length is the same.
 func TestEmptyAndTiny(t *testing.T) {
+	t.Parallel()
 	c, _ := New(3)
 	dst := make([]byte, 64)
 	n, err := c.Compress(dst, nil)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestSum256(t *testing.T) {
+	t.Parallel()
 	if !Available() {
 		t.Skip("no AVX-512")
 	}
@@ -30,6 +31,7 @@ func TestSum256(t *testing.T) {
 // low word wraps inside a group (inputs of 4 TiB), against guts'
 // one-chunk compression, lane by lane.
 func TestChunkCounters(t *testing.T) {
+	t.Parallel()
 	if !Available() {
 		t.Skip("no AVX-512")
 	}
@@ -51,6 +53,7 @@ func TestChunkCounters(t *testing.T) {
 
 // TestNotHashed: lengths the kernels do not take are refused.
 func TestNotHashed(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, 1024, 8 << 10, 16<<10 - 1, 16<<10 + 512, 48 << 10, 3 << 20, 2 * MaxSize} {
 		if _, ok := Sum256(make([]byte, n)); ok {
 			t.Errorf("%d bytes: hashed", n)
