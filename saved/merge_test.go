@@ -353,7 +353,7 @@ func TestWriteFailureLeavesNothing(t *testing.T) {
 	}
 }
 
-// A table larger than writeBudget is written in passes over key ranges
+// A table larger than Writer.Budget is written in passes over key ranges
 // (within a partition, or over several): the same partition files as one
 // pass writes.
 func TestWriteInPasses(t *testing.T) {
@@ -364,11 +364,9 @@ func TestWriteInPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := readParts(t, paths[0])
-	defer func(b int64) { writeBudget = b }(writeBudget)
 	for _, budget := range []int64{rowBytes * 1000, rowBytes * 50} { // 4 passes; 64 passes
-		writeBudget = budget
 		dir := filepath.Join(t.TempDir(), "s")
-		if err := Write(dir, sc); err != nil {
+		if err := (&Writer{Budget: budget}).Write(dir, sc); err != nil {
 			t.Fatal(err)
 		}
 		if got := readParts(t, dir); !reflect.DeepEqual(got, want) {

@@ -121,12 +121,24 @@ type Writer struct {
 	// and synced, just before it takes path's place; a non-nil error
 	// fails the write there.
 	BeforeReplace func() error
+	// Budget bounds the memory the writing uses for the rows it sorts at
+	// once, bytes; 0: DefaultWriteBudget. A table over it is written in
+	// passes over key ranges.
+	Budget int64
+}
+
+// budget is w.Budget or its default (w may be nil).
+func (w *Writer) budget() int64 {
+	if w == nil || w.Budget <= 0 {
+		return DefaultWriteBudget
+	}
+	return w.Budget
 }
 
 // Write saves s in the directory path as the package's Write does,
 // through w's seams (w may be nil: none).
 func (w *Writer) Write(path string, s *Scan) error {
-	return w.write(path, s, func(dir string) ([]Part, error) { return writeTable(dir, s.Table, w.createFault()) })
+	return w.write(path, s, func(dir string) ([]Part, error) { return writeTable(dir, s.Table, w.budget(), w.createFault()) })
 }
 
 // WriteSnapshot saves s with the entries of snap as the package's

@@ -47,12 +47,10 @@ func TestTakeSnapshot(t *testing.T) {
 	if _, sum := tb.Summarize(); snap.sum != sum {
 		t.Errorf("the snapshot's figures %+v, the table's %+v", snap.sum, sum)
 	}
-	defer func(b int64) { writeBudget = b }(writeBudget)
 	if again, ok, err := TakeSnapshot(tb, snap); !ok || err != nil || &again.rows[3][0] != &snap.rows[3][0] {
 		t.Errorf("a snapshot taken again did not reuse the first one's memory (%v)", err)
 	}
-	writeBudget = 1000 * rowBytes
-	if _, ok, err := TakeSnapshot(tb, nil); ok || err != nil {
+	if _, ok, err := takeSnapshot(tb, nil, 1000*rowBytes); ok || err != nil {
 		t.Errorf("a table over the budget was copied (%v)", err)
 	}
 }

@@ -161,25 +161,26 @@ func (pw *partWriter) close() (Part, error) {
 // abort closes the file after a failure.
 func (pw *partWriter) abort() { pw.f.Close() }
 
-// writeBudget bounds the rows writeTable sorts at once, bytes.
-var writeBudget int64 = 256 << 20
+// DefaultWriteBudget bounds the memory a saved scan's writing uses for
+// the rows it sorts at once, bytes (Writer.Budget).
+const DefaultWriteBudget int64 = 256 << 20
 
 // rowBytes is what one Row takes in writeTable's buffer.
 const rowBytes = 48
 
 // writeTable writes t's entries into dir as Partitions sorted partition
 // files. The table is read in passes over equal ranges of the key space,
-// as many as keep the rows sorted at once within writeBudget (a table in
-// memory of under about 5 million entries takes one pass); a pass's range
-// lies within one partition or covers whole partitions. fault is
-// Writer.CreateFault (nil outside tests).
-func writeTable(dir string, t *ddt.Table, fault func(name string) error) ([]Part, error) {
+// as many as keep the rows sorted at once within budget bytes (with the
+// default, a table in memory of under about 5 million entries takes one
+// pass); a pass's range lies within one partition or covers whole
+// partitions. fault is Writer.CreateFault (nil outside tests).
+func writeTable(dir string, t *ddt.Table, budget int64, fault func(name string) error) ([]Part, error) {
 	n := int64(t.Len())
 	if err := t.Err(); err != nil {
 		return nil, err
 	}
 	passes := int64(1)
-	for passes < 1<<20 && n*rowBytes/passes > writeBudget {
+	for passes < 1<<20 && n*rowBytes/passes > budget {
 		passes *= 2
 	}
 	var parts []Part
@@ -187,7 +188,7 @@ func writeTable(dir string, t *ddt.Table, fault func(name string) error) ([]Part
 	if passes == 1 {
 		parts, err = writeParallel(dir, t, n, fault)
 	} else {
-		parts, err = writeSorted(dir, t, n, passes, fault)
+		parts, err = writeSorted(dir, t, n, passes, budget, fault)
 	}
 	if err != nil {
 		return nil, err
@@ -209,7 +210,7 @@ func checkRows(parts []Part, n int64) error {
 
 // writeSorted is writeTable in passes over ranges of the key space, each
 // read from the table, sorted and appended to the partition it lies in.
-func writeSorted(dir string, t *ddt.Table, n, passes int64, fault func(name string) error) ([]Part, error) {
+func writeSorted(dir string, t *ddt.Table, n, passes, budget int64, fault func(name string) error) ([]Part, error) {
 	// The rows come in key order, so partition after partition: one file
 	// is open at a time (one row group buffered).
 	parts := make([]Part, 0, Partitions)
@@ -240,7 +241,7 @@ func writeSorted(dir string, t *ddt.Table, n, passes int64, fault func(name stri
 		return nil
 	}
 	per := n/passes + n/passes/8 + 1024 // the rows of a pass, with room for uneven ranges
-	buf := make([]Row, 0, min(per, writeBudget/rowBytes+1024))
+	buf := make([]Row, 0, min(per, budget/rowBytes+1024))
 	step := ^uint64(0)/uint64(passes) + 1 // key-space width of a pass (by the first 8 bytes)
 	for pass := int64(0); pass < passes; pass++ {
 		lo := uint64(pass) * step
@@ -288,7 +289,7 @@ func cmpRows(a, b Row) int {
 	return cmp.Compare(binary.BigEndian.Uint64(a.Key[8:]), binary.BigEndian.Uint64(b.Key[8:]))
 }
 
-// writeParallel is writeTable of a table whose rows fit writeBudget at
+// writeParallel is writeTable of a table whose rows fit its budget at
 // once: read once into one slice per partition, then each partition
 // sorted and written on its own, several at once (GOMAXPROCS).
 func writeParallel(dir string, t *ddt.Table, n int64, fault func(name string) error) ([]Part, error) {
@@ -362,14 +363,19 @@ func (s *Snapshot) Len() int { return int(s.n) }
 // already; nil: none) where it is large enough: what a scan's checkpoint
 // does while its workers wait. ok is false, with no copy, when the copy
 // would take more than the memory a saved scan's writing may use
-// (writeBudget, 256 MiB: about 5 million entries); the caller then writes t
-// itself (Write).
+// (DefaultWriteBudget, 256 MiB: about 5 million entries); the caller then
+// writes t itself (Write).
 func TakeSnapshot(t *ddt.Table, reuse *Snapshot) (snap *Snapshot, ok bool, err error) {
+	return takeSnapshot(t, reuse, DefaultWriteBudget)
+}
+
+// takeSnapshot is TakeSnapshot within budget bytes.
+func takeSnapshot(t *ddt.Table, reuse *Snapshot, budget int64) (snap *Snapshot, ok bool, err error) {
 	n := int64(t.Len())
 	if err := t.Err(); err != nil {
 		return nil, false, err
 	}
-	if n*rowBytes > writeBudget {
+	if n*rowBytes > budget {
 		return nil, false, nil
 	}
 	var old [][]Row

@@ -84,7 +84,7 @@ func (c *compareCmd) Run(std *streams) error {
 	defer cancelScan()
 	if c.ZdbOutput != "" {
 		var err error
-		actual, err = readText(c.ZdbOutput)
+		actual, err = readText(c.Scan.env, c.ZdbOutput)
 		if err != nil {
 			return fail("%v", err)
 		}

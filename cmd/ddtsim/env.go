@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"os"
 	"runtime"
 
 	"github.com/ddtsim/ddtsim/input/source"
@@ -23,6 +25,11 @@ type env struct {
 	// (scan.Options.Done), to interrupt it at a chosen point; nil
 	// outside tests.
 	done func()
+	// stdin, when set, is where "-" reads from instead of os.Stdin.
+	stdin io.Reader
+	// minMem, when set, replaces the smallest --mem accepted, bytes
+	// (tests lower it to make tiny tables spill).
+	minMem uint64
 }
 
 // maxProcs is runtime.GOMAXPROCS(n), or what replaces it in e (e may be
@@ -48,4 +55,21 @@ func (e *env) doneHook() func() {
 		return nil
 	}
 	return e.done
+}
+
+// input is e.stdin, or the process's standard input for a nil e.
+func (e *env) input() io.Reader {
+	if e == nil || e.stdin == nil {
+		return os.Stdin
+	}
+	return e.stdin
+}
+
+// memFloor is the smallest --mem accepted, bytes: defaultMinMem, or
+// e.minMem when set.
+func (e *env) memFloor() uint64 {
+	if e == nil || e.minMem == 0 {
+		return defaultMinMem
+	}
+	return e.minMem
 }

@@ -118,7 +118,7 @@ type streams struct{ stdout, stderr io.Writer }
 // process's own; see env) and returns the exit status.
 func run(e *env, args []string, stdout, stderr io.Writer) int {
 	var c cli
-	c.Scan.env, c.Compare.Scan.env, c.Resume.env, c.Sweep.env = e, e, e, e
+	c.Scan.env, c.Compare.Scan.env, c.Resume.env, c.Sweep.env, c.Parse.env = e, e, e, e, e
 	var names []string
 	names = append(names, zio.ReleaseRanges())
 	exit := -1

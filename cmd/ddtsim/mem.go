@@ -16,9 +16,8 @@ import (
 // interrupted: a first Ctrl-C ends the scan normally, a second one ends
 // the process at once after removing it (signals.go).
 
-// minMem is the smallest --mem accepted, bytes (tests lower it to make
-// tiny tables spill).
-var minMem uint64 = 1 << 20
+// defaultMinMem is the smallest --mem accepted, bytes (env.memFloor).
+const defaultMinMem uint64 = 1 << 20
 
 // parseMem parses --mem: 0 without it. (--tmpdir is checked by
 // scan.Options.Validate: with --mem, outside the paths scanned.)
@@ -26,6 +25,7 @@ func (s *scanCmd) parseMem() (int64, error) {
 	if s.Mem == "" {
 		return 0, nil
 	}
+	minMem := s.env.memFloor()
 	n, err := model.ParseSize(s.Mem)
 	if err != nil || n == 0 || n > math.MaxInt64 {
 		return 0, &scan.OptionError{Option: "--mem", Value: s.Mem, Reason: fmt.Sprintf("invalid (accepted: the table's memory bound as a size, a whole number with an optional K, M, G, T suffix, at least %s, e.g. 512M, 4G, 1T)",

@@ -8,21 +8,21 @@ import (
 	"testing"
 )
 
-// tinyMem lets --mem go below its minimum for one test, so that small
-// inputs spill again and again.
-func tinyMem(t *testing.T) {
-	old := minMem
-	minMem = 1
-	t.Cleanup(func() { minMem = old })
+// tinyMem is a testEnv whose --mem may go below its minimum, so that
+// small inputs spill again and again.
+func tinyMem() *env {
+	e := testEnv()
+	e.minMem = 1
+	return e
 }
 
 // --mem reports its spills and the memory in JSON and in the summary, and
 // gives the same table as without it.
 func TestMemReport(t *testing.T) {
-	tinyMem(t)
+	e := tinyMem()
 	dir := sampleTree(t)
 	tmp := t.TempDir()
-	code, out, errs := runT("--json", "--mem", "1K", "--tmpdir", tmp, dir)
+	code, out, errs := runWith(e, "--json", "--mem", "1K", "--tmpdir", tmp, dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -36,14 +36,14 @@ func TestMemReport(t *testing.T) {
 	if doc.Counters["spill_runs"] == float64(0) || doc.Counters["table_bytes"] == float64(0) || doc.Counters["peak_rss"] == float64(0) {
 		t.Errorf("counters %v", doc.Counters)
 	}
-	_, plain, _ := runT("--zdb", dir)
+	_, plain, _ := runWith(e, "--zdb", dir)
 	if doc.Zdb != plain {
 		t.Errorf("--mem changed the table:\n%s\nwithout:\n%s", doc.Zdb, plain)
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("%d files left in --tmpdir", len(left))
 	}
-	_, text, _ := runT("--mem", "1K", "--tmpdir", tmp, dir)
+	_, text, _ := runWith(e, "--mem", "1K", "--tmpdir", tmp, dir)
 	if !strings.Contains(text, "\n  memory       table ") || !strings.Contains(text, "peak RSS; spilled to disk in ") {
 		t.Errorf("no memory line:\n%s", text)
 	}

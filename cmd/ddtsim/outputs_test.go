@@ -137,7 +137,7 @@ func TestTmpdirInsideScannedPathRefused(t *testing.T) {
 // 4G / with TMPDIR=/tmp) is used, and the walk leaves it out: with many
 // spills the result equals the scan without --mem.
 func TestDefaultTmpdirInsideScannedPathSkipped(t *testing.T) {
-	tinyMem(t)
+	e := tinyMem()
 	top := t.TempDir()
 	data := filepath.Join(top, "data")
 	if err := os.MkdirAll(filepath.Join(data, "tmp"), 0o755); err != nil {
@@ -150,13 +150,13 @@ func TestDefaultTmpdirInsideScannedPathSkipped(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(data, "f"+itoa(i)), b, 0o644)
 	}
-	_, want, _ := runT("--zdb", "-o", "recordsize=4K", data)
+	_, want, _ := runWith(e, "--zdb", "-o", "recordsize=4K", data)
 	t.Setenv("TMPDIR", filepath.Join(data, "tmp"))
-	code, got, errs := runT("--zdb", "-o", "recordsize=4K", "--mem", "2K", data)
+	code, got, errs := runWith(e, "--zdb", "-o", "recordsize=4K", "--mem", "2K", data)
 	if code != 0 || got != want {
 		t.Errorf("exit %d, stderr %q; zdb text with $TMPDIR inside the scan:\n%s\nwithout --mem:\n%s", code, errs, got, want)
 	}
-	if _, js, _ := runT("--json", "-o", "recordsize=4K", "--mem", "2K", data); !strings.Contains(js, `"spill_runs": `) ||
+	if _, js, _ := runWith(e, "--json", "-o", "recordsize=4K", "--mem", "2K", data); !strings.Contains(js, `"spill_runs": `) ||
 		strings.Contains(js, `"spill_runs": 0,`) {
 		t.Errorf("the scan did not spill; the test proves nothing")
 	}
@@ -226,7 +226,7 @@ func TestMemMinimumAndSpillDirRemovedOnFailure(t *testing.T) {
 	}
 
 	// Many runs and few file descriptors: the merge fails.
-	tinyMem(t)
+	te := tinyMem()
 	tmp := t.TempDir()
 	var lim unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
@@ -242,7 +242,7 @@ func TestMemMinimumAndSpillDirRemovedOnFailure(t *testing.T) {
 		t.Skip(err)
 	}
 	var o, e bytes.Buffer
-	code := run(testEnv(), []string{"-j", "1", "-o", "recordsize=512", "--mem", "1", "--tmpdir", tmp, dir}, &o, &e)
+	code := run(te, []string{"-j", "1", "-o", "recordsize=512", "--mem", "1", "--tmpdir", tmp, dir}, &o, &e)
 	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
 		t.Fatal(err)
 	}

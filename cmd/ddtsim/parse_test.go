@@ -40,10 +40,9 @@ func TestParseCommandJSONStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := stdin
-	stdin = strings.NewReader(string(b))
-	defer func() { stdin = old }()
-	code, out, errs := runT("parse", "--json", "-")
+	e := testEnv()
+	e.stdin = strings.NewReader(string(b))
+	code, out, errs := runWith(e, "parse", "--json", "-")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -140,10 +139,9 @@ func TestParseCommandBadInput(t *testing.T) {
 		t.Errorf("binary: exit %d, stdout %d bytes, stderr %q", code, len(out), errs)
 	}
 	elf, _ := os.ReadFile(bin)
-	old := stdin
-	stdin = strings.NewReader(string(elf[:50000]))
-	code, _, errs = runT("parse", "--json", "-")
-	stdin = old
+	e := testEnv()
+	e.stdin = strings.NewReader(string(elf[:50000]))
+	code, _, errs = runWith(e, "parse", "--json", "-")
 	if code != 2 || errs != "ddtsim: standard input: binary data, not zdb or zpool output\n" {
 		t.Errorf("binary on stdin: exit %d, stderr %q", code, errs)
 	}

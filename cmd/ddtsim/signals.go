@@ -21,7 +21,7 @@ import (
 func interruptContext(parent context.Context) (ctx context.Context, code func() int, stop func()) {
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, interruptSignals()...)
-	ctx, code, stopOn := interruptOn(parent, ch, endBySignal)
+	ctx, code, stopOn := interruptOn(parent, ch, time.Now, endBySignal)
 	return ctx, code, func() { signal.Stop(ch); stopOn() }
 }
 
@@ -38,9 +38,9 @@ func interruptSignals() []os.Signal {
 	return sigs
 }
 
-// interruptOn is interruptContext on the signals that arrive on ch; a
-// second interrupt calls end (which does not return in ddtsim).
-func interruptOn(parent context.Context, ch <-chan os.Signal, end func(os.Signal)) (ctx context.Context, code func() int, stop func()) {
+// interruptOn is interruptContext on the signals that arrive on ch, timed
+// by now; a second interrupt calls end (which does not return in ddtsim).
+func interruptOn(parent context.Context, ch <-chan os.Signal, now func() time.Time, end func(os.Signal)) (ctx context.Context, code func() int, stop func()) {
 	ctx, cancel := context.WithCancel(parent)
 	var got atomic.Int32
 	done := make(chan struct{})
@@ -98,9 +98,6 @@ func endBySignal(sig os.Signal) {
 // the same event (a signal to the process group reaches the process twice
 // within microseconds), not for a second Ctrl-C.
 const signalEcho = 500 * time.Millisecond
-
-// now is the clock interruptOn reads when a signal arrives (a test seam).
-var now = time.Now
 
 // exiting is taken by a second signal while it removes the spill
 // directories and ends the process, and by main before it exits: the

@@ -97,7 +97,7 @@ func TestDoubleSignal(t *testing.T) {
 func TestInterruptEcho(t *testing.T) {
 	base := time.Unix(1_000_000_000, 0)
 	var arrivals atomic.Int32
-	now = func() time.Time {
+	now := func() time.Time {
 		switch arrivals.Add(1) {
 		case 1:
 			return base
@@ -106,10 +106,9 @@ func TestInterruptEcho(t *testing.T) {
 		}
 		return base.Add(2 * signalEcho)
 	}
-	defer func() { now = time.Now }()
 	ch := make(chan os.Signal, 2)
 	ended := make(chan os.Signal, 1)
-	ctx, code, stop := interruptOn(context.Background(), ch, func(s os.Signal) { ended <- s })
+	ctx, code, stop := interruptOn(context.Background(), ch, now, func(s os.Signal) { ended <- s })
 	defer stop()
 	ch <- syscall.SIGTERM
 	ch <- syscall.SIGTERM // the echo: the process group's copy
