@@ -105,7 +105,7 @@ func (s *Report) decide() *Decision {
 		// contents gives savings that say nothing (found by a new user:
 		// "dedup adds nothing" on data of dedup 2.00).
 		d.Unreliable = true
-		d.Text = text + "none: the sample is unreliable (see below); scan without --sample, or with a smaller N"
+		d.Text = text + "none: the sample is unreliable (see below): scan without --sample or with a smaller N"
 		return d
 	}
 	nice := nicenum.IEC

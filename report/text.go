@@ -115,18 +115,17 @@ const hangIndent = "               "
 
 // item writes "  label        text", wrapped.
 func (t *textOut) item(label, format string, a ...any) {
-	t.wrap(fmt.Sprintf("  %-12s ", label), fmt.Sprintf(format, a...))
+	t.wrap(fmt.Sprintf("  %-12s ", label), hangIndent, fmt.Sprintf(format, a...))
 }
 
 // sub writes "    label      text", wrapped: a part of the item above.
 func (t *textOut) sub(label, format string, a ...any) {
-	t.wrap(fmt.Sprintf("    %-10s ", label), fmt.Sprintf(format, a...))
+	t.wrap(fmt.Sprintf("    %-10s ", label), hangIndent, fmt.Sprintf(format, a...))
 }
 
 // wrap writes text after first, in lines of at most TextWidth runes, the
-// further ones indented by hangIndent; a word longer than a line stays
-// whole.
-func (t *textOut) wrap(first, text string) {
+// further ones indented by cont; a word longer than a line stays whole.
+func (t *textOut) wrap(first, cont, text string) {
 	line := first
 	empty := true
 	// A size and its unit stay on one line.
@@ -134,7 +133,7 @@ func (t *textOut) wrap(first, text string) {
 		word = strings.ReplaceAll(word, "\x00", " ")
 		if !empty && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > TextWidth {
 			t.b.WriteString(line + "\n")
-			line, empty = hangIndent, true
+			line, empty = cont, true
 		}
 		if !empty {
 			line += " "
@@ -168,7 +167,7 @@ func (s *Report) summaryText() string {
 	t := &textOut{bytes: s.Bytes}
 	c := s.Counters
 	tot := s.Total
-	t.wrap("Summary: ", fmt.Sprintf("OpenZFS %s, %s, compression=%s, copies=%s, dedup=%s, %s (ashift %d), sparse=%s%s",
+	t.wrap("Summary: ", "         ", fmt.Sprintf("OpenZFS %s, %s, compression=%s, copies=%s, dedup=%s, %s (ashift %d), sparse=%s%s",
 		s.Release, s.BlockSizeProperty(), s.Properties["compression"], s.Properties["copies"],
 		s.Properties["dedup"], s.Pool.Vdev, s.Pool.Ashift, s.Sparse, s.guestText()))
 	for _, why := range s.PartialWhy {
@@ -293,13 +292,16 @@ func (s *Report) writeSaved(t *textOut) {
 	} else {
 		t.item("saved", "%s of the %s of %s (%.1f%%)", t.signed(saved), t.size(of), what, pct(float64(saved)))
 	}
-	compWhat := "compression"
-	if comp < 0 {
-		compWhat = "compression, less copies, parity and padding"
+	if s.Sample != nil {
+		return // no cause can be told from sampling noise
 	}
-	t.sub("by", "holes %s (%s), embedded records %s (%s), %s %s, dedup %s%s",
+	compText := "compression " + t.signed(comp)
+	if comp < 0 {
+		compText += " (copies, parity and padding cost more than it saves)"
+	}
+	t.sub("by", "holes %s (%s), embedded records %s (%s), %s, dedup %s%s",
 		t.signed(holes), english.Count(c.Holes, "hole"), t.signed(emb), english.Count(c.Embedded, "record"),
-		compWhat, t.signed(comp), t.signed(dedup), metaText)
+		compText, t.signed(dedup), metaText)
 }
 
 // SavedNet is Saved less the metadata of the copy (one copy of the
