@@ -214,24 +214,30 @@ type Progress struct {
 // merged table; TableBytes, SpillRuns), and, for a file that fails or
 // changes while several shards read it, Errors and Changed.
 type Counters struct {
-	Files          uint64 `json:"files"`           // regular files scanned, and those that could not be opened (not those gone)
-	Dirs           uint64 `json:"dirs"`            // directories walked
-	Symlinks       uint64 `json:"symlinks"`        // symlinks skipped (not followed)
-	Special        uint64 `json:"special"`         // devices, sockets, FIFOs skipped
-	HardLinks      uint64 `json:"hard_links"`      // extra names of an inode already scanned, skipped
-	Devices        uint64 `json:"block_devices"`   // block devices named explicitly and read
-	OtherFS        uint64 `json:"other_fs"`        // directories on another file system, skipped (OneFileSystem)
-	RepeatedDirs   uint64 `json:"repeated_dirs"`   // directories reached again (repeated paths, bind mounts, symlink loops), skipped
-	RepeatedFiles  uint64 `json:"repeated_files"`  // files reached again (a path named twice), skipped
-	ImageParts     uint64 `json:"image_parts"`     // files read as parts of an image (--guest: VMDK extents, qcow2 data files), not on their own
-	Changed        uint64 `json:"changed"`         // files that changed while they were read (figures approximate)
-	Errors         uint64 `json:"errors"`          // paths that could not be read (fully)
-	LogicalBytes   uint64 `json:"logical_bytes"`   // sum of file sizes (of Files)
+	Files         uint64 `json:"files"`          // regular files scanned, and those that could not be opened (not those gone)
+	Dirs          uint64 `json:"dirs"`           // directories walked
+	Symlinks      uint64 `json:"symlinks"`       // symlinks skipped (not followed)
+	Special       uint64 `json:"special"`        // devices, sockets, FIFOs skipped
+	HardLinks     uint64 `json:"hard_links"`     // extra names of an inode already scanned, skipped
+	Devices       uint64 `json:"block_devices"`  // block devices named explicitly and read
+	OtherFS       uint64 `json:"other_fs"`       // directories on another file system, skipped (OneFileSystem)
+	RepeatedDirs  uint64 `json:"repeated_dirs"`  // directories reached again (repeated paths, bind mounts, symlink loops), skipped
+	RepeatedFiles uint64 `json:"repeated_files"` // files reached again (a path named twice), skipped
+	ImageParts    uint64 `json:"image_parts"`    // files read as parts of an image (--guest: VMDK extents, qcow2 data files), not on their own
+	Changed       uint64 `json:"changed"`        // files that changed while they were read (figures approximate)
+	Errors        uint64 `json:"errors"`         // paths that could not be read (fully)
+	LogicalBytes  uint64 `json:"logical_bytes"`  // sum of file sizes (of Files)
+	// ShareBytes is the file data this scan's share holds, bytes: the
+	// sizes of the files it reads, less the chunks other shards read
+	// (Options.Shard). Not sharded, it is LogicalBytes; the shards'
+	// add up to the whole's. 0 in scans saved before it was counted.
+	ShareBytes     uint64 `json:"share_bytes"`
 	EmptyFiles     uint64 `json:"empty_files"`     // of Files, those of 0 bytes (with --zvol: no volume)
 	ScannedBytes   uint64 `json:"scanned_bytes"`   // file bytes the result covers (see above)
 	ReadBytes      uint64 `json:"read_bytes"`      // bytes actually read from the files
 	Records        uint64 `json:"records"`         // level-0 records of all files, holes included
 	Holes          uint64 `json:"holes"`           // records not written (all-zero)
+	HoleBytes      uint64 `json:"hole_bytes"`      // the file bytes those records hold (of ScannedBytes)
 	SourceHoles    uint64 `json:"source_holes"`    // records wholly inside a source hole, never read
 	ZeroBlocks     uint64 `json:"zero_blocks"`     // all-zero records stored as data (compression=off)
 	Embedded       uint64 `json:"embedded"`        // records stored in their block pointer, not counted by zdb -S
@@ -265,6 +271,7 @@ func (c *Counters) add(o *Counters) {
 	c.ScannedBytes += o.ScannedBytes
 	c.Records += o.Records
 	c.Holes += o.Holes
+	c.HoleBytes += o.HoleBytes
 	c.SourceHoles += o.SourceHoles
 	c.ZeroBlocks += o.ZeroBlocks
 	c.Compressed += o.Compressed
@@ -379,6 +386,7 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Analysis
 	res.Counters.Errors = uint64(s.errors.Load())
 	res.Counters.Changed = uint64(s.changedFiles.Load())
 	res.Counters.EmptyFiles = s.walkEmpty.Load()
+	res.Counters.ShareBytes = s.walkShare.Load()
 	s.spaceMu.Lock()
 	res.Counters.Indirect.Add(s.indirectBlocks)
 	res.Counters.DirZAPs = s.dirBlocks

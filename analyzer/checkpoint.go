@@ -104,6 +104,7 @@ func (s *run) checkpoint() {
 		}
 	}
 	c.Files, c.LogicalBytes, c.EmptyFiles = s.walkFiles.Load(), s.walkBytes.Load(), s.walkEmpty.Load()
+	c.ShareBytes = s.walkShare.Load()
 	s.spaceMu.Lock()
 	c.Indirect.Add(s.indirectBlocks)
 	s.spaceMu.Unlock()

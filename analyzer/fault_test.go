@@ -206,7 +206,7 @@ func TestReadErrorInSplitFile(t *testing.T) {
 		t.Errorf("done %v, want %v", spans, kept)
 	}
 	w := *wantRes
-	w.Counters.LogicalBytes, w.Counters.Errors = clean.Counters.LogicalBytes, 1
+	w.Counters.LogicalBytes, w.Counters.ShareBytes, w.Counters.Errors = clean.Counters.LogicalBytes, clean.Counters.ShareBytes, 1
 	sameResult(t, "with the error", res, &w)
 }
 
@@ -384,6 +384,6 @@ func TestFileTruncatedBehindTheReads(t *testing.T) {
 		t.Errorf("done %v", spans)
 	}
 	w := *wantRes
-	w.Counters.LogicalBytes, w.Counters.Changed = 320*rec, 1
+	w.Counters.LogicalBytes, w.Counters.ShareBytes, w.Counters.Changed = 320*rec, 320*rec, 1
 	sameResult(t, "truncated", res, &w)
 }

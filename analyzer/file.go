@@ -49,6 +49,9 @@ type run struct {
 	walkFiles, walkBytes atomic.Uint64
 	// walkEmpty: of those, the empty files (no volume is made of them).
 	walkEmpty atomic.Uint64
+	// walkShare: the bytes of the files visited that this shard reads
+	// (Counters.ShareBytes).
+	walkShare atomic.Uint64
 }
 
 // file is one file being scanned (a regular file or a block device); its
@@ -180,15 +183,16 @@ func (s *run) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 	lsize, nrec := s.records(sf.Size)
 	fl := &file{src: sf, lsize: lsize, nrec: nrec, tag: tag}
 	others := fl.othersShare(sf.Ino, nrec)
+	share := sf.Size
+	for _, o := range others {
+		share -= fl.spanBytes(o.First, o.End)
+	}
+	s.walkShare.Add(share)
 	if p := s.opts.Progress; p != nil {
 		if counted {
 			p.Files.Add(1)
 		}
-		pending := sf.Size
-		for _, o := range others {
-			pending -= fl.spanBytes(o.First, o.End)
-		}
-		p.BytesPending.Add(int64(pending))
+		p.BytesPending.Add(int64(share))
 	}
 	fl.limit.Store(nrec)
 	fl.info = FileInfo{Path: sf.Path, Arg: sf.Arg, Dev: sf.Dev, Ino: sf.Ino, Size: sf.Size, Mtime: sf.Mtime, Records: nrec}
@@ -355,6 +359,7 @@ func (s *run) holeRun(fl *file, a, b uint64) {
 	hole := o == Hole
 	if hole {
 		c.Holes += n
+		c.HoleBytes += bytes
 	} else {
 		c.ZeroBlocks += n
 	}

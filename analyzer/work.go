@@ -146,6 +146,7 @@ func (s *run) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane,
 	k, o := lane.Record(data, r.zero, fl.copyHoles)
 	if o == Hole {
 		c.Holes++
+		c.HoleBytes += r.n
 		if s.opts.OnBlock != nil {
 			s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Hole: true, Zero: true, Tag: fl.tag, Count: 1})
 		}

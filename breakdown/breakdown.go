@@ -56,7 +56,10 @@ const AttributionRule = "Referenced figures (no dedup) are exact sums of each gr
 // Group is one row of a breakdown. Block counts are records; sizes are
 // bytes.
 type Group struct {
-	Name         string `json:"name"`
+	Name string `json:"name"`
+	// NameBase64 is, for a group named after a path that escape.Path had
+	// to escape, the path's own bytes (escape.Base64); empty otherwise.
+	NameBase64   string `json:"name_base64,omitempty"`
 	Files        uint64 `json:"files"`
 	LogicalBytes uint64 `json:"logical_bytes"` // sum of file sizes
 	Records      uint64 `json:"records"`       // level-0 records, holes included
@@ -119,6 +122,7 @@ type Accumulator struct {
 	oneDir  bool           // by dir, one directory named
 	ids     map[string]int // group key (the name's raw bytes) → id (walker only)
 	names   []string       // by id: the name shown (escaped)
+	raws    []string       // by id: the raw bytes of a name escaped, base64 ("" if none)
 	files   []uint64
 	logical []uint64
 	shards  [256]accShard
@@ -243,6 +247,11 @@ func (a *Accumulator) id(key, name string) int {
 	id := len(a.names)
 	a.ids[key] = id
 	a.names = append(a.names, name)
+	raw := ""
+	if name == escape.Path(key) && name != key {
+		raw = escape.Base64(key) // a group named after a path
+	}
+	a.raws = append(a.raws, raw)
 	a.files = append(a.files, 0)
 	a.logical = append(a.logical, 0)
 	return id
@@ -414,7 +423,7 @@ func (a *Accumulator) Result(t *ddt.Table) *Result {
 	ng := len(a.names)
 	groups := make([]Group, ng)
 	for i := range groups {
-		groups[i].Name = a.names[i]
+		groups[i].Name, groups[i].NameBase64 = a.names[i], a.raws[i]
 		groups[i].Files = a.files[i]
 		groups[i].LogicalBytes = a.logical[i]
 	}

@@ -18,7 +18,8 @@ import (
 //     one row per non-empty bucket (refcnt = the bucket's lowest refcnt,
 //     as zdb labels it), then the row "Total";
 //  2. the summary: header field,value; one row per figure (model,
-//     counters, raw capacity, saved_bytes: scanned_bytes minus the
+//     partial and, for a partial result, a partial_why row per reason,
+//     counters (share_bytes, hole_bytes among them), raw capacity, saved_bytes: scanned_bytes minus the
 //     allocated DSIZE, ratios); a sampled scan adds sample_n,
 //     sample_sampled, sample_reliable, unsampled and each estimate with
 //     its 95% interval (sample_dedup, sample_dedup_low,
@@ -29,8 +30,8 @@ import (
 //     ddt_on_disk, ddt_in_core, ddt_log_in_core, ddt_rule_of_thumb) and
 //     with --ram the ARC verdict (arc_ram, arc_max, arc_meta_limit,
 //     arc_limit, arc_share, arc_verdict); the decision line (decision,
-//     decision_worth_it, decision_compression_saves,
-//     decision_dedup_saves); what zfs list -p and zpool list -p will
+//     decision_worth_it, decision_holes_saves, decision_embedded_saves,
+//     decision_compression_saves, decision_dedup_saves); what zfs list -p and zpool list -p will
 //     show once the files are copied into a new pool's root dataset
 //     (package space; the JSON's "space"), without dedup: zfs_used,
 //     zfs_usedds, zfs_usedchild, zfs_logicalused, zfs_logicalreferenced,
@@ -86,6 +87,9 @@ func (s *Report) WriteCSV(w io.Writer) error {
 	kv("sparse", s.Sparse)
 	kv("guest", strconv.FormatBool(s.Guest))
 	kv("partial", strconv.FormatBool(s.Partial))
+	for _, why := range s.PartialWhy {
+		kv("partial_why", why)
+	}
 	if s.Zstd != "" {
 		kv("zstd", s.Zstd)
 	}
@@ -125,8 +129,8 @@ func (s *Report) WriteCSV(w io.Writer) error {
 		k string
 		v uint64
 	}{
-		{"files", c.Files}, {"dirs", c.Dirs}, {"logical_bytes", c.LogicalBytes}, {"scanned_bytes", c.ScannedBytes}, {"read_bytes", c.ReadBytes},
-		{"records", c.Records}, {"stored" + sampled, c.Stored}, {"embedded" + sampled, c.Embedded}, {"holes", c.Holes},
+		{"files", c.Files}, {"dirs", c.Dirs}, {"logical_bytes", c.LogicalBytes}, {"share_bytes", c.ShareBytes}, {"scanned_bytes", c.ScannedBytes}, {"read_bytes", c.ReadBytes},
+		{"records", c.Records}, {"stored" + sampled, c.Stored}, {"embedded" + sampled, c.Embedded}, {"holes", c.Holes}, {"hole_bytes", c.HoleBytes},
 		{"zero_blocks", c.ZeroBlocks}, {"unique_blocks" + sampled, c.UniqueBlocks}, {"symlinks", c.Symlinks},
 		{"special", c.Special}, {"hard_links", c.HardLinks}, {"image_parts", c.ImageParts}, {"errors", c.Errors}, {"changed", c.Changed},
 	} {
@@ -171,6 +175,8 @@ func (s *Report) WriteCSV(w io.Writer) error {
 	if d := s.Decision; d != nil {
 		kv("decision", d.Text)
 		kv("decision_worth_it", strconv.FormatBool(d.WorthIt))
+		kv("decision_holes_saves", strconv.FormatInt(d.HolesSaves, 10))
+		kv("decision_embedded_saves", strconv.FormatInt(d.EmbeddedSaves, 10))
 		kv("decision_compression_saves", strconv.FormatInt(d.CompressionSaves, 10))
 		kv("decision_dedup_saves", strconv.FormatInt(d.DedupSaves, 10))
 	}

@@ -61,8 +61,8 @@ func (s *Report) BlockSizeProperty() string {
 	return "recordsize=" + s.Properties["recordsize"]
 }
 
-// writeText prints the DDT block of the summary.
-func (e *DDTEstimate) writeText(pr func(string, ...any)) {
+// writeText writes the DDT block of the summary.
+func (e *DDTEstimate) writeText(t *textOut) {
 	if !e.show {
 		return
 	}
@@ -70,37 +70,36 @@ func (e *DDTEstimate) writeText(pr func(string, ...any)) {
 	if e.Format == ddtsize.FormatFDT {
 		kind = "fast-dedup table (FDT: flat entries and a log)"
 	}
-	size := func(v uint64) string { return fmt.Sprintf("%s (%d bytes)", nicenum.Format(v, true), v) }
 	if e.Entries == 0 {
-		pr("  DDT          no entries: nothing would be stored in the dedup table\n")
+		t.item("DDT", "no entries: nothing would be stored in the dedup table")
 		return
 	}
-	pr("  DDT          %d entries (%d unique, %d duplicate) in a %s, as OpenZFS %s stores them\n",
+	t.item("DDT", "%d entries (%d unique, %d duplicate) in a %s, as OpenZFS %s stores them",
 		e.Entries, e.Unique, e.Duplicate, kind, e.Release)
 	b := e.Basis
-	pr("    on disk    %s, %.0f B/entry: %s of %s blocks, %s-compressed, %d copies (MOS metadata)\n",
-		size(e.OnDisk), b.PerEntryOnDisk, english.Count(uint64(len(e.Objects)), "ZAP object"), nicenum.Format(b.BlockSize, true), b.Compression, b.Copies)
-	line := fmt.Sprintf("    in core    %s if wholly cached, %.0f B/entry", size(e.InCore), b.PerEntryInCore)
+	t.sub("on disk", "%s, %.0f B/entry: %s of %s blocks, %s-compressed, %d copies (MOS metadata)",
+		t.size(e.OnDisk), b.PerEntryOnDisk, english.Count(uint64(len(e.Objects)), "ZAP object"), nicenum.IEC(b.BlockSize), b.Compression, b.Copies)
+	line := fmt.Sprintf("%s if wholly cached, %.0f B/entry", t.size(e.InCore), b.PerEntryInCore)
 	if e.LogInCore > 0 {
-		line += fmt.Sprintf("; %s (%d B/entry) while entries wait in the dedup log", nicenum.Format(e.LogInCore, true), ddtsize.LogEntryBytes)
+		line += fmt.Sprintf("; %s (%d B/entry) while entries wait in the dedup log", nicenum.IEC(e.LogInCore), ddtsize.LogEntryBytes)
 	}
-	pr("%s\n", line)
-	pr("    thumb      %s at the classic %d B/entry rule of thumb\n", size(e.RuleOfThumb), ddtsize.RuleOfThumbBytes)
-	pr("    basis      an entry is %d chunks of 24 B (%d B: entry, key, %d-byte value) in %s leaves of at most %d; leaves %.0f%% full (expected over random hashes); on disk a leaf takes %s over all copies; + a header block per ZAP, indirect blocks\n",
-		b.EntryChunks, b.EntryBytes, b.ValueBytes, nicenum.Format(b.BlockSize, true), b.LeafCapacity, 100*b.Fill, nicenum.Format(uint64(b.LeafOnDisk+0.5), true))
+	t.sub("in core", "%s", line)
+	t.sub("thumb", "%s at the classic %d B/entry rule of thumb", t.size(e.RuleOfThumb), ddtsize.RuleOfThumbBytes)
+	t.sub("basis", "an entry is %d chunks of 24 B (%d B: entry, key, %d-byte value) in %s leaves of at most %d; leaves %.0f%% full (expected over random hashes); on disk a leaf takes %s over all copies; + a header block per ZAP, indirect blocks",
+		b.EntryChunks, b.EntryBytes, b.ValueBytes, nicenum.IEC(b.BlockSize), b.LeafCapacity, 100*b.Fill, nicenum.IEC(uint64(b.LeafOnDisk+0.5)))
 	if b.WholeLeaves >= 0.05 {
-		pr("    flush      about %.1f of %.0f leaves end up stored uncompressed: the dedup log's flush rewrites them in sync pass 8, where ZFS stops compressing (counted above)\n",
+		t.sub("flush", "about %.1f of %.0f leaves end up stored uncompressed: the dedup log's flush rewrites them in sync pass 8, where ZFS stops compressing (counted above)",
 			b.WholeLeaves, e.Leaves())
 	}
 	if a := e.ARC; a != nil {
 		limit := "metadata: " + a.MetaIs
 		if a.MetaLimit > 0 {
-			limit = "metadata limit " + nicenum.Format(a.MetaLimit, true) + ": " + a.MetaIs
+			limit = "metadata limit " + nicenum.IEC(a.MetaLimit) + ": " + a.MetaIs
 		}
-		pr("    ARC        with %s of RAM: ARC max %s (%s); %s\n", nicenum.Format(a.RAM, true), nicenum.Format(a.ARCMax, true), a.ARCMaxIs, limit)
-		pr("    verdict    %s: the table is %.1f%% of %s; %s\n", a.Verdict, 100*a.Share, nicenum.Format(a.Limit, true), a.Meaning)
+		t.sub("ARC", "with %s of RAM: ARC max %s (%s); %s", nicenum.IEC(a.RAM), nicenum.IEC(a.ARCMax), a.ARCMaxIs, limit)
+		t.sub("verdict", "%s: the table is %.1f%% of %s; %s", a.Verdict, 100*a.Share, nicenum.IEC(a.Limit), a.Meaning)
 		if a.LogMax > 0 {
-			pr("               (besides the ARC, the dedup log may hold up to %s: 1%% of RAM, at least 1M)\n", nicenum.Format(a.LogMax, true))
+			t.sub("", "(besides the ARC, the dedup log may hold up to %s: 1%% of RAM, at least 1 MiB)", nicenum.IEC(a.LogMax))
 		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 
-// The rule of the decision line: dedup is worth it when the space it saves
+// The rule of the verdict: dedup is worth it when the space it saves
 // on top of compression is at least WorthShare of what the data takes
 // without dedup and at least WorthRAM times the dedup table's in-core
 // size (RAM costs tens of times more per byte than disk, and every write
@@ -17,18 +17,28 @@ const (
 	WorthRAM   = 50
 )
 
-// Rule is the decision rule in words, as the decision line states it.
+// Rule is the decision rule in words, as the summary states it.
 var Rule = fmt.Sprintf("rule: worth it when dedup saves at least %.0f%% of the size without dedup and %d times the table's RAM, and the table fits in the ARC when --ram is given",
 	100*WorthShare, WorthRAM)
 
-// Decision is what the figures mean for turning dedup on, in one line
-// (Text) and in its parts: the JSON decision object, the CSV decision
-// rows, the line after the histogram in the text and at the top of the
-// HTML page.
+// Decision is what the figures mean for turning dedup on: the verdict
+// line (Text, the third line of the text report and the head of the HTML
+// page) and its parts, the JSON decision object and the CSV decision rows.
+// The savings are each credited to their own cause, bytes of the file
+// data covered (Counters.ScannedBytes): HolesSaves + EmbeddedSaves +
+// CompressionSaves + DedupSaves is that data minus the DSIZE with dedup.
 type Decision struct {
-	// CompressionSaves is the file data covered minus the DSIZE without
-	// dedup: what holes and compression save (negative when copies,
-	// parity and padding cost more), bytes.
+	// HolesSaves is the file data in records never written (all zeros
+	// made holes: Counters.HoleBytes), bytes.
+	HolesSaves int64 `json:"holes_saves"`
+	// EmbeddedSaves is the file data kept in block pointers (embedded
+	// records: Counters.EmbeddedLSize, at most the data left after holes),
+	// bytes: no data block, but the block pointers live in dnodes and
+	// indirect blocks, which are metadata (space.Prediction.Metadata).
+	EmbeddedSaves int64 `json:"embedded_saves"`
+	// CompressionSaves is the rest of the data covered minus the DSIZE
+	// without dedup: what compression saves, negative when copies,
+	// parity and padding cost more, bytes.
 	CompressionSaves int64 `json:"compression_saves"`
 	// DedupSaves is the DSIZE without dedup minus the DSIZE with dedup,
 	// bytes; DedupShare is it over the DSIZE without dedup.
@@ -45,11 +55,30 @@ type Decision struct {
 	// unreliable: no verdict is given (WorthIt false).
 	Unreliable bool   `json:"unreliable,omitempty"`
 	Rule       string `json:"rule"`
-	Text       string `json:"text"`
+	// Text is the verdict line, at most HeadlineWidth columns:
+	// "Verdict: probably not worth it: dedup saves 536 KiB (30.2%), under
+	// 50x the table's RAM" (the RAM line above it says how much).
+	Text string `json:"text"`
 }
 
-// decide makes the decision line from the totals and the DDT estimate;
-// nil when there is nothing to decide on (no file data covered, nothing
+// credits splits the savings on the file data covered (of, bytes) by
+// cause: holes, embedded records, compression (the rest, less the DSIZE
+// without dedup: ref). A sampled scan's embedded records are those of the
+// sample, scaled to the whole.
+func (s *Report) credits(of, ref uint64) (holes, embedded, compression int64) {
+	c := s.Counters
+	holes = int64(min(c.HoleBytes, of))
+	emb := c.EmbeddedLSize
+	if e := s.Sample; e != nil && e.N > 1 {
+		emb *= e.N
+	}
+	embedded = int64(min(emb, of-uint64(holes)))
+	compression = int64(of) - holes - embedded - int64(ref)
+	return holes, embedded, compression
+}
+
+// decide makes the decision from the totals and the DDT estimate; nil
+// when there is nothing to decide on (no file data covered, nothing
 // stored, a sample that kept nothing, no DDT estimate).
 func (s *Report) decide() *Decision {
 	of := s.Counters.ScannedBytes
@@ -58,61 +87,55 @@ func (s *Report) decide() *Decision {
 		return nil
 	}
 	d := &Decision{
-		CompressionSaves: int64(of) - int64(ref),
-		DedupSaves:       int64(ref) - int64(alloc),
-		DDTInCore:        s.DDT.InCore,
-		Rule:             Rule,
+		DedupSaves: int64(ref) - int64(alloc),
+		DDTInCore:  s.DDT.InCore,
+		Rule:       Rule,
 	}
+	d.HolesSaves, d.EmbeddedSaves, d.CompressionSaves = s.credits(of, ref)
 	d.DedupShare = float64(d.DedupSaves) / float64(ref)
+	text := "Verdict: "
+	switch {
+	case s.Partial:
+		text = "Verdict (partial): "
+	case s.Sample != nil:
+		text = "Verdict (estimate): "
+	}
 	if e := s.Sample; e != nil && !e.Reliable {
 		// A sample that missed (or over-weighted) the duplicated
 		// contents gives savings that say nothing (found by a new user:
 		// "dedup adds nothing" on data of dedup 2.00).
 		d.Unreliable = true
-		d.Text = "Decision: none: the sample is flagged below as unreliable, so its savings and table size may be far off; scan without --sample, or with a smaller N"
+		d.Text = text + "none: the sample is unreliable (see below): scan without --sample or with a smaller N"
 		return d
 	}
-	nice := func(v uint64) string { return nicenum.Format(v, true) }
-	text := "Decision: "
-	switch {
-	case s.Partial:
-		text = "Decision (partial scan, from what was read): "
-	case s.Sample != nil:
-		text = "Decision (estimated from the sample): "
-	}
-	if d.CompressionSaves >= 0 {
-		text += fmt.Sprintf("compression alone saves %s of %s (%.1f%%); ", nice(uint64(d.CompressionSaves)), nice(of), 100*float64(d.CompressionSaves)/float64(of))
-	} else {
-		text += fmt.Sprintf("compression alone saves nothing (copies, parity and padding add %s to the %s); ", nice(uint64(-d.CompressionSaves)), nice(of))
-	}
-	if d.DedupSaves > 0 {
-		text += fmt.Sprintf("dedup adds %s on top (%.1f%% of the %s left)", nice(uint64(d.DedupSaves)), 100*d.DedupShare, nice(ref))
-	} else {
-		text += "dedup adds nothing on top (no block is stored twice)"
-	}
-	text += fmt.Sprintf(" for a DDT of %s in RAM", nice(d.DDTInCore))
+	nice := nicenum.IEC
 	fits := true
 	if a := s.DDT.ARC; a != nil {
 		d.ARC = a.Verdict
-		switch a.Verdict {
-		case ddtsize.VerdictFits:
-			text += fmt.Sprintf(", which fits in the ARC with %s of RAM", nice(a.RAM))
-		case ddtsize.VerdictTight:
-			text += fmt.Sprintf(", which fits in the ARC with %s of RAM only tightly", nice(a.RAM))
-		default:
-			text += fmt.Sprintf(", which does not fit in the ARC with %s of RAM", nice(a.RAM))
-			fits = false
-		}
+		fits = a.Verdict == ddtsize.VerdictFits || a.Verdict == ddtsize.VerdictTight
 	}
-	d.WorthIt = fits && d.DedupShare >= WorthShare && float64(d.DedupSaves) >= WorthRAM*float64(d.DDTInCore)
+	share := d.DedupShare >= WorthShare
+	ram := float64(d.DedupSaves) >= WorthRAM*float64(d.DDTInCore)
+	d.WorthIt = fits && share && ram
+	saves := "dedup saves nothing (no block is stored twice)"
+	if d.DedupSaves > 0 {
+		saves = fmt.Sprintf("dedup saves %s (%.1f%%)", nice(uint64(d.DedupSaves)), 100*d.DedupShare)
+	}
 	switch {
-	case d.WorthIt:
-		text += ": worth it"
 	case !fits:
-		text += ": not worth it on this machine"
+		text += fmt.Sprintf("not worth it on this machine: the table's %s does not fit in its ARC", nice(d.DDTInCore))
+	case d.WorthIt:
+		text += fmt.Sprintf("worth it: %s, over %dx the table's RAM", saves, WorthRAM)
+		if d.ARC == ddtsize.VerdictTight {
+			text += " (ARC tight)"
+		}
+	case d.DedupSaves <= 0:
+		text += "probably not worth it: " + saves
+	case !share:
+		text += fmt.Sprintf("probably not worth it: %s, under %.0f%% of the size", saves, 100*WorthShare)
 	default:
-		text += ": probably not worth it"
+		text += fmt.Sprintf("probably not worth it: %s, under %dx the table's RAM", saves, WorthRAM)
 	}
-	d.Text = text + " (" + Rule + ")"
+	d.Text = text
 	return d
 }

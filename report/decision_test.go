@@ -3,9 +3,12 @@ package report
 import (
 	"context"
 	"fmt"
+	"html/template"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
@@ -29,14 +32,14 @@ func decisionScan(t *testing.T, p *zio.Policy, ram uint64, dir string) *Report {
 	return s
 }
 
-// The decision line, word for word: dedup worth it (many copies of
-// large records), not worth it (no duplicate; a saving smaller than 50
-// times the table's RAM), not worth it on a machine whose ARC cannot hold
-// the table. It follows the histogram in the text, leads the HTML page,
-// and is the JSON decision.text and the CSV decision row.
+// The verdict line, word for word: dedup worth it (many copies of large
+// records), not worth it (no duplicate; a saving smaller than 50 times the
+// table's RAM), not worth it on a machine whose ARC cannot hold the table.
+// It is the third line of the text (after the space and RAM lines, before
+// the histogram), leads the HTML page, and is the JSON decision.text and
+// the CSV decision row; the rule is stated in the summary.
 func TestDecisionLine(t *testing.T) {
 	t.Parallel()
-	const rule = " (rule: worth it when dedup saves at least 10% of the size without dedup and 50 times the table's RAM, and the table fits in the ARC when --ram is given)"
 	copies := t.TempDir()
 	data := testkit.Rand(11, 4<<20)
 	for i := range 4 {
@@ -60,27 +63,35 @@ func TestDecisionLine(t *testing.T) {
 		worth bool
 		want  string
 	}{
+		// 4 copies of 4 MiB of random data: 16 MiB without dedup, 4 with.
 		{"copies", p, 0, copies, true,
-			"Decision: compression alone saves 0B of 16M (0.0%); dedup adds 12M on top (75.0% of the 16M left) for a DDT of 64K in RAM: worth it"},
+			"Verdict: worth it: dedup saves 12 MiB (75.0%), over 50x the table's RAM"},
 		{"no duplicate", p, 0, unique, false,
-			"Decision: compression alone saves 1.38M of 5.43M (25.5%); dedup adds nothing on top (no block is stored twice) for a DDT of 64K in RAM: probably not worth it"},
+			"Verdict: probably not worth it: dedup saves nothing (no block is stored twice)"},
+		// 64K saved, less than 50 times the table's 64K.
 		{"small saving", p, 0, small, false,
-			"Decision: compression alone saves 0B of 128K (0.0%); dedup adds 64K on top (50.0% of the 128K left) for a DDT of 64K in RAM: probably not worth it"},
+			"Verdict: probably not worth it: dedup saves 64 KiB (50.0%), under 50x the table's RAM"},
 		// 75% saved, but less than 50 times the table's 288K.
 		{"copies, 4K records, 64M of RAM", p4k, 64 << 20, copies, false,
-			"Decision: compression alone saves 0B of 16M (0.0%); dedup adds 12M on top (75.0% of the 16M left) for a DDT of 288K in RAM, which fits in the ARC with 64M of RAM: probably not worth it"},
+			"Verdict: probably not worth it: dedup saves 12 MiB (75.0%), under 50x the table's RAM"},
 	} {
 		s := decisionScan(t, c.p, c.ram, c.dir)
+		s.EstimateSpace(c.p)
 		d := s.Decision
 		if d == nil {
 			t.Fatalf("%s: no decision", c.name)
 		}
-		if d.Text != c.want+rule || d.WorthIt != c.worth {
-			t.Errorf("%s: decision\n%q (worth it %v), want\n%q (%v)", c.name, d.Text, d.WorthIt, c.want+rule, c.worth)
+		if d.Text != c.want || d.WorthIt != c.worth || d.Rule != Rule {
+			t.Errorf("%s: decision\n%q (worth it %v), want\n%q (%v)", c.name, d.Text, d.WorthIt, c.want, c.worth)
 		}
 		o := render(t, s)
-		if !strings.Contains(o.text, "dedup * compress / copies = ") || !strings.Contains(o.text, "\n\n"+d.Text+"\nSummary: ") {
-			t.Errorf("%s: text does not follow the histogram with the decision:\n%s", c.name, o.text)
+		lines := strings.Split(o.text, "\n")
+		if len(lines) < 4 || !strings.HasPrefix(lines[0], "Space: without dedup USED ") || !strings.HasPrefix(lines[1], "RAM: dedup table ") ||
+			lines[2] != d.Text || lines[3] != "" || !strings.HasPrefix(lines[4], "Simulated DDT histogram:") {
+			t.Errorf("%s: text does not lead with space, RAM and verdict:\n%s", c.name, o.text)
+		}
+		if !strings.Contains(o.text, "\n  verdict      rule: worth it when dedup saves at least 10% of the size without dedup and 50 times\n") {
+			t.Errorf("%s: the summary does not state the rule:\n%s", c.name, o.text)
 		}
 		jd, _ := o.json["decision"].(map[string]any)
 		if jd["text"] != d.Text || jd["worth_it"] != c.worth || jd["dedup_saves"] != float64(d.DedupSaves) {
@@ -90,11 +101,11 @@ func TestDecisionLine(t *testing.T) {
 			t.Errorf("%s: CSV decision %q %q", c.name, o.csv["decision"], o.csv["decision_worth_it"])
 		}
 		body := o.html[strings.Index(o.html, "<main>"):]
-		if i, j := strings.Index(body, `<p class="decision`), strings.Index(body, `<div class="cards">`); i < 0 || i > j || strings.Count(body, "dedup adds") != 1 {
-			t.Errorf("%s: HTML does not lead with the decision (once):\n%s", c.name, body[:min(len(body), 2000)])
+		if i, j := strings.Index(body, `<p class="decision`), strings.Index(body, `<div class="cards">`); i < 0 || i > j || strings.Count(body, template.HTMLEscapeString(d.Text)) != 1 {
+			t.Errorf("%s: HTML does not lead with the verdict (once):\n%s", c.name, body[:min(len(body), 2000)])
 		}
-		if strings.Contains(s.Zdb, "Decision") {
-			t.Errorf("%s: the zdb -S text has the decision", c.name)
+		if strings.Contains(s.Zdb, "Verdict") {
+			t.Errorf("%s: the zdb -S text has the verdict", c.name)
 		}
 	}
 
@@ -102,7 +113,97 @@ func TestDecisionLine(t *testing.T) {
 	s := decisionScan(t, p, 64<<20, copies)
 	s.DDT.ARC.Verdict = ddtsize.VerdictNoFit
 	if d := s.decide(); d.WorthIt || d.ARC != "does not fit" ||
-		d.Text != "Decision: compression alone saves 0B of 16M (0.0%); dedup adds 12M on top (75.0% of the 16M left) for a DDT of 64K in RAM, which does not fit in the ARC with 64M of RAM: not worth it on this machine"+rule {
+		d.Text != "Verdict: not worth it on this machine: the table's 64 KiB does not fit in its ARC" {
 		t.Errorf("no fit: %q (worth it %v)", d.Text, d.WorthIt)
+	}
+}
+
+// Each saving is credited to its cause (issue 29, item 1): a sparse file
+// with compression=off saves by its holes, not by compression; embedded
+// records (item 2) are credited apart, and cost metadata: the summary's
+// saving is less that metadata, never all the data.
+func TestSavingsCredited(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "sparse")
+	// 1 MiB of random data at 64 MiB into a 256 MiB file: the rest holes.
+	fh, err := os.Create(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fh.WriteAt(testkit.Rand(21, 1<<20), 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Truncate(256 << 20); err != nil {
+		t.Fatal(err)
+	}
+	fh.Close()
+	p := testkit.Policy(t, zio.Off)
+	s := decisionScan(t, p, 0, dir)
+	s.EstimateSpace(p)
+	d := s.Decision
+	if d == nil || d.HolesSaves != 255<<20 || d.CompressionSaves != 0 || d.EmbeddedSaves != 0 || d.DedupSaves != 0 {
+		t.Fatalf("credits %+v, want holes 255 MiB, compression 0", d)
+	}
+	o := render(t, s)
+	if !strings.Contains(o.text, "    by         holes 255 MiB (2040 holes), embedded records 0 B (0 records), compression 0 B,") {
+		t.Errorf("text does not credit the holes:\n%s", o.text)
+	}
+
+	// Small files that lz4 squeezes into their block pointers: no data
+	// block, but the saving is not all the data, their dnodes cost.
+	emb := t.TempDir()
+	var total uint64
+	for i := range 200 {
+		b := []byte(fmt.Sprintf("%d-%s", i, strings.Repeat("a", 100+i)))
+		total += uint64(len(b))
+		testkit.Write(t, filepath.Join(emb, fmt.Sprint("f", i)), b)
+	}
+	pl := testkit.Policy(t, zio.LZ4)
+	s = decisionScan(t, pl, 0, emb)
+	s.EstimateSpace(pl)
+	if s.Counters.Embedded != 200 || s.Total.Referenced.DSize != 0 {
+		t.Fatalf("embedded %d, DSIZE %d: want every record embedded", s.Counters.Embedded, s.Total.Referenced.DSize)
+	}
+	net, of, ok := s.SavedNet()
+	if !ok || of != total || net >= int64(total) || net != int64(total)-int64(s.Space.Metadata.ASize) {
+		t.Errorf("saved %d of %d (%v), want the %d bytes less the metadata %d", net, of, ok, total, s.Space.Metadata.ASize)
+	}
+	o = render(t, s)
+	if strings.Contains(o.text, "(100.0%)") || !strings.Contains(o.text, "    embedded   200 records kept in block pointers take no data block") {
+		t.Errorf("text claims all saved, or says nothing of embedded records:\n%s", o.text)
+	}
+}
+
+// The headline's lines fit TextWidth columns with the widest sizes (8
+// characters: "1.50 GiB"), a table of billions of entries, the ARC verdict
+// and the partial mark; so do the summary's lines with --bytes.
+func TestHeadlineWidth(t *testing.T) {
+	t.Parallel()
+	p := testkit.Policy(t, zio.LZ4)
+	wide := uint64(1<<30 + 1<<29 + 12345) // 1.50G
+	for _, verdict := range []string{ddtsize.VerdictFits, ddtsize.VerdictTight, ddtsize.VerdictNoFit} {
+		for _, partial := range []bool{false, true} {
+			s := decisionScan(t, p, 64<<30, filepath.Join("..", "testdata", "sample"))
+			s.EstimateSpace(p)
+			s.Partial, s.Bytes = partial, true
+			sp := s.Space
+			sp.Used, sp.Alloc, sp.Other.Used, sp.Other.Alloc = wide, wide, wide, wide
+			s.DDT.InCore, s.DDT.Entries, s.DDT.ARC.RAM, s.DDT.ARC.Verdict = wide, 12345678901, wide<<10, verdict
+			s.Total.Referenced.DSize = wide * 4
+			s.Total.Allocated.DSize = wide
+			s.Decision = s.decide()
+			head := s.Headline()
+			if len(head) != 3 {
+				t.Fatalf("headline of %d lines: %q", len(head), head)
+			}
+			o := render(t, s)
+			text := strings.TrimSuffix(o.text, "\n")
+			for i, l := range strings.Split(text, "\n") {
+				if n := utf8.RuneCountInString(l); n > TextWidth && !strings.Contains(s.Zdb, l) {
+					t.Errorf("%s, partial %v: line %d has %d columns: %q", verdict, partial, i+1, n, l)
+				}
+			}
+		}
 	}
 }

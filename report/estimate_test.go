@@ -118,9 +118,9 @@ func TestSavedOverScannedBytes(t *testing.T) {
 		t.Errorf("Saved() = %d, %d, %v", saved, of, ok)
 	}
 	o := render(t, s)
-	want := "of " + nicenum.Format(c.ScannedBytes, true) + " file data covered ("
-	if !strings.Contains(o.text, want) || strings.Contains(o.text, "of "+nicenum.Format(c.LogicalBytes, true)+" file data (") ||
-		!strings.Contains(o.text, "  covered      "+nicenum.Format(c.ScannedBytes, true)) {
+	want := "of the " + nicenum.IEC(c.ScannedBytes) + " of file data covered ("
+	if !strings.Contains(o.text, want) || strings.Contains(o.text, "of the "+nicenum.IEC(c.LogicalBytes)+" of file data (") ||
+		!strings.Contains(o.text, "  covered      "+nicenum.IEC(c.ScannedBytes)) {
 		t.Errorf("text does not figure the savings over the %d bytes covered (%q):\n%s", c.ScannedBytes, want, o.text)
 	}
 	if o.csv["scanned_bytes"] != jsonNumber(c.ScannedBytes) {
@@ -132,7 +132,7 @@ func TestSavedOverScannedBytes(t *testing.T) {
 	if counters := o.json["counters"].(map[string]any); counters["scanned_bytes"] != float64(c.ScannedBytes) || counters["logical_bytes"] != float64(c.LogicalBytes) {
 		t.Errorf("JSON counters %v", counters)
 	}
-	if !strings.Contains(o.html, "<span>file data covered</span><b>"+nicenum.Format(c.ScannedBytes, true)+"</b><small>of "+nicenum.Format(c.LogicalBytes, true)+"</small>") {
+	if !strings.Contains(o.html, "<span>file data covered</span><b>"+nicenum.IEC(c.ScannedBytes)+"</b><small>of "+nicenum.IEC(c.LogicalBytes)+"</small>") {
 		t.Errorf("HTML file data card:\n%s", cards(o.html))
 	}
 
@@ -146,8 +146,8 @@ func TestSavedOverScannedBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	o = render(t, s)
-	if res.Counters.ScannedBytes != res.Counters.LogicalBytes || !strings.Contains(o.text, "of 40M file data (") ||
-		strings.Contains(o.text, "covered") || !strings.Contains(o.html, "<span>file data</span><b>40M</b>") {
+	if res.Counters.ScannedBytes != res.Counters.LogicalBytes || !strings.Contains(o.text, "of the 40 MiB of file data (") ||
+		strings.Contains(o.text, "covered") || !strings.Contains(o.html, "<span>file data</span><b>40 MiB</b>") {
 		t.Errorf("complete scan: counters %+v\n%s", res.Counters, o.text)
 	}
 }

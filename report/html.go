@@ -19,43 +19,32 @@ import (
 // text, the summary and the breakdown table. It loads nothing from
 // anywhere and needs no script.
 func (s *Report) WriteHTML(w io.Writer) error {
-	var text strings.Builder
-	if err := s.WriteText(&text); err != nil {
-		return err
-	}
-	summary := strings.TrimPrefix(text.String(), s.Zdb)
-	if d := s.Decision; d != nil {
-		summary = strings.TrimPrefix(summary, d.Text+"\n") // the page leads with it
-	}
-	saved, of, savedOK := s.Saved()
-	var bdText string
-	if s.Breakdown != nil {
-		var sb strings.Builder
-		if err := writeBreakdown(&sb, s.Breakdown, saved); err != nil {
-			return err
-		}
-		bdText = sb.String()
-		summary = strings.TrimSuffix(summary, bdText)
-	}
+	summary := s.summaryText()
+	saved, of, savedOK := s.SavedNet()
+	bdSaved, _, _ := s.Saved()
 	v := htmlView{
 		Report:       s,
 		Title:        strings.Join(s.Paths, " "),
+		Headline:     s.Headline(),
 		Summary:      strings.TrimSpace(summary),
 		HistSVG:      histogramSVG(s),
 		Saved:        "-",
 		SavedClass:   "card",
 		LogicalLabel: "file data",
-		Logical:      nicenum.Format(of, true),
-		NoDedup:      nicenum.Format(s.Total.Referenced.DSize, true),
-		HasDedup:     nicenum.Format(s.Total.Allocated.DSize, true),
+		Logical:      nicenum.IEC(of),
+		NoDedup:      "-",
+		HasDedup:     "-",
 		Dedup:        "-",
 		Compress:     "-",
 	}
-	if of != s.Counters.LogicalBytes {
+	if off, on := s.spaceByDedup(); off != nil && on != nil {
+		v.NoDedup, v.HasDedup = nicenum.IEC(off.Alloc), nicenum.IEC(on.Alloc)
+	}
+	if data := s.FileData(); of != data {
 		// Interrupted, or files that could not be read: the figures are
 		// for the bytes covered.
 		v.LogicalLabel = "file data covered"
-		v.LogicalNote = "of " + nicenum.Format(s.Counters.LogicalBytes, true)
+		v.LogicalNote = "of " + nicenum.IEC(data)
 		if s.WalkUnfinished() {
 			v.LogicalNote += " found so far"
 		}
@@ -77,7 +66,6 @@ func (s *Report) WriteHTML(w io.Writer) error {
 		switch {
 		case s.NothingSampled():
 			v.SampleNote = fmt.Sprintf("No content fell in the 1/%d sample: nothing can be estimated; use a smaller N.", e.N)
-			v.NoDedup, v.HasDedup = "-", "-"
 		case e.Sampled > 0:
 			v.Estimated = fmt.Sprintf("estimated, 1/%d sample", e.N)
 			v.SampleNote = fmt.Sprintf("Estimated from a 1/%d sample of the contents (%d unique contents kept): the table and the figures are estimates, with 95%% intervals.", e.N, e.Sampled)
@@ -86,13 +74,12 @@ func (s *Report) WriteHTML(w io.Writer) error {
 			}
 			iv := func(i ddt.Interval) string { return fmt.Sprintf("95%%: %.2f to %.2f", i.Low, i.High) }
 			v.DedupIv, v.CompressIv = iv(e.Dedup), iv(e.Compress)
-			v.HasDedupIv = fmt.Sprintf("95%%: %s to %s", nicenum.Format(uint64(e.Allocated.Low), true), nicenum.Format(uint64(e.Allocated.High), true))
 		}
 	}
 	v.Space = spaceTable(s)
 	if b := s.Breakdown; b != nil {
 		v.BreakdownSVG = breakdownSVG(b)
-		v.ZerosText = zerosText(b.Zeros, saved)
+		v.ZerosText = zerosText(b.Zeros, bdSaved)
 		for _, g := range b.Groups {
 			v.Rows = append(v.Rows, rowView(g, false))
 		}
@@ -104,17 +91,18 @@ func (s *Report) WriteHTML(w io.Writer) error {
 type htmlView struct {
 	*Report
 	Title, Summary             string
+	Headline                   []string // Report.Headline
 	LogicalLabel, LogicalNote  string
 	Logical, NoDedup, HasDedup string
 	Dedup, Compress, Saved     string
 	SavedClass                 string // card, card good, card warn
 	// A sampled scan: Estimated marks the cards that are estimates,
 	// SampleNote says so above them, the …Iv are 95% intervals.
-	Estimated, SampleNote           string
-	DedupIv, CompressIv, HasDedupIv string
-	HistSVG, BreakdownSVG           template.HTML
-	Rows                            []htmlRow
-	ZerosText                       string
+	Estimated, SampleNote string
+	DedupIv, CompressIv   string
+	HistSVG, BreakdownSVG template.HTML
+	Rows                  []htmlRow
+	ZerosText             string
 	// Space is what zfs list and zpool list will show: nil without a
 	// prediction.
 	Space []htmlRow
@@ -298,7 +286,7 @@ main{max-width:1060px;margin:0 auto;padding:22px 28px 36px;background:#fff;min-h
 h1{font-size:23px;margin:0 0 4px;color:#12345e}
 h2{font-size:17px;margin:26px 0 10px;padding-bottom:4px;border-bottom:2px solid #dfe5ee;color:#12345e}
 .model{color:#4a5262;margin:0 0 16px}
-.decision{font-size:16px;background:#eef4fb;border:1px solid #b9cde6;padding:8px 12px;border-radius:6px}
+.decision{font-size:16px;background:#eef4fb;border:1px solid #b9cde6;padding:8px 12px;border-radius:6px;overflow-wrap:anywhere}
 .decision.good{background:#e8f5ec;border-color:#9fd0b0}
 .partial{background:#fff1d6;border:1px solid #e7b95a;padding:6px 10px;border-radius:6px}
 .cards{display:flex;flex-wrap:wrap;gap:10px}
@@ -309,6 +297,7 @@ h2{font-size:17px;margin:26px 0 10px;padding-bottom:4px;border-bottom:2px solid 
 .card.warn b{color:#b0451b}
 .card small{display:block;font-size:11px;color:#5d6677}
 pre{background:#f4f6f9;border:1px solid #dde2ea;border-radius:6px;padding:10px 12px;overflow-x:auto;font:13px/1.35 ui-monospace,"DejaVu Sans Mono",Menlo,monospace}
+pre.summary{white-space:pre-wrap;overflow-wrap:anywhere}
 svg.chart{max-width:100%;height:auto;display:block}
 svg text{font:12px system-ui,"DejaVu Sans",sans-serif;fill:#2b3240}
 .legend{font-size:13px;color:#4a5262;margin:4px 0 8px}
@@ -329,19 +318,27 @@ footer{margin-top:28px;color:#7a8291;font-size:12px}
 <body>
 <main>
 <h1>ddtsim: simulated ZFS dedup table</h1>
-<p class="model">{{.Title}} &middot; OpenZFS {{.Release}}, recordsize={{index .Properties "recordsize"}}, compression={{index .Properties "compression"}}, copies={{index .Properties "copies"}}, dedup={{index .Properties "dedup"}}, {{.Pool.Vdev}} (ashift {{.Pool.Ashift}}), sparse={{.Sparse}}{{if .Guest}}, images read as guest disks (--guest){{end}}</p>
-{{with .Decision}}<p class="decision{{if .WorthIt}} good{{end}}">{{.Text}}</p>{{end}}
-{{if .Partial}}<p class="partial">The scan was interrupted: the figures cover only what was read.{{if .WalkUnfinished}} The files and file data counted are those found so far: the walk had not finished.{{else if .WalkFinished}} The walk had finished: the files and file data counted are all of them.{{end}}</p>{{end}}
+<p class="model">{{.Title}} &middot; OpenZFS {{.Release}}, {{.BlockSizeProperty}}, compression={{index .Properties "compression"}}, copies={{index .Properties "copies"}}, dedup={{index .Properties "dedup"}}, {{.Pool.Vdev}} (ashift {{.Pool.Ashift}}), sparse={{.Sparse}}{{if .Guest}}, images read as guest disks (--guest){{end}}</p>
+<p class="decision{{with .Decision}}{{if .WorthIt}} good{{end}}{{end}}">{{range $i, $l := .Headline}}{{if $i}}<br>{{end}}{{$l}}{{end}}</p>
+{{if .Partial}}<p class="partial">PARTIAL: {{range $i, $w := .PartialWhy}}{{if $i}} {{end}}{{$w}}.{{end}}{{if .WalkUnfinished}} The files and file data counted are those found so far: the walk had not finished.{{else if .WalkFinished}} The walk had finished: the files and file data counted are all of them.{{end}}</p>{{end}}
 {{if .SampleNote}}<p class="partial">{{.SampleNote}}</p>{{end}}
 {{with .ApproximateNote}}<p class="partial">Approximate: {{.}}.</p>{{end}}
 <div class="cards">
 <div class="card"><span>{{.LogicalLabel}}</span><b>{{.Logical}}</b>{{if .LogicalNote}}<small>{{.LogicalNote}}</small>{{end}}</div>
-<div class="card"><span>disk, no dedup</span><b>{{.NoDedup}}</b>{{if .Estimated}}<small>{{.Estimated}}</small>{{end}}</div>
-<div class="card"><span>disk, with dedup</span><b>{{.HasDedup}}</b>{{if .Estimated}}<small>{{.Estimated}}</small>{{end}}{{if .HasDedupIv}}<small>{{.HasDedupIv}}</small>{{end}}</div>
+<div class="card"><span>ALLOC, no dedup</span><b>{{.NoDedup}}</b>{{if .Estimated}}<small>{{.Estimated}}</small>{{end}}</div>
+<div class="card"><span>ALLOC, with dedup</span><b>{{.HasDedup}}</b>{{if .Estimated}}<small>{{.Estimated}}</small>{{end}}</div>
 <div class="card"><span>dedup ratio</span><b>{{.Dedup}}</b>{{if .Estimated}}<small>{{.Estimated}}</small>{{end}}{{if .DedupIv}}<small>{{.DedupIv}}</small>{{end}}</div>
 <div class="card"><span>compress ratio</span><b>{{.Compress}}</b>{{if .Estimated}}<small>{{.Estimated}}</small>{{end}}{{if .CompressIv}}<small>{{.CompressIv}}</small>{{end}}</div>
 <div class="{{.SavedClass}}"><span>saved</span><b>{{.Saved}}</b>{{if .Estimated}}<small>{{.Estimated}}</small>{{end}}</div>
 </div>
+
+<h2>DDT histogram</h2>
+<div class="legend">DSIZE per refcnt bucket:<i style="background:#9cc3e6"></i>referenced (without dedup)<i style="background:#1f5fa8"></i>allocated (with dedup)</div>
+{{.HistSVG}}
+<pre>{{.Zdb}}</pre>
+
+<h2>Summary</h2>
+<pre class="summary">{{.Summary}}</pre>
 {{with .Space}}
 <h2>What zfs list and zpool list will show</h2>
 <table class="space">
@@ -352,14 +349,6 @@ footer{margin-top:28px;color:#7a8291;font-size:12px}
 </table>
 <p class="note">{{if $.Estimated}}Estimated from the sample, as the figures above. {{end}}zdb -S, and the figures above, count level-0 file data only; zfs list and zpool list also count metadata (indirect blocks, dnodes, directories) and the pool's own (the MOS, and the DDT with dedup). Dedup never lowers USED, as each dataset is charged in full for the blocks it references; ALLOC shows the saving.</p>
 {{end}}
-
-<h2>DDT histogram</h2>
-<div class="legend">DSIZE per refcnt bucket:<i style="background:#9cc3e6"></i>referenced (without dedup)<i style="background:#1f5fa8"></i>allocated (with dedup)</div>
-{{.HistSVG}}
-<pre>{{.Zdb}}</pre>
-
-<h2>Summary</h2>
-<pre>{{.Summary}}</pre>
 {{if .Breakdown}}
 <h2>Breakdown by {{.Breakdown.Basis}}</h2>
 <div class="legend">DSIZE per group:<i style="background:#9cc3e6"></i>without dedup<i style="background:#1f5fa8"></i>with dedup (attributed)</div>

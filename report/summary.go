@@ -29,11 +29,20 @@ type Report struct {
 	Sparse     string            `json:"sparse"`
 	// Guest: virtual-disk images were read as their guests' disks
 	// (--guest; model.Settings.Guest).
-	Guest    bool                `json:"guest"`
-	Paths    []string            `json:"paths"`            // as given; bytes that are not UTF-8 appear as \xNN (see escape.Path)
-	Partial  bool                `json:"partial"`          // the scan was interrupted
-	Problems []source.Problem    `json:"problems"`         // every path that could not be read, or changed while read
-	Sample   *ddt.SampleEstimate `json:"sample,omitempty"` // set by a sampled scan: the figures above are estimates
+	Guest bool     `json:"guest"`
+	Paths []string `json:"paths"` // as given, escaped by escape.Path (bytes that are not UTF-8 appear as \xNN)
+	// Partial is set when the figures cover part of the data only: an
+	// interrupted scan, one shard of a sharded scan, a merge missing
+	// shards or holding interrupted scans. PartialWhy says why, one
+	// sentence each (the PARTIAL lines of the text).
+	Partial    bool     `json:"partial"`
+	PartialWhy []string `json:"partial_why,omitempty"`
+	// PathsBase64 holds, when a path had to be escaped (escape.Path),
+	// every path's own bytes in standard base64, in the order of Paths;
+	// absent otherwise.
+	PathsBase64 []string            `json:"paths_base64,omitempty"`
+	Problems    []source.Problem    `json:"problems"`         // every path that could not be read, or changed while read
+	Sample      *ddt.SampleEstimate `json:"sample,omitempty"` // set by a sampled scan: the figures above are estimates
 	// Zstd is "exact" or "approximate" when the compression is zstd (see
 	// ZstdNote), empty otherwise: whether this build compresses as ZFS's
 	// libzstd does, byte for byte.
@@ -59,6 +68,9 @@ type Report struct {
 	// Decision is what the figures mean for turning dedup on (set by
 	// EstimateDDT); nil when there is nothing to decide on.
 	Decision *Decision `json:"decision,omitempty"`
+	// Bytes makes the text summary give exact byte counts beside the
+	// sizes (--bytes); JSON and CSV always have them.
+	Bytes bool `json:"-"`
 	// Breakdown, with --by: its fields appear at the top level
 	// (breakdown_by, breakdown, breakdown_total, zeros, ...); nil leaves
 	// them out.
@@ -104,8 +116,15 @@ func New(p *zio.Policy, ashift int, sparse model.Sparse, paths []string, res *an
 		version = p.Release.Name
 	}
 	esc := make([]string, len(paths))
+	var raw []string
 	for i, x := range paths {
 		esc[i] = escape.Path(x)
+		if esc[i] != x {
+			raw = make([]string, len(paths))
+			for j, y := range paths {
+				raw[j] = escape.Base64(y)
+			}
+		}
 	}
 	s := &Report{
 		Release:  version,
@@ -117,12 +136,13 @@ func New(p *zio.Policy, ashift int, sparse model.Sparse, paths []string, res *an
 			"copies":      fmt.Sprint(p.Copies),
 			"dedup":       map[bool]string{true: "on", false: "off"}[p.Dedup],
 		},
-		Pool:      newPool(p, ashift),
-		Sparse:    sparse.String(),
-		Paths:     esc,
-		Histogram: []Row{},
-		Total:     res.Histogram.Total(),
-		Counters:  res.Counters,
+		Pool:        newPool(p, ashift),
+		Sparse:      sparse.String(),
+		Paths:       esc,
+		PathsBase64: raw,
+		Histogram:   []Row{},
+		Total:       res.Histogram.Total(),
+		Counters:    res.Counters,
 	}
 	for i, b := range res.Histogram {
 		if b.Allocated.Blocks != 0 {
@@ -220,122 +240,11 @@ func (s *Report) WriteJSON(w io.Writer) error {
 	return e.Encode(s)
 }
 
-// WriteText writes the zdb -S block followed by a short summary for a
-// person.
-func (s *Report) WriteText(w io.Writer) error {
-	if _, err := io.WriteString(w, s.Zdb); err != nil {
-		return err
-	}
-	c := s.Counters
-	t := s.Total
-	pr := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
-	if s.Decision != nil {
-		pr("%s\n", s.Decision.Text)
-	}
-	pr("Summary: OpenZFS %s, %s, compression=%s, copies=%s, dedup=%s, %s (ashift %d), sparse=%s%s\n",
-		s.Release, s.BlockSizeProperty(), s.Properties["compression"], s.Properties["copies"],
-		s.Properties["dedup"], s.Pool.Vdev, s.Pool.Ashift, s.Sparse, s.guestText())
-	if s.Partial {
-		pr("  PARTIAL: the scan was interrupted; the figures cover only what was read\n")
-	}
-	if n := s.ApproximateNote(); n != "" {
-		pr("  APPROXIMATE: %s\n", n)
-	}
-	if s.Sample != nil {
-		s.writeSample(pr)
-	}
-	pr("  files        %s, %s (%d bytes); %s%s\n", filesText(c), nicenum.Format(c.LogicalBytes, true), c.LogicalBytes, english.Count(c.Dirs, "directory"), s.walkText())
-	pr("  skipped      %s\n", skippedText(c))
-	if c.Changed > 0 {
-		pr("  changed      %s changed while read: the figures for them are approximate\n", english.Count(c.Changed, "file"))
-	}
-	pr("  records      %d: %d stored, %d embedded in block pointers, %s; %s stored\n",
-		c.Records, c.Stored, c.Embedded, english.Count(c.Holes, "hole"), english.Count(c.ZeroBlocks, "all-zero block"))
-	if c.ScannedBytes != c.LogicalBytes {
-		found := ""
-		if s.WalkUnfinished() {
-			found = " found so far"
-		}
-		pr("  covered      %s (%d bytes) of the %s of file data%s: the records read or found in holes; the figures below are for these bytes only\n",
-			nicenum.Format(c.ScannedBytes, true), c.ScannedBytes, nicenum.Format(c.LogicalBytes, true), found)
-	}
-	if s.Sample != nil {
-		estimates := "; sizes below are estimates"
-		if s.Sample.Sampled == 0 {
-			estimates = ""
-		}
-		pr("  in sample    %d records (%d left out), %d unique blocks%s\n", c.Stored, c.Unsampled, c.UniqueBlocks, estimates)
-	} else {
-		pr("  DDT entries  %d: one per distinct block stored\n", c.UniqueBlocks)
-	}
-	nothing := s.NothingSampled()
-	if !nothing {
-		pr("  on disk      %s (%d bytes) without dedup, %s (%d bytes) with dedup\n",
-			nicenum.Format(t.Referenced.DSize, true), t.Referenced.DSize, nicenum.Format(t.Allocated.DSize, true), t.Allocated.DSize)
-		pr("  raw capacity %s (%d bytes) without dedup, %s (%d bytes) with dedup (ASIZE: %s)\n",
-			nicenum.Format(s.Raw.Referenced, true), s.Raw.Referenced, nicenum.Format(s.Raw.Allocated, true), s.Raw.Allocated, s.Raw.Note)
-	}
-	if off, on := s.spaceByDedup(); off != nil || on != nil {
-		// Without the other prediction, the policy's own stands for both.
-		if off == nil {
-			off = on
-		} else if on == nil {
-			on = off
-		}
-		pr("  zfs list     USED %s (%d bytes), LUSED %s (%d bytes), compressratio %.2fx; with dedup USED %s (%d bytes): dedup never lowers USED\n",
-			nicenum.Format(off.Used, true), off.Used, nicenum.Format(off.LUsed, true), off.LUsed, off.CompressRatio, nicenum.Format(on.Used, true), on.Used)
-		pr("  zpool list   ALLOC %s (%d bytes) without dedup, %s (%d bytes) with dedup (DEDUP %.2fx)\n",
-			nicenum.Format(off.Alloc, true), off.Alloc, nicenum.Format(on.Alloc, true), on.Alloc, on.Dedup)
-		m := off.Metadata
-		pr("  metadata     %s (%d bytes) a copy: indirect blocks %s, directories %s, dnodes and fixed objects %s; zfs list and zpool list count it and the pool's own, zdb -S does not\n",
-			nicenum.Format(m.ASize, true), m.ASize, nicenum.Format(off.Indirect.ASize, true), nicenum.Format(off.Directories.ASize, true),
-			nicenum.Format(m.ASize-off.Indirect.ASize-off.Directories.ASize, true))
-	}
-	if s.Pool.Mixed {
-		pr("  assumption   the top-level vdevs differ in shape: DSIZE and raw capacity assume every block (all copies) is written to the first, %s\n", s.Pool.DSizeVdev)
-	}
-	if saved, of, ok := s.Saved(); ok {
-		what := "file data"
-		if of != c.LogicalBytes {
-			what = "file data covered"
-		}
-		dedupSaves := signedNice(int64(t.Referenced.DSize) - int64(t.Allocated.DSize))
-		if e := s.Sample; e != nil && e.Sampled > 0 {
-			// An estimate: the allocated DSIZE has the sample's interval,
-			// and no cause can be told from sampling noise.
-			pct := func(v float64) float64 { return 100 * v / float64(of) }
-			lo, hi := float64(of)-e.Allocated.High, float64(of)-e.Allocated.Low
-			pr("  saved        about %s of %s %s (%.1f%%; 95%%: %.1f%% to %.1f%%), estimated from the sample; dedup alone about %s\n",
-				signedNice(saved), nicenum.Format(of, true), what, pct(float64(saved)), pct(lo), pct(hi), dedupSaves)
-		} else if saved < 0 {
-			pr("  saved        nothing: the pool would take %s more than the %s %s (%.1f%%): copies, parity and\n"+
-				"               padding cost more than holes, compression and dedup save; dedup alone saves %s\n",
-				nicenum.Format(uint64(-saved), true), nicenum.Format(of, true), what, -100*float64(saved)/float64(of), dedupSaves)
-		} else {
-			pr("  saved        %s of %s %s (%.1f%%) by holes, compression and dedup together; dedup alone saves %s\n",
-				signedNice(saved), nicenum.Format(of, true), what, 100*float64(saved)/float64(of), dedupSaves)
-		}
-	}
-	if s.DDT != nil && !nothing {
-		s.DDT.writeText(pr)
-		if s.DDT.show {
-			switch {
-			case s.Partial:
-				pr("    caution    the scan is partial: the whole data's table is larger than these figures, and the\n" +
-					"               verdict may change\n")
-			case s.Sample != nil && !s.Sample.Reliable:
-				pr("    caution    from a sample flagged above as unreliable: the table's size may be far off\n")
-			}
-		}
-	}
-	if line := memoryLine(c); line != "" {
-		pr("%s\n", line)
-	}
-	if s.Breakdown != nil {
-		saved, _, _ := s.Saved()
-		return writeBreakdown(w, s.Breakdown, saved)
-	}
-	return nil
+// MarkPartial marks the report as covering part of the data only, and
+// why (a sentence, without a final full stop).
+func (s *Report) MarkPartial(why string) {
+	s.Partial = true
+	s.PartialWhy = append(s.PartialWhy, why)
 }
 
 // WalkUnfinished reports an interrupted scan whose walk had not listed
@@ -436,39 +345,6 @@ func (s *Report) ApplySample(est *ddt.SampleEstimate, bytesSuffix bool) error {
 	}
 	s.Zdb = string(zb)
 	return nil
-}
-
-// writeSample prints a sampled scan's estimates with their intervals, or
-// that nothing can be estimated.
-func (s *Report) writeSample(pr func(string, ...any)) {
-	e := s.Sample
-	iv := func(i ddt.Interval) string { return fmt.Sprintf("%.2f (95%%: %.2f to %.2f)", i.Value, i.Low, i.High) }
-	switch {
-	case s.NothingSampled():
-		pr("  SAMPLED      1/%d of the contents by hash: no content was kept\n", e.N)
-		pr("  WARNING      no content fell in the 1/%d sample: nothing can be estimated; use a smaller N\n", e.N)
-		return
-	case e.Sampled == 0:
-		pr("  SAMPLED      1/%d of the contents by hash: no block would be stored, nothing to sample (the figures are exact)\n", e.N)
-		return
-	}
-	pr("  SAMPLED      1/%d of the contents by hash (%d unique contents kept): the table above and these are estimates\n", e.N, e.Sampled)
-	if e.Skewed {
-		way := "out of"
-		if e.Blocks.Value > float64(e.Counted) {
-			way = "into"
-		}
-		pr("  WARNING      the sampled contents stand for %.0f blocks, but the data has %d: a few contents referenced\n"+
-			"               very often fell %s the sample, so dedup is far off whatever its interval says (counting\n"+
-			"               every block suggests about %.2f); scan without --sample, or with a smaller N\n", e.Blocks.Value, e.Counted, way, e.DedupByCount)
-	} else if !e.Reliable {
-		pr("  WARNING      only %d contents sampled (fewer than %d): the intervals below are not reliable and the\n"+
-			"               estimates may be far off; sample less (a smaller N) or scan without --sample\n", e.Sampled, ddt.MinReliableSample)
-	}
-	pr("  dedup        %s\n", iv(e.Dedup))
-	pr("  compress     %s\n", iv(e.Compress))
-	pr("  combined     %s\n", iv(e.Combined))
-	pr("  DDT entries  %.0f (95%%: %.0f to %.0f)\n", e.Entries.Value, e.Entries.Low, e.Entries.High)
 }
 
 // guestText says, after the sparse mode, that images were read as their

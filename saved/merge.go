@@ -44,6 +44,10 @@ type Merged struct {
 	// --sample (nil without): from every entry of the merged sample.
 	Sample  *ddt.SampleEstimate
 	Partial []string // the saved scans holding interrupted scans
+	// Missing says, one sentence per sharded scan, which of its shards
+	// were not given (also in Notes): the result covers the others'
+	// shares only.
+	Missing []string
 	// Notes are warnings for the user: scans naming the same paths (which
 	// merge adds all the same), releases or ddtsim versions that differ.
 	Notes []string
@@ -205,6 +209,7 @@ func combine(paths []string) (*Merged, []*input, error) {
 		"their figures may differ where ddtsim changed")...)
 	m.Notes = append(m.Notes, overlaps(paths, hdrs, group)...)
 	m.Notes = append(m.Notes, shardNotes...)
+	m.Missing = shardNotes
 	m.Header = *hdrs[0]
 	m.Shard = nil
 	m.Files = nil

@@ -97,13 +97,13 @@ func TestPartialScanSaysHowFarTheWalkGot(t *testing.T) {
 		t.Fatalf("walk done %v, %d files found, report %v: the test needs a walk cut short", res.Analysis.WalkDone, c.Files, rep.WalkFinished)
 	}
 	for _, line := range []string{
-		"  PARTIAL: the scan was interrupted; the figures cover only what was read\n",
-		fmt.Sprintf("  files        %d regular files, %s (%d bytes); 1 directory: found so far; the walk had not finished\n",
-			c.Files, nicenum.Format(c.LogicalBytes, true), c.LogicalBytes),
-		fmt.Sprintf("  covered      %s (%d bytes) of the %s of file data found so far: the records read or found in holes; the figures below are for these bytes only\n",
-			nicenum.Format(c.ScannedBytes, true), c.ScannedBytes, nicenum.Format(c.LogicalBytes, true)),
+		"  PARTIAL      the scan was interrupted: the figures cover only what was read\n",
+		fmt.Sprintf("  files        %d regular files, %s; 1 directory: found so far; the walk had not finished\n",
+			c.Files, nicenum.IEC(c.LogicalBytes)),
+		fmt.Sprintf("  covered      %s of the %s of file data found so far: the records read or found in holes; the figures below are for these bytes only\n",
+			nicenum.IEC(c.ScannedBytes), nicenum.IEC(c.LogicalBytes)),
 	} {
-		if !strings.Contains(out["text"], line) {
+		if !strings.Contains(unwrap(out["text"]), line) {
 			t.Errorf("text has no line %q:\n%s", line, out["text"])
 		}
 	}
@@ -111,11 +111,12 @@ func TestPartialScanSaysHowFarTheWalkGot(t *testing.T) {
 	if err := json.Unmarshal([]byte(out["json"]), &doc); err != nil || doc["partial"] != true || doc["walk_finished"] != false {
 		t.Errorf("JSON partial %v, walk_finished %v (%v)", doc["partial"], doc["walk_finished"], err)
 	}
-	if !strings.Contains(out["csv"], "\npartial,true\nwalk_finished,false\n") {
+	if !strings.Contains(out["csv"], "\npartial,true\npartial_why,the scan was interrupted: the figures cover only what was read\n") ||
+		!strings.Contains(out["csv"], "\nwalk_finished,false\n") {
 		t.Errorf("CSV:\n%s", out["csv"])
 	}
 	if !strings.Contains(out["html"], "The files and file data counted are those found so far: the walk had not finished.") ||
-		!strings.Contains(out["html"], "<small>of "+nicenum.Format(c.LogicalBytes, true)+" found so far</small>") {
+		!strings.Contains(out["html"], "<small>of "+nicenum.IEC(c.LogicalBytes)+" found so far</small>") {
 		t.Errorf("HTML does not say the walk had not finished")
 	}
 
@@ -129,10 +130,10 @@ func TestPartialScanSaysHowFarTheWalkGot(t *testing.T) {
 		t.Fatalf("walk done %v, report %v, counters %+v", res.Analysis.WalkDone, rep.WalkFinished, c)
 	}
 	for _, line := range []string{
-		"  files        1 regular file, 24M (25165824 bytes); 1 directory: the walk had finished: these are all the files\n",
-		fmt.Sprintf("  covered      %s (%d bytes) of the 24M of file data: the records", nicenum.Format(c.ScannedBytes, true), c.ScannedBytes),
+		"  files        1 regular file, 24 MiB; 1 directory: the walk had finished: these are all the files\n",
+		fmt.Sprintf("  covered      %s of the 24 MiB of file data: the records", nicenum.IEC(c.ScannedBytes)),
 	} {
-		if !strings.Contains(out["text"], line) {
+		if !strings.Contains(unwrap(out["text"]), line) {
 			t.Errorf("text has no line %q:\n%s", line, out["text"])
 		}
 	}
@@ -153,7 +154,11 @@ func TestPartialScanSaysHowFarTheWalkGot(t *testing.T) {
 	}
 	out = outputsOf(t, rep)
 	if !full.Analysis.WalkDone || rep.WalkFinished != nil || strings.Contains(out["json"], "walk_finished") || strings.Contains(out["csv"], "walk_finished") ||
-		!strings.Contains(out["text"], "  files        1 regular file, 24M (25165824 bytes); 1 directory\n") {
+		!strings.Contains(out["text"], "  files        1 regular file, 24 MiB; 1 directory\n") {
 		t.Errorf("complete scan: walk done %v, report %v\n%s", full.Analysis.WalkDone, rep.WalkFinished, out["text"])
 	}
 }
+
+// unwrap joins the summary's wrapped lines (continued under a hanging
+// indent of 15 spaces).
+func unwrap(text string) string { return strings.ReplaceAll(text, "\n               ", " ") }

@@ -16,6 +16,7 @@ import (
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/saved"
+	"github.com/ddtsim/ddtsim/text/english"
 	"github.com/ddtsim/ddtsim/text/escape"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"github.com/ddtsim/ddtsim/zfs/model"
@@ -148,8 +149,15 @@ type Result struct {
 	// walkKnown: Scan.WalkDone says how far the walk got (a scan run
 	// here, not one read from a file).
 	walkKnown bool
-	top       int                 // Options.Top
-	sample    *ddt.SampleEstimate // a merged sample's estimate (no table)
+	top       int // Options.Top
+	// shard is the share scanned (Options.Shard, or the saved scan's);
+	// interrupted, the saved scans merged that were; missing, what
+	// saved.Merged.Missing says of shards not merged: why the report is
+	// partial.
+	shard       source.Shard
+	interrupted []string
+	missing     []string
+	sample      *ddt.SampleEstimate // a merged sample's estimate (no table)
 }
 
 // SaveError is the failure to write Options.Save: the scan itself
@@ -347,6 +355,7 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 	res.Analysis, err = analyzer.Run(ctx, paths, ao)
 	sv.wait()
 	res.walkKnown = true
+	res.shard = opts.Shard
 	if err != nil {
 		if ctx.Err() == nil || !errors.Is(err, ctx.Err()) || res.Analysis == nil {
 			res.Close()
@@ -404,7 +413,7 @@ func problemOf(path string, err error) source.Problem {
 	if errors.Is(err, source.ErrChanged) {
 		kind = "changed"
 	}
-	return source.Problem{Path: escape.Path(path), Kind: kind, Reason: Reason(path, err)}
+	return source.NewProblem(path, kind, Reason(path, err))
 }
 
 // Reason is the message of a per-path error without the path, which the
@@ -432,9 +441,9 @@ func (res *Result) resumed(tracker *saved.Tracker) {
 		return
 	}
 	for _, f := range tracker.Missed() {
-		pb := source.Problem{Path: escape.Path(string(f.Path)), Kind: "error",
-			Reason: fmt.Sprintf("partly scanned before the interruption, not found again: the %d of its %d records scanned before are kept in the result",
-				f.DoneRecords(), f.Records)}
+		pb := source.NewProblem(string(f.Path), "error",
+			fmt.Sprintf("partly scanned before the interruption, not found again: the %d of its %d records scanned before are kept in the result",
+				f.DoneRecords(), f.Records))
 		res.Problems = append(res.Problems, pb)
 		res.Analysis.Counters.Errors++
 		res.Missed = append(res.Missed, pb)
@@ -560,7 +569,7 @@ func FromSaved(sc *saved.Scan) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Settings: set, Policy: p, Paths: saved.Strings(sc.Paths), Analysis: sc.Result(), Partial: !sc.Complete,
-		Problems: sc.Problems}, nil
+		Problems: sc.Problems, shard: shardOf(sc.Shard)}, nil
 }
 
 // FromMerged returns the result of merged saved scans, as Run returned
@@ -572,7 +581,7 @@ func FromMerged(m *saved.Merged) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Settings: set, Policy: p, Paths: saved.Strings(m.Paths), Analysis: m.Result(), Partial: !m.Complete,
-		Problems: m.Problems, sample: m.Sample}, nil
+		Problems: m.Problems, sample: m.Sample, interrupted: m.Partial, missing: m.Missing}, nil
 }
 
 // Close releases what the result keeps on disk (the table's spilled runs
@@ -600,7 +609,9 @@ func (res *Result) Report(ram uint64) (*report.Report, error) {
 		return nil, err
 	}
 	rep.Guest = set.Guest
-	rep.Partial = res.Partial
+	for _, why := range res.partialWhy() {
+		rep.MarkPartial(why)
+	}
 	if res.Partial && res.walkKnown {
 		done := res.Analysis.WalkDone
 		rep.WalkFinished = &done
@@ -627,6 +638,25 @@ func (res *Result) Report(ram uint64) (*report.Report, error) {
 	}
 	rep.Breakdown = report.ArrangeBreakdown(res.Breakdown, res.top)
 	return rep, nil
+}
+
+// partialWhy says why the result covers part of the data only, one
+// sentence each (Report.PartialWhy); nil when it covers it all.
+func (res *Result) partialWhy() []string {
+	var why []string
+	switch {
+	case len(res.interrupted) > 0:
+		why = append(why, fmt.Sprintf("%s interrupted: the figures cover only what they had read; ddtsim resume DIR completes one",
+			english.Count(uint64(len(res.interrupted)), "saved scan")+" merged "+map[bool]string{true: "was", false: "were"}[len(res.interrupted) == 1]))
+	case res.Partial && res.walkKnown:
+		why = append(why, "the scan was interrupted: the figures cover only what was read")
+	case res.Partial:
+		why = append(why, "the saved scan was interrupted: the figures cover only what it had read; ddtsim resume DIR completes it")
+	}
+	if sh := res.shard; sh.Sharded() {
+		why = append(why, fmt.Sprintf("shard %s: the figures cover this shard's share of the files only; ddtsim merge of the %d saved shards gives the whole", sh, sh.Count))
+	}
+	return append(why, res.missing...)
 }
 
 // Version names this build of ddtsim: module version, VCS revision and Go

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -323,5 +324,48 @@ func TestCSVHasDDT(t *testing.T) {
 	}
 	if fields["ddt_format"] != d.Format || fields["arc_verdict"] != d.ARC.Verdict {
 		t.Errorf("format %q verdict %q, JSON %q %q", fields["ddt_format"], fields["arc_verdict"], d.Format, d.ARC.Verdict)
+	}
+}
+
+// No block of the HTML report scrolls sideways (issue 29: the summary was
+// a horizontally scrolling block), in headless Chromium at a laptop's
+// width: a copy of the page, with a script added, lists every element
+// wider than its box, and --dump-dom prints the list. The page also leads
+// with the headline (space, RAM, verdict) before the histogram.
+func TestHTMLNoHorizontalScroll(t *testing.T) {
+	t.Parallel()
+	bin := chromium(t)
+	if testing.Short() {
+		t.Skip("-short: no browser")
+	}
+	_, page := htmlReport(t)
+	head, hist := strings.Index(page, "Space: without dedup USED "), strings.Index(page, "<h2>DDT histogram</h2>")
+	if head < 0 || hist < 0 || head > hist || !strings.Contains(page[head:hist], "Verdict: ") {
+		t.Errorf("the page does not lead with the headline")
+	}
+	probe := `<script>window.addEventListener("load",function(){var w=[];` +
+		`document.querySelectorAll("pre,p,table,main").forEach(function(e){if(e.scrollWidth>e.clientWidth+1)w.push(e.tagName+"."+e.className+":"+e.scrollWidth+">"+e.clientWidth)});` +
+		`if(document.documentElement.scrollWidth>window.innerWidth)w.push("page:"+document.documentElement.scrollWidth);` +
+		`var o=document.createElement("div");o.id="overflow";o.textContent="["+w.join(" ")+"]";document.body.appendChild(o)})</script>`
+	path := filepath.Join(t.TempDir(), "probe.html")
+	if err := os.WriteFile(path, []byte(strings.Replace(page, "</body>", probe+"</body>", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+t.TempDir(), "--window-size=1100,900", "--virtual-time-budget=5000", "--dump-dom", "file://"+path)
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	m := regexp.MustCompile(`<div id="overflow">\[(.*?)\]</div>`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("the probe did not run:\n%.2000s", out)
+	}
+	if len(m[1]) > 0 {
+		t.Errorf("blocks wider than their box (scrolling sideways): %s", m[1])
 	}
 }

@@ -16,6 +16,7 @@ const (
 	exitFailed     = 1 // the scan could not run
 	exitUsage      = 2 // bad flags or property values
 	exitWithErrors = 3 // completed, but some paths could not be read
+	exitIncomplete = 4 // merged (merge, report), but shards are missing or scans were interrupted
 	exitInterrupt  = 130
 
 	// ddtsim compare (and parse: 2 when nothing of a DDT was read).

@@ -9,6 +9,8 @@ package main
 type OutputFlags struct {
 	Zdb  bool `help:"Print only the zdb -S text, byte for byte." xor:"format"`
 	JSON bool `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
+	// Bytes adds exact byte counts to the text summary (report.Report.Bytes).
+	Bytes bool `name:"bytes" help:"In the text summary (and the HTML page's), give the exact byte count beside every size; JSON and CSV always hold exact bytes."`
 }
 
 // WorkFlags are how a scan works: its workers, the table's memory bound

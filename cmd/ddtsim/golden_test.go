@@ -147,10 +147,12 @@ func TestGoldenEndToEnd(t *testing.T) {
 				}
 				got = doc.Zdb
 			case "":
-				if !strings.HasPrefix(out, want) || !strings.Contains(out, "\nSummary: OpenZFS 2.3.2, volblocksize=16K") {
-					t.Errorf("the text report does not begin with real zdb -S, or names no volblocksize:\n%s", out)
+				// The headline's three lines and an empty line, then zdb -S.
+				head, body, _ := strings.Cut(out, "\n\n")
+				if strings.Count(head, "\n") != 2 || !strings.HasPrefix(body, want) || !strings.Contains(out, "\nSummary: OpenZFS 2.3.2, volblocksize=16K") {
+					t.Errorf("the text report does not begin with the headline and real zdb -S, or names no volblocksize:\n%s", out)
 				}
-				got = out[:min(len(out), len(want))]
+				got = body[:min(len(body), len(want))]
 			}
 			if got != want {
 				t.Errorf("ddtsim %s differs from real zdb -S (-real +ddtsim):\n%s",

@@ -33,9 +33,9 @@ type cli struct {
 	Scan    scanCmd    `cmd:"" default:"withargs" help:"Scan files and print the simulated dedup table (the default command)."`
 	Parse   parseCmd   `cmd:"" help:"Read what zdb -S, zdb -D/-DD/-DDD or zpool status -D printed (any release) and summarize it."`
 	Compare compareCmd `cmd:"" help:"Predict for the files and compare with what zdb -S printed for their pool (--zdb-output FILE, or --pool POOL to run zdb -S)."`
-	Merge   mergeCmd   `cmd:"" help:"Add up scans saved with --save (e.g. on several hosts) and print one report. The scans must have the same properties."`
+	Merge   mergeCmd   `cmd:"" help:"Add up scans saved with --save (e.g. on several hosts) and print one report. The scans must have the same properties. Exit status: 0 merged; 1 a scan could not be read; 2 different properties; 3 some paths could not be read when scanned; 4 incomplete: shards missing or interrupted scans merged (the report says PARTIAL)."`
 	Resume  resumeCmd  `cmd:"" help:"Continue a scan saved with --save that was interrupted: scan what it had not done, with its flags, update DIR and print the report."`
-	Report  reportCmd  `cmd:"" help:"Print the report of saved scans from the dedup histogram an SQL engine computed over their Parquet tables (ddtsim sql prints the query)."`
+	Report  reportCmd  `cmd:"" help:"Print the report of saved scans from the dedup histogram an SQL engine computed over their Parquet tables (ddtsim sql prints the query). Exit statuses as merge's (4: shards missing or interrupted scans)."`
 	SQL     sqlCmd     `cmd:"" name:"sql" help:"Print the SQL query (ANSI) that computes the dedup histogram of saved scans over their Parquet tables, on any engine: it reads a view ddtsim_entries of their rows."`
 	Sweep   sweepCmd   `cmd:"" help:"Read the files once and predict every combination of -o recordsize=LIST and -o compression=LIST: one row each (ratios, allocated DSIZE, DDT entries and RAM), best first."`
 }
@@ -312,7 +312,7 @@ func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdo
 		return saveErr
 	}
 	defer pr.close()
-	if err := writeReport(pr.report, format{zdb: s.Zdb, json: s.JSON, csv: s.CSV}, stdout, stderr); err != nil {
+	if err := writeReport(pr.report, format{zdb: s.Zdb, json: s.JSON, csv: s.CSV, bytes: s.Bytes}, stdout, stderr); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	if s.HTML != "" {
@@ -349,12 +349,14 @@ func endStatus(partial bool, errors, changed uint64, interruptCode func() int) e
 	return nil
 }
 
-// format is the output format chosen: one of zdb, json, csv, or the text.
-type format struct{ zdb, json, csv bool }
+// format is the output format chosen: one of zdb, json, csv, or the text
+// (with exact bytes: bytes).
+type format struct{ zdb, json, csv, bytes bool }
 
 // writeReport writes the report in the format chosen; with --zdb, the
 // sample's note goes to stderr (zdb -S's text has no place for it).
 func writeReport(rep *report.Report, f format, stdout, stderr io.Writer) error {
+	rep.Bytes = f.bytes
 	switch {
 	case f.zdb:
 		if _, err := io.WriteString(stdout, rep.Zdb); err != nil {

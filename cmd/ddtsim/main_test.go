@@ -164,8 +164,8 @@ func TestDefaultOutputAndErrors(t *testing.T) {
 		t.Errorf("stderr %q does not name %s and the reason", errs, missing)
 	}
 	_, zdbOut, _ := runT("--zdb", dir)
-	if !strings.HasPrefix(out, zdbOut) {
-		t.Errorf("default output does not start with the zdb -S text")
+	if _, body, _ := strings.Cut(out, "\n\n"); !strings.HasPrefix(body, zdbOut) {
+		t.Errorf("default output does not follow its headline with the zdb -S text")
 	}
 	for _, want := range []string{"Summary", "3 regular files", "1 error", "DDT entries  5: one per distinct block stored"} {
 		if !strings.Contains(out, want) {
@@ -341,7 +341,7 @@ func TestZdbSampleNote(t *testing.T) {
 func TestSummaryWording(t *testing.T) {
 	t.Parallel()
 	code, out, _ := runT("-o", "copies=3", "-o", "compression=off", "--sparse", "never", "../../testdata/sample")
-	if code != 0 || !strings.Contains(out, "  saved        nothing: the pool would take 2.62M more than the 2.48M file data (105.4%): copies, parity and") {
+	if code != 0 || !strings.Contains(out, "  saved        nothing: the pool would take 2.67 MiB more than the 2.48 MiB of file data (107.8%):") {
 		t.Errorf("copies=3: exit %d\n%s", code, out)
 	}
 	code, out, _ = runT("--sample", "1/2", "-o", "dedup=on", "--ram", "4G", "../../testdata/sample")
@@ -349,7 +349,7 @@ func TestSummaryWording(t *testing.T) {
 		t.Errorf("--sample 1/2: exit %d\n%s", code, out)
 	}
 	code, out, _ = runT("-o", "dedup=on", "--ram", "4G", "../../testdata/sample")
-	if code != 0 || strings.Contains(out, "caution") || !strings.Contains(out, "  saved        1.27M of 2.48M file data") {
+	if code != 0 || strings.Contains(out, "caution") || !strings.Contains(out, "  saved        1.22 MiB of the 2.48 MiB of file data (49.0%)\n") {
 		t.Errorf("full scan: exit %d\n%s", code, out)
 	}
 }
@@ -378,13 +378,13 @@ func TestSampledSaved(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, full, _ := runT("-o", "recordsize=4K", "--ashift", "9", dir)
-	m := regexp.MustCompile(`saved +\S+ of \S+ file data \((-?[0-9.]+)%\)`).FindStringSubmatch(full)
+	m := regexp.MustCompile(`saved +\S+ \S+ of the \S+ \S+ of file data \((-?[0-9.]+)%\)`).FindStringSubmatch(full)
 	if m == nil {
 		t.Fatalf("full scan:\n%s", full)
 	}
 	truth, _ := strconv.ParseFloat(m[1], 64)
 	code, out, errs := runT("--sample", "1/16", "-o", "recordsize=4K", "--ashift", "9", dir)
-	s := regexp.MustCompile(`saved +about \S+ of \S+ file data \(-?[0-9.]+%; 95%: (-?[0-9.]+)% to (-?[0-9.]+)%\), estimated from the sample`).FindStringSubmatch(out)
+	s := regexp.MustCompile(`saved +about \S+ \S+ of the \S+ \S+ of file data \(-?[0-9.]+%; 95%: (-?[0-9.]+)% to\s+(-?[0-9.]+)%\), estimated`).FindStringSubmatch(out)
 	if code != 0 || s == nil {
 		t.Fatalf("exit %d, %s\n%s", code, errs, out)
 	}

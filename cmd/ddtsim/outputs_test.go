@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/scan"
 )
@@ -318,5 +321,79 @@ func TestSaveRefusesForeignFileAndWritesThroughSymlink(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(out); len(ents) != 8 {
 		t.Errorf("%d entries in %s, want 8 (no temporary files left)", len(ents), out)
+	}
+}
+
+// Names that could pass for others (issue 29, item 9): a right-to-left
+// override (U+202E: "evil\u202etxt.exe" shows as "evilexe.txt") is
+// escaped in the text and CSV; a literal backslash prints apart from a
+// tab; JSON keeps each escaped name's bytes in base64 beside it.
+func TestNamesEscapedUnambiguously(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	names := []string{"evil\u202etxt.exe", "iso\u2066x\u2069", `tab\there`, "tab\there", "plain"}
+	for i, n := range names {
+		testkit.Write(t, filepath.Join(dir, n), testkit.Rand(int64(70+i), 9000))
+	}
+	code, text, errs := runT("--by", "file", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	_, csv, _ := runT("--by", "file", "--csv", dir)
+	for _, out := range []string{text, csv} {
+		if strings.ContainsAny(out, "\u202e\u2066\u2069\t") {
+			t.Errorf("raw bidi control or tab printed:\n%s", out)
+		}
+		for _, want := range []string{`evil\u202etxt.exe`, `iso\u2066x\u2069`, `tab\\there`, `tab\there`} {
+			if !strings.Contains(out, "/"+want) {
+				t.Errorf("no %s in:\n%s", want, out)
+			}
+		}
+	}
+	_, js, _ := runT("--by", "file", "--json", dir)
+	var doc struct {
+		Groups []struct {
+			Name       string `json:"name"`
+			NameBase64 string `json:"name_base64"`
+		} `json:"breakdown"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, g := range doc.Groups {
+		raw, err := base64.StdEncoding.DecodeString(g.NameBase64)
+		switch {
+		case g.NameBase64 == "" && strings.Contains(g.Name, `\`):
+			t.Errorf("%q: escaped, but no name_base64", g.Name)
+		case g.NameBase64 == "":
+			got[filepath.Base(g.Name)] = true
+		case err != nil:
+			t.Errorf("%q: name_base64 %q: %v", g.Name, g.NameBase64, err)
+		default:
+			got[filepath.Base(string(raw))] = true
+		}
+	}
+	for _, n := range names {
+		if !got[n] {
+			t.Errorf("%q not recoverable from the JSON groups %+v", n, doc.Groups)
+		}
+	}
+	// The paths named, and the problems, keep theirs too.
+	bad := filepath.Join(dir, "gone\u202e")
+	_, js, _ = runT("--json", filepath.Join(dir, "plain"), bad)
+	var top struct {
+		PathsBase64 []string `json:"paths_base64"`
+		Problems    []struct {
+			Path       string `json:"path"`
+			PathBase64 string `json:"path_base64"`
+		} `json:"problems"`
+	}
+	if err := json.Unmarshal([]byte(js), &top); err != nil {
+		t.Fatal(err)
+	}
+	if len(top.PathsBase64) != 2 || top.PathsBase64[1] != base64.StdEncoding.EncodeToString([]byte(bad)) ||
+		len(top.Problems) != 1 || top.Problems[0].PathBase64 != top.PathsBase64[1] || strings.Contains(top.Problems[0].Path, "\u202e") {
+		t.Errorf("JSON paths_base64 %q, problems %+v", top.PathsBase64, top.Problems)
 	}
 }

@@ -52,5 +52,5 @@ func (r *reportCmd) Run(std *streams) error {
 	if err != nil {
 		return err
 	}
-	return printMerged(mg, format{zdb: r.Zdb, json: r.JSON, csv: r.CSV}, ram, std.stdout, std.stderr)
+	return printMerged(mg, format{zdb: r.Zdb, json: r.JSON, csv: r.CSV, bytes: r.Bytes}, ram, std.stdout, std.stderr)
 }

@@ -59,7 +59,8 @@ func (s *scanCmd) startSave() error {
 // merged; 1 a file could not be read (missing, not a saved scan, of
 // another version, truncated, corrupt); 2 the scans have different
 // properties (listed); 3 merged, but some paths could not be read when the
-// scans were made.
+// scans were made; 4 merged, but incomplete: shards missing or
+// interrupted scans among them (before 3).
 func (m *mergeCmd) Run(std *streams) error {
 	stdout, stderr := std.stdout, std.stderr
 	ram, err := parseRAM(m.RAM)
@@ -85,11 +86,12 @@ func (m *mergeCmd) Run(std *streams) error {
 	if err != nil {
 		return err // a *saved.ModelError or ErrSameScan is a usage error
 	}
-	return printMerged(mg, format{zdb: m.Zdb, json: m.JSON}, ram, stdout, stderr)
+	return printMerged(mg, format{zdb: m.Zdb, json: m.JSON, bytes: m.Bytes}, ram, stdout, stderr)
 }
 
 // printMerged prints merged scans' notes and report (merge, report
-// --histogram), and says which scans were interrupted.
+// --histogram); a merge missing shards or holding interrupted scans ends
+// with exitIncomplete and says so.
 func printMerged(mg *saved.Merged, f format, ram uint64, stdout, stderr io.Writer) error {
 	for _, n := range mg.Notes {
 		fmt.Fprintln(stderr, "ddtsim: note:", n)
@@ -98,9 +100,15 @@ func printMerged(mg *saved.Merged, f format, ram uint64, stdout, stderr io.Write
 	if err == nil {
 		err = printResult(res, f, ram, stdout, stderr)
 	}
-	if st := (statusError{}); len(mg.Partial) > 0 && (err == nil || errors.As(err, &st)) {
-		fmt.Fprintf(stderr, "ddtsim: the result is partial: interrupted scans: %s (ddtsim resume DIR completes one)\n",
-			escape.Path(strings.Join(mg.Partial, ", ")))
+	if st := (statusError{}); (len(mg.Partial) > 0 || len(mg.Missing) > 0) && (err == nil || errors.As(err, &st)) {
+		var why []string
+		if len(mg.Partial) > 0 {
+			why = append(why, "interrupted scans: "+escape.Path(strings.Join(mg.Partial, ", "))+" (ddtsim resume DIR completes one)")
+		}
+		if len(mg.Missing) > 0 {
+			why = append(why, "shards missing (see the notes above)")
+		}
+		return statusError{exitIncomplete, "the result is partial: " + strings.Join(why, "; ")}
 	}
 	return err
 }
@@ -108,12 +116,12 @@ func printMerged(mg *saved.Merged, f format, ram uint64, stdout, stderr io.Write
 // printSaved prints the report of a saved (or merged) scan in the format
 // asked for (ram > 0, bytes: with the ARC verdict), assembled as for a
 // scan with the saved settings; exit 3 when paths could not be read.
-func printSaved(sc *saved.Scan, zdb, json bool, ram uint64, stdout, stderr io.Writer) error {
+func printSaved(sc *saved.Scan, f format, ram uint64, stdout, stderr io.Writer) error {
 	res, err := scan.FromSaved(sc)
 	if err != nil {
 		return err
 	}
-	return printResult(res, format{zdb: zdb, json: json}, ram, stdout, stderr)
+	return printResult(res, f, ram, stdout, stderr)
 }
 
 // printResult prints the report of res, as printSaved.
@@ -171,7 +179,7 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 			}
 			fmt.Fprintf(stderr, "ddtsim: %s: converted from format 1 (one file) to format %d (a directory of Parquet files)\n", name, prev.Version)
 		}
-		return printSaved(prev, r.Zdb, r.JSON, 0, stdout, stderr)
+		return printSaved(prev, format{zdb: r.Zdb, json: r.JSON, bytes: r.Bytes}, 0, stdout, stderr)
 	}
 	if v := scan.Version(); prev.Ddtsim != v {
 		fmt.Fprintf(stderr, "ddtsim: note: %s was prev by %s; this is %s\n", name, prev.Ddtsim, v)

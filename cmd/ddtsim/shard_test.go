@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/saved"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
 )
 
 // --shard values and combinations that cannot work are refused before
@@ -101,10 +104,24 @@ func TestShardCommandsMergeAndResume(t *testing.T) {
 	if err != nil || h.Complete || h.Shard == nil || *h.Shard != (source.Shard{Index: 1, Count: 3}) {
 		t.Fatalf("interrupted shard saved: %v; %+v", err, h)
 	}
-	// Without all the shards: a note; but a result.
+	// Without all the shards: a note, a result marked PARTIAL, and its
+	// own exit status (issue 29, item 3).
+	missing := "1 of the 3 shards of the scan of " + strings.Join(inputs, " ") + " are missing (1/3): the result covers the shares of the 2 given only"
 	code, _, errs := runS("merge", "--zdb", files[0], files[2])
-	if code != 0 || !strings.Contains(errs, "1 of the 3 shards of the scan of "+strings.Join(inputs, " ")+" are missing (1/3): the result covers the shares of the 2 given only") {
+	if code != exitIncomplete || !strings.Contains(errs, missing) {
 		t.Errorf("merge without shard 1: exit %d, stderr %q", code, errs)
+	}
+	code, out, _ := runS("merge", files[0], files[2])
+	if code != exitIncomplete || !strings.Contains(out, "\n  PARTIAL      1 of the 3 shards of the scan of ") || !strings.Contains(out, "\nVerdict (partial): ") {
+		t.Errorf("merge without shard 1: exit %d, no PARTIAL line:\n%s", code, out)
+	}
+	code, out, _ = runS("merge", "--json", files[0], files[2])
+	var doc struct {
+		Partial    bool     `json:"partial"`
+		PartialWhy []string `json:"partial_why"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitIncomplete || !doc.Partial || len(doc.PartialWhy) != 1 || doc.PartialWhy[0] != missing {
+		t.Errorf("merge --json without shard 1: exit %d, %v, %+v", code, err, doc)
 	}
 	code, _, errs = runS("resume", files[1])
 	if code != 0 || !strings.Contains(errs, "note: shard 1/3") {
@@ -150,7 +167,7 @@ func TestShardCommandsMergeAndResume(t *testing.T) {
 	if err := os.CopyFS(twice, os.DirFS(files[0])); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs := runS("merge", files[0], files[1], files[2], twice)
+	code, out, errs = runS("merge", files[0], files[1], files[2], twice)
 	if code != exitUsage || out != "" || !strings.Contains(errs, files[0]+" and "+twice+" are both shard 0/3 of the scan of ") {
 		t.Errorf("a shard twice: exit %d, stderr %q", code, errs)
 	}
@@ -161,5 +178,56 @@ func TestShardCommandsMergeAndResume(t *testing.T) {
 	code, _, errs = runS("merge", "--zdb", files[0], files[1], files[2], whole)
 	if code != 0 || strings.Count(errs, " and "+whole+" both scanned ") != 3*len(inputs) || strings.Count(errs, "both scanned") != 3*len(inputs) {
 		t.Errorf("shards and a whole scan: exit %d, stderr %q", code, errs)
+	}
+}
+
+// A shard's report says it is partial, and its figures are of its own
+// share (issue 29, item 3: a shard reading only chunks of files whose
+// first chunk another shard counts printed "0 regular files, 0B" and
+// "covered 10G of the 0B of file data"): share_bytes is the file data of
+// its chunks, the bytes it covered, and the shards' add up to the files'
+// sizes.
+func TestShardReportSaysItsShare(t *testing.T) {
+	t.Parallel()
+	split := &source.Faults{ShardSplitBytes: 256 << 10}
+	dir := t.TempDir()
+	sizes := []int{4 << 20, 1<<20 + 12345, 3000}
+	var total uint64
+	for i, n := range sizes {
+		testkit.Write(t, filepath.Join(dir, "f"+itoa(i)), testkit.Rand(int64(40+i), n))
+		total += uint64(n)
+	}
+	var shares uint64
+	for i := range 4 {
+		e := testEnv()
+		e.faults = split
+		save := filepath.Join(t.TempDir(), "s")
+		code, out, errs := runWith(e, "--json", "--shard", itoa(i)+"/4", "--save", save, dir)
+		var doc struct {
+			Partial    bool     `json:"partial"`
+			PartialWhy []string `json:"partial_why"`
+			Counters   struct {
+				Logical uint64 `json:"logical_bytes"`
+				Share   uint64 `json:"share_bytes"`
+				Scanned uint64 `json:"scanned_bytes"`
+			} `json:"counters"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+			t.Fatalf("shard %d: exit %d, %v: %s", i, code, err, errs)
+		}
+		c := doc.Counters
+		if !doc.Partial || len(doc.PartialWhy) != 1 || !strings.HasPrefix(doc.PartialWhy[0], "shard "+itoa(i)+"/4: ") ||
+			c.Scanned != c.Share {
+			t.Errorf("shard %d: partial %v %q, counters %+v", i, doc.Partial, doc.PartialWhy, c)
+		}
+		shares += c.Share
+		_, text, _ := runWith(e, "--shard", itoa(i)+"/4", "--save", save, dir)
+		if strings.Contains(text, "  covered  ") || !strings.Contains(text, "\n  PARTIAL      shard "+itoa(i)+"/4: ") ||
+			c.Share != c.Logical && !strings.Contains(text, "\n  share        "+nicenum.IEC(c.Share)+" of file data in the shards' shares scanned") {
+			t.Errorf("shard %d (%+v):\n%s", i, c, text)
+		}
+	}
+	if shares != total {
+		t.Errorf("the shards' shares add up to %d bytes, the files hold %d", shares, total)
 	}
 }

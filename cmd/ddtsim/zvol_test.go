@@ -142,7 +142,7 @@ func TestDDTSizeReport(t *testing.T) {
 		}
 	}
 	_, out, _ = runT("--ram", "8G", "--release", "2.2", dir)
-	if !strings.Contains(out, "    ARC        with 8G of RAM: ARC max 4G (RAM/2") || !strings.Contains(out, "    verdict    fits:") {
+	if !strings.Contains(out, "    ARC        with 8 GiB of RAM: ARC max 4 GiB (RAM/2") || !strings.Contains(out, "    verdict    fits:") {
 		t.Errorf("summary lacks the ARC verdict:\n%s", out)
 	}
 }
@@ -153,5 +153,23 @@ func TestZvolCSVNamesVolblocksize(t *testing.T) {
 	code, out, errs := runT("--csv", "--zvol", "../../testdata/sample")
 	if code != 0 || !strings.Contains(out, "\nvolblocksize,16K\n") || strings.Contains(out, "\nrecordsize,") {
 		t.Errorf("exit %d, stderr %q, csv:\n%s", code, errs, out)
+	}
+}
+
+// The HTML page's header names the volume's block size, as the text does
+// (issue 29, item 4: it said "recordsize=," for --zvol).
+func TestZvolHTMLHeader(t *testing.T) {
+	t.Parallel()
+	dir := volTree(t)
+	page := filepath.Join(t.TempDir(), "r.html")
+	if code, _, errs := runT("--zvol", "--html", page, dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "OpenZFS 2.4.4, volblocksize=16K, compression=lz4,") || strings.Contains(string(b), "recordsize=") {
+		t.Errorf("HTML header:\n%.1500s", b)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/ddtsim/ddtsim/input/vdisk"
+	"github.com/ddtsim/ddtsim/text/escape"
 )
 
 // Source yields the files a prediction covers.
@@ -198,7 +199,20 @@ func (e *SkippedError) Error() string {
 // changed while it was read (Kind "changed"), as reports list it and
 // saved scans keep it.
 type Problem struct {
-	Path   string `json:"path"` // the path, escaped for printing (internal/escape)
-	Kind   string `json:"kind"`
-	Reason string `json:"reason"` // the error, without the path
+	Path string `json:"path"` // the path, escaped for printing (escape.Path)
+	// PathBase64 is the path's own bytes (escape.Base64) when Path had to
+	// escape them; empty otherwise.
+	PathBase64 string `json:"path_base64,omitempty"`
+	Kind       string `json:"kind"`
+	Reason     string `json:"reason"` // the error, without the path
+}
+
+// NewProblem is the Problem of path (as the file system names it): its
+// escaped form, and its bytes beside when escaping changed them.
+func NewProblem(path, kind, reason string) Problem {
+	pb := Problem{Path: escape.Path(path), Kind: kind, Reason: reason}
+	if pb.Path != path {
+		pb.PathBase64 = escape.Base64(path)
+	}
+	return pb
 }

@@ -4,6 +4,7 @@
 package escape
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -11,10 +12,12 @@ import (
 
 // Path makes a file name safe to print and to put in JSON: printable
 // UTF-8 is kept as it is; a byte that is not valid UTF-8 becomes \xNN, a
-// control character \n, \t, \xNN or (U+0080 to U+009F) \u00NN, and a
-// backslash \\ (only when something else had to be escaped, or when the
-// name holds what would read as one of these escapes: \x, \u, \n or \t,
-// so that ordinary names stay readable).
+// control character \n, \t, \xNN or (U+0080 to U+009F) \u00NN, a
+// character that reorders or breaks the text around it (Bidi) \uNNNN,
+// and a backslash \\ (only when something else had to be escaped, or
+// when the name holds what would read as one of these escapes: \x, \u,
+// \n or \t, so that ordinary names stay readable: a name "tab\there"
+// with a backslash prints as tab\\there, one with a tab as tab\there).
 //
 // Path is injective: two different names never print the same (the
 // display of one escaped always holds \x, \u, \n or \t, and a name
@@ -24,7 +27,7 @@ func Path(p string) string {
 	clean := utf8.ValidString(p)
 	if clean {
 		for i, r := range p {
-			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || Bidi(r) {
 				clean = false
 				break
 			}
@@ -51,7 +54,7 @@ func Path(p string) string {
 			b.WriteString("\\t")
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, "\\x%02x", r)
-		case r >= 0x80 && r < 0xa0: // not \xNN: that is the byte NN, not UTF-8
+		case r >= 0x80 && r < 0xa0, Bidi(r): // not \xNN: that is the byte NN, not UTF-8
 			fmt.Fprintf(&b, "\\u%04x", r)
 		default:
 			b.WriteString(p[i : i+n])
@@ -60,3 +63,20 @@ func Path(p string) string {
 	}
 	return b.String()
 }
+
+// Bidi reports whether r changes how the text around it is shown rather
+// than showing itself: the bidirectional embeddings, overrides and
+// isolates (U+202A to U+202E, U+2066 to U+2069; "Trojan Source",
+// CVE-2021-42574), the invisible direction marks (U+200E, U+200F,
+// U+061C), and the line and paragraph separators (U+2028, U+2029). A name
+// holding one could print as another name (evil\u202etxt.exe shows as
+// "evilexe.txt").
+func Bidi(r rune) bool {
+	return r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 ||
+		r == 0x200e || r == 0x200f || r == 0x061c || r == 0x2028 || r == 0x2029
+}
+
+// Base64 is name's own bytes in standard base64 (RFC 4648, padded): what
+// JSON keeps beside a name Path had to change, so that its bytes can be
+// recovered (base64 -d).
+func Base64(name string) string { return base64.StdEncoding.EncodeToString([]byte(name)) }

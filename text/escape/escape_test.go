@@ -5,22 +5,31 @@ import "testing"
 func TestPath(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
-		"plain/name.txt":          "plain/name.txt",
-		"with space/é":            "with space/é",
-		"bad\xff\xfe":             `bad\xff\xfe`,
-		"evil\nddtsim: fake":      `evil\nddtsim: fake`,
-		"tab\there\\back\x1b[31m": `tab\there\\back\x1b[31m`,
-		"only\\backslash":         "only\\backslash",
-		`C:\dir\sub`:              `C:\dir\sub`,
-		`d\xff1`:                  `d\\xff1`, // as d<0xff>1 would print, but for the backslash
-		"d\xff1":                  `d\xff1`,
-		`new\name`:                `new\\name`,
-		`tab\t`:                   `tab\\t`,
-		`u\u0085`:                 `u\\u0085`,
-		"c1\u0085":                `c1\u0085`, // U+0085 (UTF-8 c2 85), not the byte 0x85
-		"byte\x85":                `byte\x85`,
-		"del\x7f":                 `del\x7f`,
-		`end\`:                    `end\`,
+		"plain/name.txt":               "plain/name.txt",
+		"with space/é":                 "with space/é",
+		"bad\xff\xfe":                  `bad\xff\xfe`,
+		"evil\nddtsim: fake":           `evil\nddtsim: fake`,
+		"tab\there\\back\x1b[31m":      `tab\there\\back\x1b[31m`,
+		"only\\backslash":              "only\\backslash",
+		`C:\dir\sub`:                   `C:\dir\sub`,
+		`d\xff1`:                       `d\\xff1`, // as d<0xff>1 would print, but for the backslash
+		"d\xff1":                       `d\xff1`,
+		`new\name`:                     `new\\name`,
+		`tab\t`:                        `tab\\t`,
+		`u\u0085`:                      `u\\u0085`,
+		"c1\u0085":                     `c1\u0085`, // U+0085 (UTF-8 c2 85), not the byte 0x85
+		"byte\x85":                     `byte\x85`,
+		"del\x7f":                      `del\x7f`,
+		`end\`:                         `end\`,
+		"evil\u202etxt.exe":            `evil\u202etxt.exe`, // shows as "evilexe.txt" raw
+		"lre\u202aa\u202b\u202c\u202d": `lre\u202aa\u202b\u202c\u202d`,
+		"iso\u2066\u2067\u2068\u2069":  `iso\u2066\u2067\u2068\u2069`,
+		"mark\u200e\u200f\u061c":       `mark\u200e\u200f\u061c`,
+		"line\u2028para\u2029":         `line\u2028para\u2029`,
+		"rlo\u202e\\back":              `rlo\u202e\\back`,
+		"tab\\there.txt":               `tab\\there.txt`, // a backslash: not the tab below
+		"tab\there.txt":                `tab\there.txt`,
+		"arabic \u0627":                "arabic \u0627", // right-to-left letters are not controls
 	} {
 		if got := Path(in); got != want {
 			t.Errorf("Path(%q) = %q, want %q", in, got, want)
@@ -33,7 +42,7 @@ func TestPath(t *testing.T) {
 // control characters print the same.
 func TestPathInjective(t *testing.T) {
 	t.Parallel()
-	symbols := []string{`\`, "x", "u", "n", "t", "f", "8", "5", "\xff", "\x85", "\xc2", "\n", "\t", "\u0085", "\x7f"}
+	symbols := []string{`\`, "x", "u", "n", "t", "f", "8", "5", "\xff", "\x85", "\xc2", "\n", "\t", "\u0085", "\x7f", "\u202e"}
 	seen := map[string]string{}
 	var walk func(s string, depth int)
 	walk = func(s string, depth int) {
@@ -50,4 +59,11 @@ func TestPathInjective(t *testing.T) {
 		}
 	}
 	walk("", 0)
+}
+
+func TestBase64(t *testing.T) {
+	t.Parallel()
+	if got := Base64("bad\xff\u202e"); got != "YmFk/+KArg==" {
+		t.Errorf("Base64 = %q", got)
+	}
 }

@@ -39,3 +39,17 @@ func Format(num uint64, bytes bool) string {
 	}
 	return s
 }
+
+// IEC is Format's byte size with its unit written out in IEC form, for a
+// person rather than for zdb's columns: "512 B", "2.15 MiB", "128 KiB"
+// (the same digits as Format(num, true), whose "K", "M", ... are KiB,
+// MiB, ...).
+func IEC(num uint64) string {
+	s := Format(num, true)
+	switch u := s[len(s)-1]; u {
+	case 'B':
+		return s[:len(s)-1] + " B"
+	default:
+		return s[:len(s)-1] + " " + string(u) + "iB"
+	}
+}

@@ -53,3 +53,14 @@ func TestBucketLabels(t *testing.T) {
 		t.Errorf("label of bucket 20 = %q, want 1M", got)
 	}
 }
+
+func TestIEC(t *testing.T) {
+	for num, want := range map[uint64]string{
+		0: "0 B", 512: "512 B", 1023: "1023 B", 1024: "1 KiB", 131072: "128 KiB",
+		2256896: "2.15 MiB", 28940697: "27.6 MiB", 50 << 30: "50 GiB", 1 << 60: "1 EiB",
+	} {
+		if got := IEC(num); got != want {
+			t.Errorf("IEC(%d) = %q, want %q", num, got, want)
+		}
+	}
+}
