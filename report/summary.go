@@ -286,6 +286,10 @@ func (s *Report) WriteText(w io.Writer) error {
 			nicenum.Format(off.Used, true), off.Used, nicenum.Format(off.LUsed, true), off.LUsed, off.CompressRatio, nicenum.Format(on.Used, true), on.Used)
 		pr("  zpool list   ALLOC %s (%d bytes) without dedup, %s (%d bytes) with dedup (DEDUP %.2fx)\n",
 			nicenum.Format(off.Alloc, true), off.Alloc, nicenum.Format(on.Alloc, true), on.Alloc, on.Dedup)
+		if fl := on.Flushed; fl != nil {
+			pr("  dedup log    the figures with dedup are right after the copy, the DDT (%s) partly in its log; once the log is flushed (DDT %s): USED %s (%d bytes), ALLOC %s (%d bytes)\n",
+				nicenum.Format(on.DDT, true), nicenum.Format(fl.DDT, true), nicenum.Format(fl.Used, true), fl.Used, nicenum.Format(fl.Alloc, true), fl.Alloc)
+		}
 		m := off.Metadata
 		pr("  metadata     %s (%d bytes) a copy: indirect blocks %s, directories %s, dnodes and fixed objects %s; zfs list and zpool list count it and the pool's own, zdb -S does not\n",
 			nicenum.Format(m.ASize, true), m.ASize, nicenum.Format(off.Indirect.ASize, true), nicenum.Format(off.Directories.ASize, true),
