@@ -33,14 +33,20 @@ func (s *Report) EstimateDDT(p *zio.Policy, ram uint64) {
 		s.DDT, s.Decision = nil, nil
 		return
 	}
+	h := s.ddtHistogram()
+	s.DDT = &DDTEstimate{Prediction: ddtsize.Predict(&h, p, s.Release, s.Total.Allocated.DSize, ram), show: p.Dedup || ram > 0}
+	s.Decision = s.decide()
+}
+
+// ddtHistogram is the report's histogram as package ddt holds it.
+func (s *Report) ddtHistogram() ddt.Histogram {
 	var h ddt.Histogram
 	for _, r := range s.Histogram {
 		if b := bits.Len64(r.RefcntMin) - 1; b >= 0 && b < len(h) {
 			h[b] = r.Bucket
 		}
 	}
-	s.DDT = &DDTEstimate{Prediction: ddtsize.Predict(&h, p, s.Release, s.Total.Allocated.DSize, ram), show: p.Dedup || ram > 0}
-	s.Decision = s.decide()
+	return h
 }
 
 // SetVolume marks the scan as one of volumes (zfs create -V, Options.Zvol

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/ddtsim/ddtsim/zfs/ddtsize"
 	"github.com/ddtsim/ddtsim/zfs/space"
 	"github.com/ddtsim/ddtsim/zfs/zio"
 )
@@ -23,7 +24,15 @@ func (s *Report) EstimateSpace(p *zio.Policy) {
 		in.Volumes = c.Files - min(c.Files, c.EmptyFiles) // zfs create -V refuses a size of 0
 	}
 	if s.DDT != nil {
-		in.DDTOnDisk = s.DDT.OnDisk
+		// zfs list right after the copy: on a fast-dedup pool most of the
+		// table still in the dedup log; the flushed table beside it.
+		h := s.ddtHistogram()
+		objects := in.Objects
+		if in.Volumes > 0 {
+			objects = 0
+		}
+		in.DDTOnDisk = ddtsize.ListedHistogram(&h, p, s.Total.Allocated.DSize, in.Volumes, objects).OnDisk
+		in.DDTFlushed = s.DDT.OnDisk
 	}
 	pr := &space.Prediction{Figures: space.Predict(in)}
 	other := *p

@@ -232,6 +232,10 @@ func (s *Report) summaryText() string {
 		t.item("zfs list", "USED %s, LUSED %s, compressratio %.2fx; with dedup USED %s: dedup never lowers USED",
 			t.size(off.Used), t.size(off.LUsed), off.CompressRatio, t.size(on.Used))
 		t.item("zpool list", "ALLOC %s without dedup, %s with dedup (DEDUP %.2fx)", t.size(off.Alloc), t.size(on.Alloc), on.Dedup)
+		if fl := on.Flushed; fl != nil {
+			t.item("dedup log", "with dedup, right after the copy: the DDT (%s) partly in its log; once flushed "+
+				"(DDT %s): USED %s, ALLOC %s", t.size(on.DDT), t.size(fl.DDT), t.size(fl.Used), t.size(fl.Alloc))
+		}
 	}
 	if s.Pool.Mixed {
 		t.item("assumption", "the top-level vdevs differ in shape: DSIZE and raw capacity assume every block (all "+

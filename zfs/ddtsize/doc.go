@@ -15,6 +15,9 @@
 //     leaves uncompressed (ddt.c: ddt_sync_flush_log_incremental(),
 //     ddt_log.c: ddt_log_swap(), zio.c: zio_write_compress() from
 //     zfs_sync_pass_dont_compress);
+//   - log.go: the table as zfs list sees it right after a copy on a 2.3+
+//     pool, most entries still in the dedup log (ddt_log.c: the log's
+//     records and blocks; ddt.c: its swap and flush by txg);
 //   - arc.go: the default ARC and metadata limits on Linux
 //     (module/os/linux/zfs/arc_os.c: arc_default_max(); arc.c: arc_init(),
 //     arc_set_limits()).

@@ -373,7 +373,11 @@ type sizeModel struct {
 	// trees; built on first use.
 	dp  [2]*leafDP
 	rng *rand.Rand
-	mu  sync.Mutex // guards the model while Estimate uses it
+	// logSizes caches the allocated size of a dedup log block by its
+	// records (log.go), written through logMeta (128 KiB blocks).
+	logSizes map[int]uint64
+	logMeta  *metaWriter
+	mu       sync.Mutex // guards the model while Estimate uses it
 }
 
 // leafSamples is how many fills the compressed leaf size is measured at;

@@ -1,6 +1,11 @@
 package space
 
-import "github.com/ddtsim/ddtsim/zfs/zio"
+import (
+	"encoding/binary"
+
+	"github.com/ddtsim/ddtsim/zfs/compress/lz4"
+	"github.com/ddtsim/ddtsim/zfs/zio"
+)
 
 // mosCopies: the MOS's blocks are written with spa_max_replication()
 // copies, 3 (dmu_write_policy() for the MOS; zfs-semantics §2.6).
@@ -95,12 +100,72 @@ const (
 const zplFixed = 7
 
 // fixedZAPs are the PSIZE of the blocks of the dataset's fixed objects
-// that are not embedded, as zdb -bb lists them on the golden input's pool:
-// the master node (512), the SA attribute registration (1.5K), the SA
-// layouts (a fat ZAP: header and leaf, 4K each), and one more (the
+// that are not embedded, as zdb -bb lists them on the golden input's pool,
+// but the master node (MasterNode): the SA attribute registration (1.5K),
+// the SA layouts (a fat ZAP: header and leaf, 4K each), and one more (the
 // delete queue, the shares directory: an empty file system's USEDDS on the
 // golden zvol pools asks for it).
-var fixedZAPs = []uint64{512, 1536, 4096, 4096, 4096}
+var fixedZAPs = []uint64{1536, 4096, 4096, 4096}
+
+// masterNodeNames are the entries of a new file system's master node
+// (MASTER_NODE_OBJ), in the order zfs_create_fs() adds them
+// (module/os/linux/zfs/zfs_znode_os.c): the zplprops nvlist but the
+// version (zfs_ioctl.c: zfs_fill_zplprops_impl()), then VERSION, SA_ATTRS,
+// DELETE_QUEUE and ROOT; with their values (0 for the properties, the
+// ZPL version, small object numbers).
+var masterNodeNames = []struct {
+	name  string
+	value uint64
+}{
+	{"normalization", 0}, {"utf8only", 0}, {"casesensitivity", 0},
+	{"VERSION", 5}, {"SA_ATTRS", 32}, {"DELETE_QUEUE", 33}, {"ROOT", 34},
+}
+
+// defaultQuotaNames are the master node entries 2.4.0 adds after
+// casesensitivity (Release.ZPLDefaultQuotas).
+var defaultQuotaNames = []string{"defaultuserquota", "defaultgroupquota", "defaultprojectquota",
+	"defaultuserobjquota", "defaultgroupobjquota", "defaultprojectobjquota"}
+
+// MasterNode returns the master node of a new ZPL file system (one copy,
+// under md): a microzap of 7 entries, 512 bytes, up to 2.3; of 13 from
+// 2.4.0, which grows it to 1 KiB (zap_micro.c: zap_lockdir_impl() adds
+// 512 bytes to a full microzap). At ashift 12 neither compresses into
+// what the release allows (112 bytes), so it is stored whole: the 512
+// bytes of LREFER by which an empty 2.4.4 file system exceeds a 2.3.2 one
+// on the golden zvol pools (43,520 against 43,008), USEDDS unchanged.
+func MasterNode(md *zio.Policy) Blocks {
+	type ent struct {
+		name  string
+		value uint64
+	}
+	var ents []ent
+	for i, e := range masterNodeNames {
+		ents = append(ents, ent{e.name, e.value})
+		if i == 2 && md.Release.ZPLDefaultQuotas {
+			for _, q := range defaultQuotaNames {
+				ents = append(ents, ent{q, 0})
+			}
+		}
+	}
+	size := mzapMinBlock
+	for size/mzapEntLen-1 < len(ents) {
+		size += mzapMinBlock
+	}
+	buf := make([]byte, size)
+	binary.LittleEndian.PutUint64(buf[0:], 1<<63|3)  // mz_block_type: ZBT_MICRO
+	binary.LittleEndian.PutUint64(buf[8:], 0x1e0701) // mz_salt: a few random bytes
+	for i, e := range ents {
+		c := buf[(i+1)*mzapEntLen:]
+		binary.LittleEndian.PutUint64(c, e.value)
+		copy(c[14:14+mzapNameLen-1], e.name)
+	}
+	var z lz4.Compressor
+	out, ok := z.Size(buf, int(md.MaxCompressedSize(uint64(size))))
+	if !ok {
+		out = size + 1 // stored uncompressed
+	}
+	return block(md, uint64(size), uint64(out))
+}
 
 // Volume returns the metadata of a volume besides its indirect blocks
 // (one copy of each block, under md): its objset block, a dnode block (the
@@ -142,6 +207,7 @@ func Dataset(md *zio.Policy, objects uint64) Blocks {
 		span *= BPsPerBlock
 	}
 	b.Add(Blocks{Count: 1, LSize: 4096, PSize: 4096, ASize: md.Vdev.ASize(4096)})
+	b.Add(MasterNode(md))
 	for _, ps := range fixedZAPs {
 		b.Add(Blocks{Count: 1, LSize: ps, PSize: ps, ASize: md.Vdev.ASize(ps)})
 	}

@@ -30,8 +30,14 @@ type Input struct {
 	// directories' ZAPs (File, Dir), one copy of each.
 	Indirect, Dirs Blocks
 	// DDTOnDisk is the dedup table's allocated size (deflated, every copy:
-	// zdb -DD dspace; package ddtsize), bytes, with dedup on.
+	// zdb -DD dspace; package ddtsize), bytes, with dedup on, as zfs list
+	// sees it right after the copy: on a fast-dedup pool (2.3+) mostly
+	// the dedup log (ddtsize.ListedTable).
 	DDTOnDisk uint64
+	// DDTFlushed is the table's allocated size once the dedup log is
+	// flushed into the ZAPs (ddtsize.Estimate: zdb -DD after the export);
+	// 0 means the same as DDTOnDisk.
+	DDTFlushed uint64
 }
 
 // Figures are what zfs list -p and zpool list -p show for a pool whose
@@ -49,6 +55,13 @@ type Figures struct {
 	CompressRatio float64 `json:"compressratio"`
 	Alloc         uint64  `json:"alloc"` // zpool list ALLOC: raw allocated bytes, parity included, each block once
 	Dedup         float64 `json:"dedupratio"`
+	// DDT is the dedup table's share of UsedChild (its allocated bytes as
+	// zfs list sees them right after the copy; 0 without dedup).
+	DDT uint64 `json:"ddt"`
+	// Flushed holds USED and ALLOC once the dedup log of a fast-dedup
+	// pool (2.3+) has been flushed into the ZAPs, minutes or hours after
+	// the copy (nil when that changes nothing).
+	Flushed *FlushedFigures `json:"log_flushed,omitempty"`
 	// Metadata is the dataset's metadata, one copy (indirect blocks,
 	// directories, dnodes and its fixed objects), for reports; Indirect
 	// and Directories are the first two parts of it (with volumes: no
@@ -56,6 +69,13 @@ type Figures struct {
 	Metadata    Blocks `json:"metadata"`
 	Indirect    Blocks `json:"indirect"`
 	Directories Blocks `json:"directories"`
+}
+
+// FlushedFigures are USED and ALLOC with the dedup log flushed, bytes.
+type FlushedFigures struct {
+	Used  uint64 `json:"used"`
+	Alloc uint64 `json:"alloc"`
+	DDT   uint64 `json:"ddt"`
 }
 
 // Prediction holds the figures with dedup as the policy has it, and with
@@ -114,6 +134,12 @@ func Predict(in Input) Figures {
 		p.RawSize(ddtDSize) + max(in.Volumes, 1)*p.Vdev.ASize(zilBlock(p))
 	if ps := in.Data.Referenced.PSize + meta.PSize + mos.PSize + ddtPSize; ps > 0 {
 		f.CompressRatio = round2(float64(f.LUsed) / float64(ps))
+	}
+	if p.Dedup {
+		f.DDT = ddtDSize
+		if fl := in.DDTFlushed; fl != 0 && fl != ddtDSize {
+			f.Flushed = &FlushedFigures{Used: f.Used - ddtDSize + fl, Alloc: f.Alloc - p.RawSize(ddtDSize) + p.RawSize(fl), DDT: fl}
+		}
 	}
 	f.Dedup = 1
 	if p.Dedup && in.Data.Allocated.DSize > 0 {

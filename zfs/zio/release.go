@@ -111,6 +111,13 @@ type Release struct {
 	// ddt_sync_flush_log_incremental(); from 2.3.4 the flush runs in pass 1
 	// only, commit 661310ff5c).
 	DDTLogPasses bool
+	// ZPLDefaultQuotas: a new file system's master node also holds the six
+	// default user/group/project (object) quota properties, 13 entries
+	// where there were 7, so its microzap is 1 KiB instead of 512 bytes
+	// (2.4.0+, commit 2a8d9d9607: zfs_ioctl.c: zfs_fill_zplprops_impl();
+	// zfs_znode_os.c: zfs_create_fs(); zap_micro.c grows a microzap by
+	// 512 bytes when full).
+	ZPLDefaultQuotas bool
 }
 
 // Contains reports whether release v (e.g. "2.1.11") falls in the row.
@@ -151,9 +158,12 @@ var Releases = []Release{
 	{Name: "2.3.3", First: version{2, 3, 3}, Last: version{2, 3, 3, 99}, Note: "embeds with dedup=on; zero blocks are holes with dedup=on even when compression=off",
 		Band: BandP6, Embed: true, EmbedWithDedup: true, ZeroHoleWithDedup: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true,
 		VolBlockSize: 16 << 10, VolBlockSizeByPool: true, DDTLeaf32K: true, FastDedup: true, DDTLogPasses: true},
-	{Name: "2.4", First: version{2, 3, 4}, Last: version{2, 4, 4, 99}, Note: "2.3.4-2.3.x and 2.4.x: as 2.3.3, the dedup log flushed in one sync pass",
+	{Name: "2.3.4", First: version{2, 3, 4}, Last: version{2, 3, 9, 99}, Note: "2.3.4-2.3.x: as 2.3.3, the dedup log flushed in one sync pass",
 		Band: BandP6, Embed: true, EmbedWithDedup: true, ZeroHoleWithDedup: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true,
 		VolBlockSize: 16 << 10, VolBlockSizeByPool: true, DDTLeaf32K: true, FastDedup: true},
+	{Name: "2.4", First: version{2, 4, 0}, Last: version{2, 4, 4, 99}, Note: "as 2.3.4, a new file system's master node 1K (default quota properties)",
+		Band: BandP6, Embed: true, EmbedWithDedup: true, ZeroHoleWithDedup: true, OnMeans: LZ4, DefaultCompression: LZ4, Zstd: true, ZstdEarlyAbort: true, MaxRecordSize: 16 << 20, BytesSuffix: true,
+		VolBlockSize: 16 << 10, VolBlockSizeByPool: true, DDTLeaf32K: true, FastDedup: true, ZPLDefaultQuotas: true},
 }
 
 // knownPatches lists, per major.minor series, the last patch release (and,
