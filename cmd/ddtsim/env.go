@@ -4,6 +4,7 @@ import (
 	"runtime"
 
 	"github.com/ddtsim/ddtsim/input/source"
+	"github.com/ddtsim/ddtsim/saved"
 )
 
 // env is what the commands take from their process beyond their flags and
@@ -23,6 +24,9 @@ type env struct {
 	// (scan.Options.Done), to interrupt it at a chosen point; nil
 	// outside tests.
 	done func()
+	// saveWriter, for tests: writes --save and its checkpoints
+	// (scan.Options.SaveWriter: a full disk); nil outside tests.
+	saveWriter *saved.Writer
 }
 
 // maxProcs is runtime.GOMAXPROCS(n), or what replaces it in e (e may be
@@ -48,4 +52,12 @@ func (e *env) doneHook() func() {
 		return nil
 	}
 	return e.done
+}
+
+// saveWriterSeam is e.saveWriter; nil for a nil e.
+func (e *env) saveWriterSeam() *saved.Writer {
+	if e == nil {
+		return nil
+	}
+	return e.saveWriter
 }

@@ -307,6 +307,7 @@ func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdo
 	if err := s.startSave(); err != nil {
 		return err
 	}
+	defer s.saver.Close() // its lock
 	pr, saveErr := s.predict(ctx, stderr)
 	if pr == nil {
 		return saveErr
