@@ -98,6 +98,7 @@ func runMain(e *env) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
+	fitVMLimit() // under ulimit -v (vmlimit_linux.go)
 	// With stdout closed, the Go runtime opens /dev/null read-write in its
 	// place (runtime: checkfds) and the report would vanish unnoticed;
 	// a shell's >/dev/null opens it write-only.
