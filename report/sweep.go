@@ -20,7 +20,7 @@ import (
 // SweepRow is one combination's result in a sweep's report.
 type SweepRow struct {
 	Row         int         `json:"row"`
-	RecordSize  uint32      `json:"recordsize"`
+	RecordSize  uint32      `json:"recordsize,omitempty"` // 0 in a sweep of volumes
 	Compression string      `json:"compression"`
 	Ratios      *ddt.Ratios `json:"ratios"` // nil when nothing would be stored
 	DSize       uint64      `json:"allocated_dsize"`
@@ -30,6 +30,9 @@ type SweepRow struct {
 	// Zstd is Report.Zstd for the row's compression: "exact" or
 	// "approximate" for zstd, empty otherwise.
 	Zstd string `json:"zstd,omitempty"`
+	// VolBlockSize is the row's volblocksize in a sweep of volumes
+	// (--zvol), 0 otherwise.
+	VolBlockSize uint32 `json:"volblocksize,omitempty"`
 
 	order int // position in the lanes (recordsize list × compression list)
 }
@@ -57,6 +60,8 @@ type SweepProperties struct {
 	Ashift int    `json:"ashift"`
 	Sparse string `json:"sparse"`
 	Guest  bool   `json:"guest"` // images read as their guests' disks (--guest)
+	// Zvol: each file a sparse volume (--zvol), the rows by volblocksize.
+	Zvol bool `json:"zvol,omitempty"`
 }
 
 // String writes the properties as the text report's header does.
@@ -65,11 +70,26 @@ func (sp SweepProperties) String() string {
 	if sp.Guest {
 		s += ", images read as guest disks (--guest)"
 	}
+	if sp.Zvol {
+		s += ", each file a sparse volume (--zvol)"
+	}
 	return s
 }
 
+// blockSize is the row's recordsize, or volblocksize for a volume.
+func (r SweepRow) blockSize() uint32 { return r.RecordSize + r.VolBlockSize }
+
+// sizeName names the rows' block size: recordsize, or volblocksize for
+// volumes.
+func (sp SweepProperties) sizeName() string {
+	if sp.Zvol {
+		return "volblocksize"
+	}
+	return "recordsize"
+}
+
 // sweepRows turns each lane into a row (unsorted; Row unset).
-func sweepRows(res *sweep.Result) []SweepRow {
+func sweepRows(res *sweep.Result, zvol bool) []SweepRow {
 	rows := make([]SweepRow, len(res.Lanes))
 	for i, l := range res.Lanes {
 		p := l.Policy
@@ -84,6 +104,9 @@ func sweepRows(res *sweep.Result) []SweepRow {
 		rows[i] = SweepRow{RecordSize: p.RecordSize, Compression: zio.CompressionName(p.Compression, p.Level),
 			Ratios: r, DSize: total.Allocated.DSize, Entries: l.Summary.Entries, InCore: size.InCore,
 			Zdb: zb.String(), Zstd: zstdMark(p.Compression), order: i}
+		if zvol {
+			rows[i].RecordSize, rows[i].VolBlockSize = 0, p.RecordSize
+		}
 	}
 	return rows
 }
@@ -100,8 +123,8 @@ func sortRows(rows []SweepRow, by string) {
 		if ka != kb {
 			return ka < kb
 		}
-		if a.RecordSize != b.RecordSize {
-			return a.RecordSize < b.RecordSize
+		if a.blockSize() != b.blockSize() {
+			return a.blockSize() < b.blockSize()
 		}
 		return a.order < b.order
 	})
@@ -117,8 +140,8 @@ func (sw *Sweep) WriteText(w io.Writer, histogramRow int) error {
 		return err
 	}
 	r := sw.Rows[histogramRow-1]
-	_, err := fmt.Fprintf(w, "\nrow %d: recordsize=%s compression=%s\n%s", r.Row,
-		nicenum.Format(uint64(r.RecordSize), false), r.Compression, r.Zdb)
+	_, err := fmt.Fprintf(w, "\nrow %d: %s=%s compression=%s\n%s", r.Row, sw.Properties.sizeName(),
+		nicenum.Format(uint64(r.blockSize()), false), r.Compression, r.Zdb)
 	return err
 }
 
@@ -133,10 +156,10 @@ func (sw *Sweep) WriteJSON(w io.Writer) error {
 // sortBy ("space": allocated DSIZE; "ram": the DDT's size in core) and
 // numbered, with what they share (set: the settings every lane shares).
 func NewSweep(res *sweep.Result, set model.Settings, sortBy string) *Sweep {
-	rows := sweepRows(res)
+	rows := sweepRows(res, set.Zvol)
 	sortRows(rows, sortBy)
 	p := res.Lanes[0].Policy
-	props := SweepProperties{Copies: p.Copies, Dedup: "off", Vdev: p.Vdev.String(), Ashift: set.AshiftValue(), Sparse: set.Sparse.String(), Guest: set.Guest}
+	props := SweepProperties{Copies: p.Copies, Dedup: "off", Vdev: p.Vdev.String(), Ashift: set.AshiftValue(), Sparse: set.Sparse.String(), Guest: set.Guest, Zvol: set.Zvol}
 	if p.Dedup {
 		props.Dedup = "on"
 	}
@@ -170,8 +193,9 @@ func writeSweep(w io.Writer, p *zio.Policy, props SweepProperties, c sweep.Count
 		}
 		cw = max(cw, len(r.Compression)+mark)
 	}
-	fmt.Fprintf(&b, "%3s  %10s  %-*s  %6s  %8s  %8s  %22s  %11s  %14s\n",
-		"row", "recordsize", cw, "compression", "dedup", "compress", "combined", "allocated (DSIZE)", "DDT entries", "DDT in core")
+	sw := len(props.sizeName()) // the block size column, as wide as its title
+	fmt.Fprintf(&b, "%3s  %*s  %-*s  %6s  %8s  %8s  %22s  %11s  %14s\n",
+		"row", sw, props.sizeName(), cw, "compression", "dedup", "compress", "combined", "allocated (DSIZE)", "DDT entries", "DDT in core")
 	for _, r := range rows {
 		dedup, compress, combined := "-", "-", "-" // nothing stored: no ratio
 		if q := r.Ratios; q != nil {
@@ -181,8 +205,8 @@ func writeSweep(w io.Writer, p *zio.Policy, props SweepProperties, c sweep.Count
 		if r.Zstd == zstdApproximate {
 			name += "*"
 		}
-		fmt.Fprintf(&b, "%3d  %10s  %-*s  %6s  %8s  %8s  %22s  %11d  %14s\n",
-			r.Row, nicenum.Format(uint64(r.RecordSize), false), cw, name,
+		fmt.Fprintf(&b, "%3d  %*s  %-*s  %6s  %8s  %8s  %22s  %11d  %14s\n",
+			r.Row, sw, nicenum.Format(uint64(r.blockSize()), false), cw, name,
 			dedup, compress, combined,
 			fmt.Sprintf("%s (%d)", nicenum.Format(r.DSize, true), r.DSize), r.Entries, nicenum.Format(r.InCore, true))
 	}

@@ -14,10 +14,12 @@ import (
 // OpenSaver checks it once, before the scan; Run then writes the
 // checkpoints to it while the scan runs, and the scan when it ends,
 // complete or interrupted (partial, for ddtsim resume). A Saver serves
-// one Run.
+// one Run. It holds the saved scan's lock (saved.TakeLock) from OpenSaver
+// to Close, so that no other process saves there meanwhile.
 type Saver struct {
 	name   string // as named (in messages)
 	target string // what is written: name, or the file its symlinks lead to
+	lock   *saved.Lock
 
 	// During Run: what the scan has done of each file, and the
 	// checkpoints (nil without).
@@ -34,7 +36,9 @@ type Saver struct {
 // existing file or directory that is not a saved scan (or empty: see
 // saved.CheckReplaceable), and one that cannot be written now
 // (saved.CheckWritable). A symlink is written through: its target is
-// replaced, the link stays.
+// replaced, the link stays. It then locks the target (saved.TakeLock): a
+// directory another process is saving a scan in is refused with a
+// *saved.LockedError naming that process. Close releases the lock.
 func OpenSaver(name string, paths []string, oneFS bool) (*Saver, error) {
 	if err := CheckOutside("--save", name, false, paths, oneFS); err != nil {
 		return nil, err
@@ -64,7 +68,24 @@ func OpenSaver(name string, paths []string, oneFS bool) (*Saver, error) {
 	if err != nil {
 		return nil, bad("cannot write there: " + Reason(target, err))
 	}
-	return &Saver{name: name, target: target}, nil
+	lock, err := saved.TakeLock(target)
+	if le := (*saved.LockedError)(nil); errors.As(err, &le) {
+		le.Path = name
+		return nil, le
+	}
+	if err != nil {
+		return nil, bad("cannot lock it: " + Reason(target, err))
+	}
+	return &Saver{name: name, target: target, lock: lock}, nil
+}
+
+// Close releases the lock OpenSaver took; the Saver saves nothing more.
+// A nil Saver is closed already.
+func (sv *Saver) Close() error {
+	if sv == nil {
+		return nil
+	}
+	return sv.lock.Unlock()
 }
 
 // Name is the directory as it was named to OpenSaver, for messages.

@@ -266,8 +266,12 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		// Now, not after hours of scanning; and never over a file that
 		// is not a saved scan.
 		if sv, err = OpenSaver(opts.Save, paths, opts.OneFileSystem); err != nil {
+			if le := (*saved.LockedError)(nil); errors.As(err, &le) {
+				return nil, err // not a usage error: another run is saving there
+			}
 			return nil, &UsageError{err}
 		}
+		defer sv.Close()
 	}
 	if sv != nil {
 		opts.Save = sv.target // what is written, the checkpoints too

@@ -12,11 +12,15 @@ import (
 // properties may give recordsize and compression as comma-separated lists
 // ("recordsize=16K,128K,1M", "compression=off,lz4,zstd"), and returns what
 // every lane shares and one policy per combination: for each recordsize,
-// each compression, in the order given. Volumes are not swept. Errors name
-// the property at fault, as model.Parse does, and refuse a value listed
-// twice or two values that are the same setting ("zstd" and "zstd-3").
+// each compression, in the order given. Volumes (t.Zvol, or
+// volblocksize given) are swept the same way over a list of volblocksizes
+// ("volblocksize=8K,16K,64K"; without it the default volblocksize): the
+// settings returned then have Zvol set, and each lane's RecordSize is its
+// volblocksize (Options.Zvol). Errors name the property at fault, as
+// model.Parse does, and refuse a value listed twice or two values that
+// are the same setting ("zstd" and "zstd-3").
 func Lanes(t model.Text) (model.Settings, []*zio.Policy, error) {
-	var rs, comp, other []string
+	var rs, vbs, comp, other []string
 	for _, kv := range t.Properties {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok {
@@ -38,7 +42,10 @@ func Lanes(t model.Text) (model.Settings, []*zio.Policy, error) {
 			}
 			comp, err = splitList(name, value)
 		case "volblocksize", "volblock":
-			err = fmt.Errorf("-o %s: sweep does not model volumes", kv)
+			if vbs != nil {
+				return model.Settings{}, nil, fmt.Errorf("-o %s: volblocksize given twice (give one comma-separated list)", kv)
+			}
+			vbs, err = splitList(name, value)
 		case "copies", "dedup":
 			if strings.Contains(value, ",") && value != "edonr,verify" && !strings.HasSuffix(value, ",verify") {
 				err = fmt.Errorf("-o %s: a sweep takes lists for recordsize and compression only; run one sweep per %s value", kv, name)
@@ -50,6 +57,19 @@ func Lanes(t model.Text) (model.Settings, []*zio.Policy, error) {
 		if err != nil {
 			return model.Settings{}, nil, err
 		}
+	}
+	size := "recordsize"
+	if vbs != nil || t.Zvol || t.VolBlockSize != "" {
+		if rs != nil {
+			return model.Settings{}, nil, fmt.Errorf("-o recordsize does not apply to volumes (--zvol, -o volblocksize): their block size is the volblocksize; sweep -o volblocksize=LIST")
+		}
+		if t.VolBlockSize != "" {
+			if vbs != nil {
+				return model.Settings{}, nil, fmt.Errorf("-o volblocksize and --volblocksize: give one list, -o volblocksize=LIST")
+			}
+			vbs = []string{t.VolBlockSize}
+		}
+		t.Zvol, t.VolBlockSize, size, rs = true, "", "volblocksize", vbs
 	}
 	if rs == nil {
 		rs = []string{""}
@@ -69,7 +89,7 @@ func Lanes(t model.Text) (model.Settings, []*zio.Policy, error) {
 		for _, c := range comp {
 			set := base
 			if r != "" {
-				if err := set.Set("recordsize", r); err != nil {
+				if err := set.Set(size, r); err != nil {
 					return model.Settings{}, nil, err
 				}
 			}
@@ -93,7 +113,7 @@ func Lanes(t model.Text) (model.Settings, []*zio.Policy, error) {
 						return model.Settings{}, nil, fmt.Errorf("-o compression=%s: the values %s and %s are the same compression (%s)", strings.Join(comp, ","),
 							given[i][1], c, zio.CompressionName(p.Compression, p.Level))
 					}
-					return model.Settings{}, nil, fmt.Errorf("-o recordsize=%s: the values %s and %s are the same recordsize", strings.Join(rs, ","), given[i][0], r)
+					return model.Settings{}, nil, fmt.Errorf("-o %s=%s: the values %s and %s are the same %s", size, strings.Join(rs, ","), given[i][0], r, size)
 				}
 			}
 			lanes = append(lanes, p)

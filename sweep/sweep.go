@@ -16,9 +16,12 @@
 // first reference of a content is compressed. Whole chunks lying in a hole
 // of a source file (source.File.Data) are not read.
 //
-// Limits of this version: volumes (volblocksize) are not modelled (a block
-// device named is read as a file, as a scan without --zvol does), and there
-// is no sampling, spilling or resume.
+// With Options.Zvol every file (or block device) is a volume, as a scan
+// with --zvol stores it: cut into blocks of exactly the lane's
+// volblocksize (zio.ZvolRecords, module/zfs/zvol.c), the last one
+// zero-padded; the lanes then differ in volblocksize and compression.
+//
+// Limits of this version: there is no sampling, spilling or resume.
 package sweep
 
 import (
@@ -48,6 +51,9 @@ type Options struct {
 	Sparse model.Sparse
 	// Guest reads virtual-disk images as their guests' disks (guest.Open).
 	Guest bool
+	// Zvol stores each file as a volume (analyzer.Options.Zvol): every
+	// lane's RecordSize is its volblocksize.
+	Zvol bool
 	// Jobs is the number of workers (files read at once); ≤ 0 means
 	// GOMAXPROCS.
 	Jobs int
@@ -288,7 +294,7 @@ func (s *sweep) done(n uint64) {
 // bytes of whole chunks, all zeros (a hole of the source), as lane would
 // for the zeros read.
 func (s *sweep) zeroRun(l *lane, al *analyzer.Lane, size, n uint64, copyHoles bool) {
-	lsize, _ := zio.FileRecords(size, l.p.RecordSize)
+	lsize := s.lsize(l, size)
 	ls := uint64(lsize)
 	recs := (n + ls - 1) / ls
 	l.records.Add(int64(recs))
@@ -300,7 +306,7 @@ func (s *sweep) zeroRun(l *lane, al *analyzer.Lane, size, n uint64, copyHoles bo
 // lane accounts, in lane l, the records of a file of size bytes that lie
 // in the chunk buf read at offset off (zero-padded to the chunk size).
 func (s *sweep) lane(l *lane, al *analyzer.Lane, size, off uint64, buf, zeros []byte, copyHoles bool) {
-	lsize, _ := zio.FileRecords(size, l.p.RecordSize)
+	lsize := s.lsize(l, size)
 	ls := uint64(lsize)
 	var records, holes int64
 	for r := uint64(0); r < uint64(len(buf)) && off+r < size; r += ls {
@@ -312,4 +318,17 @@ func (s *sweep) lane(l *lane, al *analyzer.Lane, size, off uint64, buf, zeros []
 	}
 	l.records.Add(records)
 	l.holes.Add(holes)
+}
+
+// lsize is the size of the records lane l cuts a file of size bytes into:
+// as a file (zio.FileRecords), or with Options.Zvol as a volume
+// (zio.ZvolRecords: every block the volblocksize). The chunk, a multiple
+// of every lane's block, holds whole blocks, the last zero-padded.
+func (s *sweep) lsize(l *lane, size uint64) uint32 {
+	if s.opts.Zvol {
+		lsize, _ := zio.ZvolRecords(size, l.p.RecordSize)
+		return lsize
+	}
+	lsize, _ := zio.FileRecords(size, l.p.RecordSize)
+	return lsize
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/ddtsim/ddtsim/input/source"
+	"github.com/ddtsim/ddtsim/saved"
 )
 
 // env is what the commands take from their process beyond their flags and
@@ -30,6 +31,9 @@ type env struct {
 	// minMem, when set, replaces the smallest --mem accepted, bytes
 	// (tests lower it to make tiny tables spill).
 	minMem uint64
+	// saveWriter, for tests: writes --save and its checkpoints
+	// (scan.Options.SaveWriter: a full disk); nil outside tests.
+	saveWriter *saved.Writer
 }
 
 // maxProcs is runtime.GOMAXPROCS(n), or what replaces it in e (e may be
@@ -72,4 +76,12 @@ func (e *env) memFloor() uint64 {
 		return defaultMinMem
 	}
 	return e.minMem
+}
+
+// saveWriterSeam is e.saveWriter; nil for a nil e.
+func (e *env) saveWriterSeam() *saved.Writer {
+	if e == nil {
+		return nil
+	}
+	return e.saveWriter
 }

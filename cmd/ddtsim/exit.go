@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ddtsim/ddtsim/compare"
 	"github.com/ddtsim/ddtsim/saved"
@@ -70,9 +71,15 @@ func exitCode(err error, stderr io.Writer) int {
 		code = exitUsage // exitCompareUnusable too
 	}
 	if msg := err.Error(); msg != "" {
-		fmt.Fprintln(stderr, "ddtsim:", msg)
+		fmt.Fprint(stderr, prefixLines(msg))
 	}
 	return code
+}
+
+// prefixLines is msg with "ddtsim: " before each of its lines (errors
+// joined with errors.Join take several), and a newline after the last.
+func prefixLines(msg string) string {
+	return "ddtsim: " + strings.ReplaceAll(strings.TrimSuffix(msg, "\n"), "\n", "\nddtsim: ") + "\n"
 }
 
 // compareExit is the exit status of a comparison's outcome.

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,15 +144,15 @@ func sameFigures(t *testing.T, what string, got, want map[string]any) {
 }
 
 // Out of file descriptors (EMFILE), for real: ddtsim run with a limit of
-// open files that leaves 3 free at its start. The first file's reads wait
-// until the walk reaches the last file, so the directory walked (its files
-// are opened relative to it) and the first two files hold them (one read,
-// one queued) and the walker cannot open the next ones: each
-// is a problem naming the file and "too many open files", on stderr and in
-// the JSON, counted in errors (files and logical bytes count them, as any
-// file that cannot be opened); the scan goes on, exit 3. The figures are
-// exactly those of a clean scan of the files that could be opened,
-// whichever they are (the last may be, once the first is read).
+// open files that leaves 3 free at its start (issue 29, item 8: under
+// ulimit -n 12, 303 files were errors "too many open files"). The
+// directory walked holds one (its files are opened relative to it), the
+// files handed on to the workers (queued, read) the others; the walk's
+// open of the next file meets EMFILE, waits for one of them to be closed,
+// and opens it then: no problem, exit 0, the figures exactly those of a
+// scan without the limit. -j 2, and the first file's reads held until
+// the walk is about to open the fourth, so that the files queued take
+// every descriptor left before any is closed.
 //
 // With one free descriptor and --mem, the run the table spills to cannot
 // be created while the file is read: one warning naming the spill
@@ -168,66 +167,22 @@ func TestOutOfFileDescriptors(t *testing.T) {
 	t.Run("files", func(t *testing.T) {
 		dir := t.TempDir()
 		var names []string
-		for i := range 20 {
+		for i := range 40 {
 			name := filepath.Join(dir, fmt.Sprintf("f%02d", i))
 			testkit.Write(t, name, testkit.Rand(int64(i%7), 200<<10+i)) // some alike, up to their last bytes
 			names = append(names, name)
 		}
-		const spare = 3
-		code, out, errs := runChild(t, []string{"DDTSIM_TEST_NOFILE_SPARE=" + strconv.Itoa(spare),
-			"DDTSIM_TEST_HOLD=" + names[0], "DDTSIM_TEST_HOLD_UNTIL=" + names[len(names)-1]},
-			"--json", "-j", "1", dir)
-		var doc struct {
-			Problems []struct{ Path, Kind, Reason string }
-			Counters struct {
-				Files        int    `json:"files"`
-				Errors       int    `json:"errors"`
-				LogicalBytes uint64 `json:"logical_bytes"`
-			}
+		code, out, errs := runChild(t, []string{"DDTSIM_TEST_NOFILE_SPARE=3",
+			"DDTSIM_TEST_HOLD=" + names[0], "DDTSIM_TEST_HOLD_UNTIL=" + names[3]},
+			"--json", "-j", "2", dir)
+		if code != 0 || errs != "" {
+			t.Errorf("exit %d, stderr\n%s\nwant exit 0, nothing on stderr", code, errs)
 		}
-		if err := json.Unmarshal([]byte(out), &doc); err != nil {
-			t.Fatalf("exit %d, stderr %q: %v", code, errs, err)
-		}
-		var failed, ok []string
-		var lines []string
-		for _, p := range doc.Problems {
-			if p.Kind != "error" || p.Reason != "open: too many open files" {
-				t.Errorf("problem %+v; want open: too many open files", p)
-			}
-			failed = append(failed, p.Path)
-			lines = append(lines, "ddtsim: "+p.Path+": open: too many open files")
-		}
-		for _, n := range names {
-			if !slices.Contains(failed, n) {
-				ok = append(ok, n)
-			}
-		}
-		t.Logf("%d files could not be opened: %q", len(failed), failed)
-		// The directory being walked holds one spare descriptor (its
-		// files are opened relative to it), the first files the others;
-		// the files after them up to the last but one cannot be opened.
-		last, held := names[len(names)-1], spare-1
-		if !slices.Equal(ok, names[:held]) && !slices.Equal(ok, append(names[:held:held], last)) {
-			t.Errorf("files opened %q; want the first %d (and maybe the last)", ok, held)
-		}
-		lines = append(lines, fmt.Sprintf("ddtsim: completed with %d errors (see above); the result leaves out what could not be read", len(failed)))
-		if code != exitWithErrors || errs != strings.Join(lines, "\n")+"\n" {
-			t.Errorf("exit %d, stderr\n%s\nwant exit %d, stderr\n%s", code, errs, exitWithErrors, strings.Join(lines, "\n"))
-		}
-		var size uint64
-		for _, n := range names {
-			fi, _ := os.Stat(n)
-			size += uint64(fi.Size())
-		}
-		if c := doc.Counters; c.Files != len(names) || c.Errors != len(failed) || c.LogicalBytes != size {
-			t.Errorf("counters %+v; want %d files of %d bytes, %d errors", c, len(names), size, len(failed))
-		}
-		wcode, want, werrs := runT(append([]string{"--json", "-j", "1"}, ok...)...)
+		wcode, want, werrs := runT("--json", "-j", "2", dir)
 		if wcode != 0 {
-			t.Fatalf("the files opened, alone: exit %d, %s", wcode, werrs)
+			t.Fatalf("without the limit: exit %d, %s", wcode, werrs)
 		}
-		sameFigures(t, "figures", figures(t, out, "files", "dirs", "errors", "logical_bytes", "directory_zaps"),
-			figures(t, want, "files", "dirs", "errors", "logical_bytes", "directory_zaps"))
+		sameFigures(t, "figures", figures(t, out), figures(t, want))
 	})
 
 	t.Run("spill", func(t *testing.T) {

@@ -27,3 +27,38 @@ type WorkFlags struct {
 type SavedRAMFlag struct {
 	RAM string `name:"ram" placeholder:"SIZE" help:"The memory of the machine that would hold the merged data's pool: say whether its dedup table would stay in the ARC, as for scan."`
 }
+
+// negativeJobs joins "-j N" and "--jobs N" with a negative N into
+// "--jobs=N", so that the command refuses the value once, saying what is
+// accepted (scan.CheckJobs). Kong reads a lone "-1" as a short flag and
+// would suggest --jobs="-1", only for it to be refused in turn. Arguments
+// after "--" are paths and left alone.
+func negativeJobs(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if (a == "-j" || a == "--jobs") && i+1 < len(args) && isNegativeInt(args[i+1]) {
+			out = append(out, "--jobs="+args[i+1])
+			i++
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// isNegativeInt reports whether s is "-" followed by decimal digits.
+func isNegativeInt(s string) bool {
+	if len(s) < 2 || s[0] != '-' {
+		return false
+	}
+	for _, c := range s[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -59,7 +59,7 @@ type scanCmd struct {
 	CSV           bool   `name:"csv" help:"Print CSV (exact integers): the histogram, an empty line, the summary (field,value), and with --by an empty line and the breakdown (one row per group, then (total))." xor:"format"`
 	By            string `name:"by" placeholder:"dir|ext|size|file" help:"Break the figures down by group, after the summary (and in --json, --csv, --html; not with --zdb, whose text zdb -S prints without one; case-insensitive): dir = each path named, or with one directory named each of its subdirectories (the files directly in it form one row); ext = lower-cased file name extension, (none) without; size = file size class (empty, <=4K, <=128K, <=1M, <=16M, <=1G, >1G); file = each file its own row (with --guest, each image: which VMs share data; for a few files, not millions). Per group: files, logical bytes, holes, all-zero blocks, embedded blocks, size without dedup (its own blocks, exact), size with dedup, only here (blocks no other group has) and shared (blocks other groups have too). With dedup, a block referenced by several groups is split between them by their share of its references, rounded by largest remainder so that the groups add up exactly to the totals. Needs about 50 bytes of memory per unique block on top of the table, and 16 more for each further group the block appears in. Not with --sample."`
 	Top           int    `name:"top" placeholder:"N" help:"With --by: list the N largest groups (by logical bytes) and fold the others into one row, (M others), of their sums; 0 (the default) lists them all."`
-	HTML          string `name:"html" placeholder:"FILE" help:"Also write the report as one self-contained HTML page to FILE (histogram chart, zdb -S text, summary, breakdown; no network, no script). The usual report still goes to standard output. FILE must not lie inside the paths scanned, and is checked to be writable before the scan; an existing FILE is replaced only if it is a ddtsim HTML report (or empty)."`
+	HTML          string `name:"html" placeholder:"FILE" help:"Also write the report as one self-contained HTML page to FILE (histogram chart, zdb -S text, summary, breakdown; no network, no script). The usual report still goes to standard output; with FILE - the page goes to standard output instead of it (not with --zdb, --json or --csv, which would write there too). FILE must not lie inside the paths scanned, and is checked to be writable before the scan; an existing FILE is replaced only if it is a ddtsim HTML report (or empty)."`
 	WorkFlags     `embed:"" set:"mem_help=Bound the dedup table's memory (at least 1M, e.g. 4G; it takes about 32 bytes per unique block): beyond SIZE it is written to disk as sorted runs and merged at the end, with the same result. A block seen again after its entry went to disk is compressed again. If writing fails (disk full), the table stays in memory and a warning says so." set:"tmpdir_help=Where --mem writes its runs, in a directory of its own that is removed at the end (default: $TMPDIR, else /tmp). Not inside the paths scanned."`
 	Sample        string        `placeholder:"1/N" help:"Keep only 1/N of the block contents, chosen by hash (every copy of a kept content is kept): about 1/N of the memory and compression work. The table becomes an estimate, printed with 95% confidence intervals."`
 	Follow        bool          `help:"Follow symlinks found inside directories (directory loops and directories seen before are skipped; a symlink that cannot be resolved, such as one naming itself, is an error). Symlinks named as paths are always followed."`
@@ -98,6 +98,7 @@ func runMain(e *env) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 	}
+	fitVMLimit() // under ulimit -v (vmlimit_linux.go)
 	// With stdout closed, the Go runtime opens /dev/null read-write in its
 	// place (runtime: checkfds) and the report would vanish unnoticed;
 	// a shell's >/dev/null opens it write-only.
@@ -134,7 +135,7 @@ func run(e *env, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ddtsim:", err)
 		return exitFailed
 	}
-	safe, raw := rawargs.Protect(args)
+	safe, raw := rawargs.Protect(negativeJobs(args))
 	kctx, err := parser.Parse(safe)
 	raw.Restore(&c)
 	if exit >= 0 {
@@ -150,7 +151,7 @@ func run(e *env, args []string, stdout, stderr io.Writer) int {
 	}
 	if stdoutClosed {
 		cmd := kctx.Command()
-		if !strings.HasPrefix(cmd, "resume") && (!strings.HasPrefix(cmd, "scan") || c.Scan.Save == "" && c.Scan.HTML == "") {
+		if !strings.HasPrefix(cmd, "resume") && (!strings.HasPrefix(cmd, "scan") || c.Scan.Save == "" && (c.Scan.HTML == "" || c.Scan.HTML == "-")) {
 			return exitCode(statusError{exitFailed, "standard output is closed; nowhere to print the report"}, stderr)
 		}
 		fmt.Fprintln(stderr, "ddtsim: note: standard output is closed: the report is not printed, only saved")
@@ -307,15 +308,20 @@ func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdo
 	if err := s.startSave(); err != nil {
 		return err
 	}
+	defer s.saver.Close() // its lock
 	pr, saveErr := s.predict(ctx, stderr)
 	if pr == nil {
 		return saveErr
 	}
 	defer pr.close()
-	if err := writeReport(pr.report, format{zdb: s.Zdb, json: s.JSON, csv: s.CSV, bytes: s.Bytes}, stdout, stderr); err != nil {
+	if s.HTML == htmlStdout {
+		if err := writeHTMLTo(stdout, pr.report); err != nil {
+			return fmt.Errorf("writing the HTML report: %w", err)
+		}
+	} else if err := writeReport(pr.report, format{zdb: s.Zdb, json: s.JSON, csv: s.CSV, bytes: s.Bytes}, stdout, stderr); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	if s.HTML != "" {
+	if s.HTML != "" && s.HTML != htmlStdout {
 		if err := writeHTML(s.HTML, pr.report); err != nil {
 			return fmt.Errorf("writing the HTML report: %w", err)
 		}

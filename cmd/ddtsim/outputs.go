@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"io"
 	"os"
 
 	"github.com/ddtsim/ddtsim/report"
@@ -18,10 +19,27 @@ import (
 // checked by scan.OpenSaver, --tmpdir by scan.Options.Validate, --html
 // here (with scan.CheckOutside).
 
+// htmlStdout is the --html name that means standard output, as "-" is
+// standard input for parse and report --histogram.
+const htmlStdout = "-"
+
 // startHTML checks --html before the scan: not inside the paths scanned,
-// not the --save file, and writable.
+// not the --save file, and writable. --html - (htmlStdout) writes the page
+// to standard output in place of the report: refused beside --zdb, --json
+// and --csv, whose report would go there too.
 func (s *scanCmd) startHTML() error {
 	if s.HTML == "" {
+		return nil
+	}
+	if s.HTML == htmlStdout {
+		for _, f := range []struct {
+			set  bool
+			name string
+		}{{s.Zdb, "--zdb"}, {s.JSON, "--json"}, {s.CSV, "--csv"}} {
+			if f.set {
+				return usagef("--html - and %s would both write to standard output: give one of them, or --html a file name", f.name)
+			}
+		}
 		return nil
 	}
 	if err := scan.CheckOutside("--html", s.HTML, false, s.Paths, s.OneFileSystem); err != nil {
@@ -67,13 +85,18 @@ func writeHTML(path string, r *report.Report) error {
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriter(f)
-	err = r.WriteHTML(w)
-	if err == nil {
-		err = w.Flush()
-	}
+	err = writeHTMLTo(f, r)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// writeHTMLTo writes the report's HTML page to w (--html -: stdout).
+func writeHTMLTo(w io.Writer, r *report.Report) error {
+	bw := bufio.NewWriter(w)
+	if err := r.WriteHTML(bw); err != nil {
+		return err
+	}
+	return bw.Flush()
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/scan"
 )
@@ -395,5 +397,48 @@ func TestNamesEscapedUnambiguously(t *testing.T) {
 	if len(top.PathsBase64) != 2 || top.PathsBase64[1] != base64.StdEncoding.EncodeToString([]byte(bad)) ||
 		len(top.Problems) != 1 || top.Problems[0].PathBase64 != top.PathsBase64[1] || strings.Contains(top.Problems[0].Path, "\u202e") {
 		t.Errorf("JSON paths_base64 %q, problems %+v", top.PathsBase64, top.Problems)
+	}
+}
+
+// TestHTMLToStdout: --html - writes the HTML page to standard output in
+// place of the text report (no file named "-"), the same page --html FILE
+// writes; beside --zdb, --json or --csv (a second report for standard
+// output) it is refused before the scan with one message (issue 29, item
+// 6).
+func TestHTMLToStdout(t *testing.T) { // not parallel: t.Chdir
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a"), bytes.Repeat([]byte("a block of text\n"), 20000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	code, out, errs := runT("--html", "-", dir)
+	if code != 0 || errs != "" {
+		t.Fatalf("--html -: exit %d, stderr %q", code, errs)
+	}
+	if !report.IsHTMLReport(strings.NewReader(out)) || !strings.HasSuffix(out, "</html>\n") {
+		t.Errorf("--html - printed %.200q…; want the HTML page alone", out)
+	}
+	if _, err := os.Lstat(filepath.Join(cwd, "-")); err == nil {
+		t.Errorf("--html - created a file named -")
+	}
+	file := filepath.Join(t.TempDir(), "r.html")
+	if code, _, errs := runT("--html", file, dir); code != 0 {
+		t.Fatalf("--html FILE: exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rss := regexp.MustCompile(`process [0-9.]+ [KMGT]?i?B peak RSS`) // differs from run to run
+	if got, want := rss.ReplaceAllString(out, ""), rss.ReplaceAllString(string(b), ""); got != want {
+		t.Errorf("--html - printed a page other than --html FILE's:\n%.400s\nwant\n%.400s", got, want)
+	}
+	for _, other := range []string{"--zdb", "--json", "--csv"} {
+		code, out, errs := runT("--html", "-", other, dir)
+		want := "ddtsim: --html - and " + other + " would both write to standard output: give one of them, or --html a file name\n"
+		if code != exitUsage || out != "" || errs != want {
+			t.Errorf("--html - %s: exit %d, stdout %.80q, stderr %q; want exit %d, stderr %q", other, code, out, errs, exitUsage, want)
+		}
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/text/escape"
 )
@@ -82,6 +84,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 	}
 	if s.saver != nil {
 		opts.Saver, opts.Resume = s.saver, s.resume
+		opts.SaveWriter = s.env.saveWriterSeam()
 		opts.Checkpoint = s.Checkpoint
 		if s.Checkpoint == 0 {
 			opts.Checkpoint = -1 // only at the end
@@ -90,7 +93,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 		opts.Checkpointed = func(r scan.CheckpointReport) {
 			switch {
 			case r.Err != nil:
-				bar.println(fmt.Sprintf("ddtsim: checkpoint: %v; the scan goes on (the previous checkpoint stays)", r.Err))
+				bar.println(strings.TrimSuffix(prefixLines(fmt.Sprintf("checkpoint: %v; the scan goes on (the previous checkpoint stays)", r.Err)), "\n"))
 			case verbose:
 				bar.println(fmt.Sprintf("ddtsim: checkpoint: %d entries, workers paused %v (%v of it waiting for them to stop), written in %v",
 					r.Entries, r.Pause.Round(time.Microsecond), r.Wait.Round(time.Microsecond), r.Write.Round(time.Millisecond)))
@@ -123,7 +126,8 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 	var saveErr error
 	switch {
 	case errors.As(err, &se):
-		fmt.Fprintf(stderr, "ddtsim: saving the scan in %s: %v\n", escape.Path(s.saver.Name()), se.Err)
+		fmt.Fprint(stderr, prefixLines(fmt.Sprintf("saving the scan in %s: %v", escape.Path(s.saver.Name()), se.Err)))
+		fmt.Fprint(stderr, prefixLines(s.keptNote(start)))
 		saveErr = statusError{exitFailed, ""}
 	case res.Partial && s.saver != nil:
 		name := escape.Path(s.saver.Name())
@@ -135,4 +139,25 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 	}
 	pr.report.Counters.PeakRSS = analyzer.PeakRSS()
 	return pr, saveErr
+}
+
+// keptNote says, after the save of a scan that began at start failed,
+// what its directory holds: the save it held before is kept (Write
+// replaces it only once the new one is whole), this run's last checkpoint
+// (resume continues from it), or nothing.
+func (s *scanCmd) keptNote(start time.Time) string {
+	name := escape.Path(s.saver.Name())
+	h, err := saved.ReadHeader(s.saver.Target())
+	switch {
+	case err != nil:
+		return "nothing is saved in " + name + ": it is as it was before the scan"
+	case !h.Complete && !h.Created.Before(start.UTC().Truncate(time.Second)):
+		return fmt.Sprintf("%s keeps this scan's last checkpoint (saved %s): ddtsim resume %s continues from it",
+			name, h.Created.Format(time.RFC3339), name)
+	}
+	what := "complete"
+	if !h.Complete {
+		what = "interrupted"
+	}
+	return fmt.Sprintf("the previous save in %s is kept: the %s scan saved there %s", name, what, h.Created.Format(time.RFC3339))
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strings"
@@ -155,6 +156,9 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 		return err
 	}
 	capCPUs(r.env, r.Jobs)
+	if err := r.checkSaving(); err != nil {
+		return err
+	}
 	prev, err := saved.Read(r.File, saved.DecodeOptions{})
 	if err != nil {
 		return err
@@ -204,4 +208,34 @@ func (r *resumeCmd) runContext(ctx context.Context, interruptCode func() int, st
 		s.Shard = h.Shard.String() // the shard continues its own share
 	}
 	return s.runContext(ctx, interruptCode, stdout, stderr)
+}
+
+// checkSaving refuses, before the saved scan is read, to resume one that
+// a running process is saving (saved.LockedError), and explains a missing
+// one: a scan stopped before its first checkpoint saved nothing (its lock
+// file, left beside, names it), rather than a bare "no such file".
+func (r *resumeCmd) checkSaving() error {
+	target, err := outpath.LinkTarget(r.File)
+	if err != nil {
+		return nil // saved.Read says
+	}
+	pid, held := saved.LockHolder(target)
+	_, statErr := os.Lstat(target)
+	missing := errors.Is(statErr, fs.ErrNotExist)
+	name := escape.Path(r.File)
+	who := "the scan saving there"
+	if pid > 0 {
+		who += fmt.Sprintf(" (PID %d)", pid)
+	}
+	switch {
+	case held && missing:
+		return fmt.Errorf("%s: no checkpoint written yet: %s is still running; it saves at its first checkpoint (--checkpoint, every 5m by default), when interrupted (Ctrl-C, SIGTERM) and at its end", name, who)
+	case held:
+		return &saved.LockedError{Path: r.File, PID: pid}
+	case missing && pid > 0:
+		return fmt.Errorf("%s: no checkpoint was written: %s was stopped before its first checkpoint (--checkpoint, every 5m by default) and saved nothing; run the scan again with --save %s", name, who, name)
+	case missing:
+		return fmt.Errorf("%s: no saved scan there (no such file or directory): a scan killed before its first checkpoint (--checkpoint, every 5m by default) saves nothing; run it again with --save %s, or check the name", name, name)
+	}
+	return nil
 }

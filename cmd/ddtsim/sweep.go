@@ -17,7 +17,8 @@ import (
 
 type sweepCmd struct {
 	PoolFlags `embed:""`
-	Property  []string `short:"o" name:"property" sep:"none" placeholder:"NAME=VALUE[,VALUE...]" help:"Dataset property as for scan; recordsize and compression take a comma-separated list of values (e.g. -o recordsize=16K,128K,1M -o compression=off,lz4,zstd), and every combination is a row. copies and dedup take one value. Repeatable."`
+	Property  []string `short:"o" name:"property" sep:"none" placeholder:"NAME=VALUE[,VALUE...]" help:"Dataset property as for scan; recordsize, volblocksize and compression take a comma-separated list of values (e.g. -o recordsize=16K,128K,1M -o compression=off,lz4,zstd, or --zvol -o volblocksize=8K,16K,64K), and every combination is a row. copies and dedup take one value. Repeatable."`
+	Zvol      bool     `name:"zvol" help:"Store each file as a sparse volume, as scan --zvol does; the rows differ in -o volblocksize=LIST (default: the volblocksize zfs create -V would choose) and compression. -o volblocksize alone implies it."`
 	Sort      string   `default:"space" enum:"space,ram" help:"Order of the rows, best first: space = allocated DSIZE ascending, ram = in-core DDT size ascending (ties: by recordsize, then compression)."`
 	Histogram int      `name:"histogram" placeholder:"N" help:"After the table, print the zdb -S text of row N (1 = first row)."`
 	JSON      bool     `name:"json" help:"Print the rows as JSON (with each row's zdb -S text)."`
@@ -33,7 +34,7 @@ func (s *sweepCmd) Run(std *streams) error {
 	if s.Release == "list" {
 		return usagef("sweep --release list: use ddtsim --release list")
 	}
-	set, lanes, err := sweep.Lanes(model.Text{Release: s.Release, Properties: s.Property, Vdevs: s.Vdev, Ashift: s.Ashift, Sparse: s.Sparse, Guest: s.Guest})
+	set, lanes, err := sweep.Lanes(model.Text{Release: s.Release, Properties: s.Property, Vdevs: s.Vdev, Ashift: s.Ashift, Sparse: s.Sparse, Guest: s.Guest, Zvol: s.Zvol})
 	if err != nil {
 		return usage(err)
 	}
@@ -61,7 +62,7 @@ func (s *sweepCmd) Run(std *streams) error {
 func (s *sweepCmd) runContext(ctx context.Context, interruptCode func() int, set model.Settings, lanes []*zio.Policy, stdout, stderr io.Writer) error {
 	prog := &analyzer.Progress{}
 	bar := startProgress(prog, stderr) // on a terminal only, as the scan's
-	res, err := sweep.Run(ctx, s.Paths, sweep.Options{Lanes: lanes, Sparse: set.Sparse, Guest: set.Guest, Jobs: s.Jobs, Progress: prog, KeepCache: s.Cache, Faults: s.env.sourceFaults(),
+	res, err := sweep.Run(ctx, s.Paths, sweep.Options{Lanes: lanes, Sparse: set.Sparse, Guest: set.Guest, Zvol: set.Zvol, Jobs: s.Jobs, Progress: prog, KeepCache: s.Cache, Faults: s.env.sourceFaults(),
 		Warn: func(path string, err error) {
 			bar.println(fmt.Sprintf("ddtsim: %s: %s", escape.Path(path), scan.Reason(path, err)))
 		}})

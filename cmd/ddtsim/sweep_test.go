@@ -118,7 +118,9 @@ func TestSweepBadLists(t *testing.T) {
 		{[]string{"-o", "recordsize=128K,131072"}, "the values 128K and 131072 are the same recordsize"},
 		{[]string{"-o", "recordsize=4K", "-o", "recordsize=8K"}, "given twice"},
 		{[]string{"-o", "copies=1,2"}, "copies=1,2: a sweep takes lists for recordsize and compression only; run one sweep per copies value"},
-		{[]string{"-o", "volblocksize=8K"}, "volumes"},
+		{[]string{"-o", "volblocksize=8K", "-o", "recordsize=8K"}, "recordsize does not apply to volumes"},
+		{[]string{"-o", "volblocksize=8K,8k"}, "listed twice"},
+		{[]string{"-o", "volblocksize=8K,100K"}, "--volblocksize 100K: invalid"},
 		{[]string{"--sort", "speed"}, "--sort"},
 		{[]string{"--histogram", "3", "-o", "recordsize=4K,8K"}, "--histogram 3"},
 		{[]string{"--histogram", "1", "--json"}, "--histogram with --json"},
@@ -248,5 +250,72 @@ func TestInterruptedSweepMarkedPartial(t *testing.T) {
 	code, out, _ = runT("sweep", "../../testdata/sample/docs")
 	if code != 0 || strings.Contains(out, "PARTIAL") {
 		t.Errorf("complete sweep: exit %d\n%s", code, out)
+	}
+}
+
+// TestSweepZvolEqualsSingleRuns: sweep --zvol -o volblocksize=LIST (issue
+// 29, item 11) gives one row per volblocksize and compression, each, byte
+// for byte, the zdb -S text of the single ddtsim --zvol -o volblocksize=X
+// run; with --zvol alone, one row of the default volblocksize, that of
+// ddtsim --zvol. The tree: the sample (holes included) and files whose
+// sizes are not multiples of any volblocksize, zero-padded as a volume's
+// last block is. Sparse copies (always) and not (never) both.
+func TestSweepZvolEqualsSingleRuns(t *testing.T) {
+	t.Parallel()
+	odd := t.TempDir()
+	testkit.Write(t, filepath.Join(odd, "a"), testkit.Rand(1, 5000))
+	testkit.Write(t, filepath.Join(odd, "b"), append(testkit.Rand(2, 70000), make([]byte, 40000)...))
+	testkit.Write(t, filepath.Join(odd, "c"), append(testkit.Rand(2, 70000), testkit.Rand(1, 5000)...))
+	sizes := map[uint32]string{8 << 10: "8K", 16 << 10: "16K", 64 << 10: "64K"}
+	for _, sparse := range []string{"always", "never"} {
+		common := []string{"--release", "2.3.2", "--sparse", sparse}
+		paths := []string{sampleDir, odd}
+		code, out, errs := runT(append(append([]string{"sweep", "--json", "--zvol", "-o", "volblocksize=8K,16K,64K", "-o", "compression=off,lz4"}, common...), paths...)...)
+		if code != 0 {
+			t.Fatalf("sweep --zvol: exit %d: %s", code, errs)
+		}
+		var o struct {
+			Rows []struct {
+				RecordSize   uint32 `json:"recordsize"`
+				VolBlockSize uint32 `json:"volblocksize"`
+				Compression  string `json:"compression"`
+				Zdb          string `json:"zdb_S"`
+			} `json:"rows"`
+		}
+		if err := json.Unmarshal([]byte(out), &o); err != nil {
+			t.Fatal(err)
+		}
+		if len(o.Rows) != 6 {
+			t.Fatalf("sparse=%s: %d rows, want 6", sparse, len(o.Rows))
+		}
+		seen := map[string]bool{}
+		for _, r := range o.Rows {
+			vbs := sizes[r.VolBlockSize]
+			if vbs == "" || r.RecordSize != 0 {
+				t.Fatalf("row of volblocksize %d, recordsize %d", r.VolBlockSize, r.RecordSize)
+			}
+			seen[vbs+"/"+r.Compression] = true
+			code, want, errs := runT(append(append([]string{"--zdb", "--zvol", "-o", "volblocksize=" + vbs, "-o", "compression=" + r.Compression}, common...), paths...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			if r.Zdb != want {
+				t.Errorf("sparse=%s volblocksize=%s compression=%s: sweep row\n%s\nsingle run\n%s", sparse, vbs, r.Compression, r.Zdb, want)
+			}
+		}
+		if len(seen) != 6 {
+			t.Errorf("combinations %v", seen)
+		}
+	}
+	// --zvol alone: the default volblocksize (16K from 2.2), one row;
+	// the text names the column and the row's volblocksize.
+	code, out, errs := runT("sweep", "--zvol", "--histogram", "1", sampleDir)
+	_, want, _ := runT("--zdb", "--zvol", sampleDir)
+	if code != 0 || !strings.Contains(out, "row  volblocksize  compression") || !strings.Contains(out, "\nrow 1: volblocksize=16K compression=lz4\n"+want) {
+		t.Errorf("sweep --zvol --histogram 1: exit %d, stderr %s, stdout\n%s\nwant the row of volblocksize=16K, with\n%s", code, errs, out, want)
+	}
+	// recordsize does not apply to volumes.
+	if code, _, errs := runT("sweep", "--zvol", "-o", "recordsize=8K,16K", sampleDir); code != exitUsage || !strings.Contains(errs, "recordsize does not apply to volumes") {
+		t.Errorf("sweep --zvol -o recordsize: exit %d, stderr %q", code, errs)
 	}
 }

@@ -85,7 +85,7 @@ func openFile(faults *Faults, dirfd int, name, path string, follow bool) (fd int
 	if err := faults.beforeOpen(path); err != nil {
 		return -1, false, err
 	}
-	return openAt(dirfd, name, fileFlags, follow)
+	return retryOutOfFDs(func() (int, bool, error) { return openAt(dirfd, name, fileFlags, follow) })
 }
 
 // unblock clears O_NONBLOCK on a file found to be a regular file or a

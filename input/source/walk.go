@@ -315,7 +315,7 @@ func (s *walk) enterDir(ctx context.Context, dirfd int, name string, st *unix.St
 	if !s.mayEnter(id) {
 		return
 	}
-	fd, _, err := openAt(dirfd, name, dirFlags, follow)
+	fd, _, err := retryOutOfFDs(func() (int, bool, error) { return openAt(dirfd, name, dirFlags, follow) })
 	if err != nil {
 		// Unreadable, or replaced since it was listed by what is not a
 		// directory (ENOTDIR), or by a symlink (ELOOP: never followed
@@ -729,6 +729,7 @@ func (s *walk) prepare(path string, fd int, noatime, explicit bool, st *unix.Sta
 		}
 		r.blocking.Store(true)
 	}
+	handOn() // handBack in r.Close, or when a guest disk takes it
 	if s.w.Guest != nil {
 		r.f = os.NewFile(uintptr(fd), path)
 	}
@@ -789,6 +790,8 @@ func (s *walk) prepareFile(path string, r *osReader, stp *unix.Stat_t, sh share)
 		}
 		if d != nil {
 			r.f = nil // d owns it
+			r.fd = -1
+			handBack()
 			file := s.guestFile(path, d, id, st, regular, sh.counted, res, held)
 			s.setShare(file, sh, uint64(st.Size)+sh.parts)
 			return file, nil
@@ -1020,8 +1023,14 @@ func (r *osReader) Changed() error {
 }
 
 func (r *osReader) Close() error {
+	if r.fd < 0 {
+		return nil // a guest disk took it, or closed already
+	}
+	defer handBack()
+	fd := r.fd
+	r.fd = -1
 	if r.f != nil {
 		return r.f.Close()
 	}
-	return unix.Close(r.fd)
+	return unix.Close(fd)
 }

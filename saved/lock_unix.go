@@ -1,0 +1,84 @@
+//go:build unix
+
+package saved
+
+import (
+	"errors"
+	"io"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// Lock is the lock of a saved scan held by this process (see LockName).
+type Lock struct {
+	f    *os.File
+	name string
+}
+
+// TakeLock locks the saved scan at path (the directory written: a
+// symlink's target) for this process, creating its lock file, or returns a
+// *LockedError when another process holds it (flock is per open file: a
+// second lock in this process is refused too). Unlock releases it; so
+// does the end of the process, however it ends.
+func TakeLock(path string) (*Lock, error) {
+	name := LockName(path)
+	for {
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		fd := int(f.Fd())
+		if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			b, _ := io.ReadAll(io.LimitReader(f, 32))
+			f.Close()
+			if errors.Is(err, unix.EWOULDBLOCK) {
+				return nil, &LockedError{Path: path, PID: parsePID(b)}
+			}
+			return nil, &os.PathError{Op: "flock", Path: name, Err: err}
+		}
+		// The holder before may have removed the file between our open
+		// and our lock (Unlock): then the lock is on a file no one else
+		// opens, and a new one is needed.
+		var a, b unix.Stat_t
+		if unix.Fstat(fd, &a) != nil || unix.Stat(name, &b) != nil || a.Dev != b.Dev || a.Ino != b.Ino {
+			f.Close()
+			continue
+		}
+		// The PID is for messages only: on a full disk the lock holds
+		// without it.
+		if f.Truncate(0) == nil {
+			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		}
+		return &Lock{f: f, name: name}, nil
+	}
+}
+
+// Unlock removes the lock file and releases the lock (removed first, so
+// that no other process takes a lock on a file about to go). A nil Lock
+// is unlocked already.
+func (l *Lock) Unlock() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := os.Remove(l.name)
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	l.f = nil
+	return err
+}
+
+// lockHolder is LockHolder: the lock file's PID, and whether a process
+// holds its lock (a shared lock cannot be had then).
+func lockHolder(path string) (int, bool) {
+	f, err := os.Open(LockName(path))
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 32))
+	held := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) != nil
+	return parsePID(b), held
+}
