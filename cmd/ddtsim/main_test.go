@@ -400,7 +400,7 @@ func TestSampledSaved(t *testing.T) {
 // of the process, which the first run may raise).
 func TestStagesOnStderr(t *testing.T) {
 	t.Parallel()
-	noRSS := regexp.MustCompile(`process [^ ]+ peak RSS`)
+	noRSS := regexp.MustCompile(`process [0-9.]+ [KMGT]?i?B peak RSS`)
 	code, want, errs := runT(sampleDir)
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
