@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ddtsim/ddtsim/estimate"
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"github.com/ddtsim/ddtsim/zfs/model"
@@ -115,6 +116,14 @@ type Options struct {
 	// the compression work. The table then holds a sample; see
 	// ddt.EstimateSample.
 	Sample uint64
+	// Read, when active (estimate.Plan.Active), reads only the records
+	// the plan chooses among those holding data: the others are counted
+	// (Counters.Records, Unread, ScannedBytes) but not read, hashed or
+	// put in the table, which then holds the sample (estimate.Compute).
+	// Records lying wholly in a hole of the source file are accounted as
+	// in a full scan. Distinct from Sample, which reads every record and
+	// keeps 1/N of the contents.
+	Read estimate.Plan
 	// Done, when set, is called each time records [first, end) of file f
 	// are fully accounted in the table and the counters: a chunk read to
 	// its end, a run of records in a hole of the source file, or the part
@@ -214,35 +223,36 @@ type Progress struct {
 // merged table; TableBytes, SpillRuns), and, for a file that fails or
 // changes while several shards read it, Errors and Changed.
 type Counters struct {
-	Files          uint64 `json:"files"`           // regular files scanned, and those that could not be opened (not those gone)
-	Dirs           uint64 `json:"dirs"`            // directories walked
-	Symlinks       uint64 `json:"symlinks"`        // symlinks skipped (not followed)
-	Special        uint64 `json:"special"`         // devices, sockets, FIFOs skipped
-	HardLinks      uint64 `json:"hard_links"`      // extra names of an inode already scanned, skipped
-	Devices        uint64 `json:"block_devices"`   // block devices named explicitly and read
-	OtherFS        uint64 `json:"other_fs"`        // directories on another file system, skipped (OneFileSystem)
-	RepeatedDirs   uint64 `json:"repeated_dirs"`   // directories reached again (repeated paths, bind mounts, symlink loops), skipped
-	RepeatedFiles  uint64 `json:"repeated_files"`  // files reached again (a path named twice), skipped
-	ImageParts     uint64 `json:"image_parts"`     // files read as parts of an image (--guest: VMDK extents, qcow2 data files), not on their own
-	Changed        uint64 `json:"changed"`         // files that changed while they were read (figures approximate)
-	Errors         uint64 `json:"errors"`          // paths that could not be read (fully)
-	LogicalBytes   uint64 `json:"logical_bytes"`   // sum of file sizes (of Files)
-	EmptyFiles     uint64 `json:"empty_files"`     // of Files, those of 0 bytes (with --zvol: no volume)
-	ScannedBytes   uint64 `json:"scanned_bytes"`   // file bytes the result covers (see above)
-	ReadBytes      uint64 `json:"read_bytes"`      // bytes actually read from the files
-	Records        uint64 `json:"records"`         // level-0 records of all files, holes included
-	Holes          uint64 `json:"holes"`           // records not written (all-zero)
-	SourceHoles    uint64 `json:"source_holes"`    // records wholly inside a source hole, never read
-	ZeroBlocks     uint64 `json:"zero_blocks"`     // all-zero records stored as data (compression=off)
-	Embedded       uint64 `json:"embedded"`        // records stored in their block pointer, not counted by zdb -S
-	EmbeddedLSize  uint64 `json:"embedded_lsize"`  // their logical size, bytes (LUSED counts it)
-	Stored         uint64 `json:"stored"`          // records allocated and counted by zdb -S
-	UniqueBlocks   uint64 `json:"unique_blocks"`   // DDT entries: unique stored contents
-	UniqueEmbedded uint64 `json:"-"`               // unique embedded contents (internal)
-	Compressed     uint64 `json:"compressed_runs"` // compressor runs (one per unique content)
-	Unsampled      uint64 `json:"unsampled"`       // records left out by --sample
-	TableBytes     uint64 `json:"table_bytes"`     // the table's own memory at its peak (ddt.Table.PeakBytes)
-	SpillRuns      uint64 `json:"spill_runs"`      // times the table was spilled to disk (Options.Mem)
+	Files          uint64 `json:"files"`            // regular files scanned, and those that could not be opened (not those gone)
+	Dirs           uint64 `json:"dirs"`             // directories walked
+	Symlinks       uint64 `json:"symlinks"`         // symlinks skipped (not followed)
+	Special        uint64 `json:"special"`          // devices, sockets, FIFOs skipped
+	HardLinks      uint64 `json:"hard_links"`       // extra names of an inode already scanned, skipped
+	Devices        uint64 `json:"block_devices"`    // block devices named explicitly and read
+	OtherFS        uint64 `json:"other_fs"`         // directories on another file system, skipped (OneFileSystem)
+	RepeatedDirs   uint64 `json:"repeated_dirs"`    // directories reached again (repeated paths, bind mounts, symlink loops), skipped
+	RepeatedFiles  uint64 `json:"repeated_files"`   // files reached again (a path named twice), skipped
+	ImageParts     uint64 `json:"image_parts"`      // files read as parts of an image (--guest: VMDK extents, qcow2 data files), not on their own
+	Changed        uint64 `json:"changed"`          // files that changed while they were read (figures approximate)
+	Errors         uint64 `json:"errors"`           // paths that could not be read (fully)
+	LogicalBytes   uint64 `json:"logical_bytes"`    // sum of file sizes (of Files)
+	EmptyFiles     uint64 `json:"empty_files"`      // of Files, those of 0 bytes (with --zvol: no volume)
+	ScannedBytes   uint64 `json:"scanned_bytes"`    // file bytes the result covers (see above)
+	ReadBytes      uint64 `json:"read_bytes"`       // bytes actually read from the files
+	Records        uint64 `json:"records"`          // level-0 records of all files, holes included
+	Holes          uint64 `json:"holes"`            // records not written (all-zero)
+	SourceHoles    uint64 `json:"source_holes"`     // records wholly inside a source hole, never read
+	ZeroBlocks     uint64 `json:"zero_blocks"`      // all-zero records stored as data (compression=off)
+	Embedded       uint64 `json:"embedded"`         // records stored in their block pointer, not counted by zdb -S
+	EmbeddedLSize  uint64 `json:"embedded_lsize"`   // their logical size, bytes (LUSED counts it)
+	Stored         uint64 `json:"stored"`           // records allocated and counted by zdb -S
+	UniqueBlocks   uint64 `json:"unique_blocks"`    // DDT entries: unique stored contents
+	UniqueEmbedded uint64 `json:"-"`                // unique embedded contents (internal)
+	Compressed     uint64 `json:"compressed_runs"`  // compressor runs (one per unique content)
+	Unsampled      uint64 `json:"unsampled"`        // records left out by --sample
+	Unread         uint64 `json:"unread,omitempty"` // records holding data left unread by --read (Options.Read)
+	TableBytes     uint64 `json:"table_bytes"`      // the table's own memory at its peak (ddt.Table.PeakBytes)
+	SpillRuns      uint64 `json:"spill_runs"`       // times the table was spilled to disk (Options.Mem)
 	// Indirect are the files' indirect blocks (space.File), one copy;
 	// Dirs the directories' ZAP objects (space.Dir), of the directories
 	// listed (walked or not). The metadata that zfs list counts beside the
@@ -269,6 +279,7 @@ func (c *Counters) add(o *Counters) {
 	c.ZeroBlocks += o.ZeroBlocks
 	c.Compressed += o.Compressed
 	c.Unsampled += o.Unsampled
+	c.Unread += o.Unread
 	c.Indirect.Add(o.Indirect)
 }
 

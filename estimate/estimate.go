@@ -49,13 +49,14 @@ type Estimate struct {
 	Compress ddt.Interval `json:"compress"`
 	Combined ddt.Interval `json:"combined"`
 	// Histogram is the point estimate of the whole data's DDT histogram;
-	// Low and High are it scaled to the ranges' low and high ends (fewer
-	// entries, less allocated and referenced; more of each), from which
-	// the figures that grow with the table and the sizes (space, DDT
-	// RAM) get their ranges.
+	// Best and Worst are it scaled to the ranges' ends most and least
+	// favourable to dedup (Best: the fewest entries and least allocated,
+	// the most referenced; Worst the other way), from which the figures
+	// built on the table (space, DDT RAM, the verdict) get their ranges:
+	// each lies between its values at the two.
 	Histogram *ddt.Histogram `json:"-"`
-	Low       *ddt.Histogram `json:"-"`
-	High      *ddt.Histogram `json:"-"`
+	Best      *ddt.Histogram `json:"-"`
+	Worst     *ddt.Histogram `json:"-"`
 }
 
 // Compute estimates the whole data's figures from in. A sample with no
@@ -123,9 +124,20 @@ func Compute(in Input) *Estimate {
 	if ns == 0 {
 		// Nothing stored was read: every figure is 0 but for what the
 		// records unread could hold.
+		// The sizes are unknown (no record's size was seen); the ratios
+		// lie anywhere they can: dedup up to one content for every
+		// block, compression up to a 16M record in one 512-byte sector.
 		e.Entries = ddt.Interval{High: e.Stored.High}
 		e.AllocDSize = ddt.Interval{High: e.RefDSize.High}
-		e.Histogram, e.Low, e.High = &ddt.Histogram{}, &ddt.Histogram{}, &ddt.Histogram{}
+		if e.Stored.High > 0 {
+			e.Dedup = ddt.Interval{Value: 1, Low: 1, High: math.Max(1, e.Stored.High)}
+			e.Compress = ddt.Interval{Value: 1, Low: 1, High: 1 << 15}
+			e.Combined = ddt.Interval{Value: 1, Low: 0, High: 1 << 15 * math.Max(1, e.Stored.High)}
+			// At most 16M a record, 8 times over (copies, parity).
+			most := float64(in.Records) * (16 << 20) * 8
+			e.RefDSize.High, e.RefLSize.High, e.RefPSize.High, e.AllocDSize.High = most, most, most, most
+		}
+		e.Histogram, e.Best, e.Worst = &ddt.Histogram{}, &ddt.Histogram{}, &ddt.Histogram{}
 		return e
 	}
 	uc, err := solveUnseen(cnt, p, delta)
@@ -151,8 +163,8 @@ func Compute(in Input) *Estimate {
 	e.Dedup.Value = math.Max(e.Dedup.Value, 1)
 	e.Combined = ratioRange(total(ml, lmax, delta/2), e.AllocDSize)
 	e.Histogram = histogramOf(uc, uw, dmax, e)
-	e.Low = scaled(e.Histogram, e, false)
-	e.High = scaled(e.Histogram, e, true)
+	e.Best = scaled(e.Histogram, e, true)
+	e.Worst = scaled(e.Histogram, e, false)
 	return e
 }
 
@@ -162,7 +174,7 @@ func ratioRange(a, b ddt.Interval) ddt.Interval {
 	if b.Value <= 0 {
 		return ddt.Interval{}
 	}
-	iv := ddt.Interval{Value: a.Value / b.Value, Low: a.Low / b.High, High: math.Inf(1)}
+	iv := ddt.Interval{Value: a.Value / b.Value, Low: a.Low / b.High, High: math.MaxFloat64}
 	if b.Low > 0 {
 		iv.High = a.High / b.Low
 	}
@@ -262,9 +274,10 @@ func histogramOf(uc, uw Unseen, dmax float64, e *Estimate) *ddt.Histogram {
 	return h
 }
 
-// scaled is h with each column scaled to the ranges' high (or low) ends.
-func scaled(h *ddt.Histogram, e *Estimate, high bool) *ddt.Histogram {
-	end := func(iv ddt.Interval) float64 {
+// scaled is h with each column scaled to the ranges' ends best (or worst)
+// for dedup: allocated columns low and referenced high, or the reverse.
+func scaled(h *ddt.Histogram, e *Estimate, best bool) *ddt.Histogram {
+	end := func(iv ddt.Interval, high bool) float64 {
 		if iv.Value == 0 {
 			return 0
 		}
@@ -273,7 +286,8 @@ func scaled(h *ddt.Histogram, e *Estimate, high bool) *ddt.Histogram {
 		}
 		return iv.Low / iv.Value
 	}
-	fe, fa, fs, fr := end(e.Entries), end(e.AllocDSize), end(e.Stored), end(e.RefDSize)
+	fe, fa := end(e.Entries, !best), end(e.AllocDSize, !best)
+	fs, fr := end(e.Stored, best), end(e.RefDSize, best)
 	out := &ddt.Histogram{}
 	for b, k := range h {
 		out[b] = ddt.Bucket{

@@ -89,6 +89,9 @@ func (s *Report) WriteHTML(w io.Writer) error {
 			v.HasDedupIv = fmt.Sprintf("95%%: %s to %s", nicenum.Format(uint64(e.Allocated.Low), true), nicenum.Format(uint64(e.Allocated.High), true))
 		}
 	}
+	if s.Read != nil {
+		v.Estimated, v.SampleNote = s.readHTML()
+	}
 	v.Space = spaceTable(s)
 	if b := s.Breakdown; b != nil {
 		v.BreakdownSVG = breakdownSVG(b)

@@ -34,6 +34,9 @@ type Report struct {
 	Partial  bool                `json:"partial"`          // the scan was interrupted
 	Problems []source.Problem    `json:"problems"`         // every path that could not be read, or changed while read
 	Sample   *ddt.SampleEstimate `json:"sample,omitempty"` // set by a sampled scan: the figures above are estimates
+	// Read is set by a scan that read a random fraction of the records
+	// (--read): the figures are estimates, with their ranges here.
+	Read *ReadEstimate `json:"read_estimate,omitempty"`
 	// Zstd is "exact" or "approximate" when the compression is zstd (see
 	// ZstdNote), empty otherwise: whether this build compresses as ZFS's
 	// libzstd does, byte for byte.
@@ -244,6 +247,9 @@ func (s *Report) WriteText(w io.Writer) error {
 	if s.Sample != nil {
 		s.writeSample(pr)
 	}
+	if s.Read != nil {
+		s.writeRead(pr)
+	}
 	pr("  files        %s, %s (%d bytes); %s%s\n", filesText(c), nicenum.Format(c.LogicalBytes, true), c.LogicalBytes, english.Count(c.Dirs, "directory"), s.walkText())
 	pr("  skipped      %s\n", skippedText(c))
 	if c.Changed > 0 {
@@ -265,6 +271,8 @@ func (s *Report) WriteText(w io.Writer) error {
 			estimates = ""
 		}
 		pr("  in sample    %d records (%d left out), %d unique blocks%s\n", c.Stored, c.Unsampled, c.UniqueBlocks, estimates)
+	} else if s.Read != nil {
+		pr("  in sample    %d records stored of those read (%d records unread), %d unique blocks; sizes below are estimates\n", c.Stored, c.Unread, c.UniqueBlocks)
 	} else {
 		pr("  DDT entries  %d: one per distinct block stored\n", c.UniqueBlocks)
 	}
@@ -393,6 +401,9 @@ func (s *Report) NothingSampled() bool {
 // and how far the result can be trusted. The caller prints it after
 // "ddtsim: note: ".
 func (s *Report) EstimateNote() string {
+	if r := s.Read; r != nil {
+		return fmt.Sprintf("the zdb -S table is an ESTIMATE from a %s random read of the records (seed %d), not what zdb -S would print; the ranges are in the text, --json and --csv reports", pct(r.Fraction), r.Seed)
+	}
 	e := s.Sample
 	switch {
 	case e == nil, e.Sampled == 0 && !s.NothingSampled():
