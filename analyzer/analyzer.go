@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ddtsim/ddtsim/estimate"
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"github.com/ddtsim/ddtsim/zfs/model"
@@ -115,6 +116,14 @@ type Options struct {
 	// the compression work. The table then holds a sample; see
 	// ddt.EstimateSample.
 	Sample uint64
+	// Read, when active (estimate.Plan.Active), reads only the records
+	// the plan chooses among those holding data: the others are counted
+	// (Counters.Records, Unread, ScannedBytes) but not read, hashed or
+	// put in the table, which then holds the sample (estimate.Compute).
+	// Records lying wholly in a hole of the source file are accounted as
+	// in a full scan. Distinct from Sample, which reads every record and
+	// keeps 1/N of the contents.
+	Read estimate.Plan
 	// Done, when set, is called each time records [first, end) of file f
 	// are fully accounted in the table and the counters: a chunk read to
 	// its end, a run of records in a hole of the source file, or the part
@@ -232,23 +241,24 @@ type Counters struct {
 	// (Options.Shard). Not sharded, it is LogicalBytes; the shards'
 	// add up to the whole's. 0 in scans saved before it was counted.
 	ShareBytes     uint64 `json:"share_bytes"`
-	EmptyFiles     uint64 `json:"empty_files"`     // of Files, those of 0 bytes (with --zvol: no volume)
-	ScannedBytes   uint64 `json:"scanned_bytes"`   // file bytes the result covers (see above)
-	ReadBytes      uint64 `json:"read_bytes"`      // bytes actually read from the files
-	Records        uint64 `json:"records"`         // level-0 records of all files, holes included
-	Holes          uint64 `json:"holes"`           // records not written (all-zero)
-	HoleBytes      uint64 `json:"hole_bytes"`      // the file bytes those records hold (of ScannedBytes)
-	SourceHoles    uint64 `json:"source_holes"`    // records wholly inside a source hole, never read
-	ZeroBlocks     uint64 `json:"zero_blocks"`     // all-zero records stored as data (compression=off)
-	Embedded       uint64 `json:"embedded"`        // records stored in their block pointer, not counted by zdb -S
-	EmbeddedLSize  uint64 `json:"embedded_lsize"`  // their logical size, bytes (LUSED counts it)
-	Stored         uint64 `json:"stored"`          // records allocated and counted by zdb -S
-	UniqueBlocks   uint64 `json:"unique_blocks"`   // DDT entries: unique stored contents
-	UniqueEmbedded uint64 `json:"-"`               // unique embedded contents (internal)
-	Compressed     uint64 `json:"compressed_runs"` // compressor runs (one per unique content)
-	Unsampled      uint64 `json:"unsampled"`       // records left out by --sample
-	TableBytes     uint64 `json:"table_bytes"`     // the table's own memory at its peak (ddt.Table.PeakBytes)
-	SpillRuns      uint64 `json:"spill_runs"`      // times the table was spilled to disk (Options.Mem)
+	EmptyFiles     uint64 `json:"empty_files"`      // of Files, those of 0 bytes (with --zvol: no volume)
+	ScannedBytes   uint64 `json:"scanned_bytes"`    // file bytes the result covers (see above)
+	ReadBytes      uint64 `json:"read_bytes"`       // bytes actually read from the files
+	Records        uint64 `json:"records"`          // level-0 records of all files, holes included
+	Holes          uint64 `json:"holes"`            // records not written (all-zero)
+	HoleBytes      uint64 `json:"hole_bytes"`       // the file bytes those records hold (of ScannedBytes)
+	SourceHoles    uint64 `json:"source_holes"`     // records wholly inside a source hole, never read
+	ZeroBlocks     uint64 `json:"zero_blocks"`      // all-zero records stored as data (compression=off)
+	Embedded       uint64 `json:"embedded"`         // records stored in their block pointer, not counted by zdb -S
+	EmbeddedLSize  uint64 `json:"embedded_lsize"`   // their logical size, bytes (LUSED counts it)
+	Stored         uint64 `json:"stored"`           // records allocated and counted by zdb -S
+	UniqueBlocks   uint64 `json:"unique_blocks"`    // DDT entries: unique stored contents
+	UniqueEmbedded uint64 `json:"-"`                // unique embedded contents (internal)
+	Compressed     uint64 `json:"compressed_runs"`  // compressor runs (one per unique content)
+	Unsampled      uint64 `json:"unsampled"`        // records left out by --sample
+	Unread         uint64 `json:"unread,omitempty"` // records holding data left unread by --read (Options.Read)
+	TableBytes     uint64 `json:"table_bytes"`      // the table's own memory at its peak (ddt.Table.PeakBytes)
+	SpillRuns      uint64 `json:"spill_runs"`       // times the table was spilled to disk (Options.Mem)
 	// Indirect are the files' indirect blocks (space.File), one copy;
 	// Dirs the directories' ZAP objects (space.Dir), of the directories
 	// listed (walked or not). The metadata that zfs list counts beside the
@@ -276,6 +286,7 @@ func (c *Counters) add(o *Counters) {
 	c.ZeroBlocks += o.ZeroBlocks
 	c.Compressed += o.Compressed
 	c.Unsampled += o.Unsampled
+	c.Unread += o.Unread
 	c.Indirect.Add(o.Indirect)
 }
 

@@ -63,8 +63,12 @@ type file struct {
 	copyHoles bool         // all-zero records arrive as holes (cp --sparse=always)
 	refs      atomic.Int64 // chunks not yet done; the last one closes src
 	failed    atomic.Bool
-	tag       int      // what Options.OnFile returned
-	info      FileInfo // for Options.Done and Options.Resume
+	tag       int // what Options.OnFile returned
+	// planned: Options.Read leaves records unread; planKey is the
+	// plan's FileKey of the file.
+	planned bool
+	planKey uint64
+	info    FileInfo // for Options.Done and Options.Resume
 	// incomplete: some chunks were left undone (the scan was cancelled,
 	// or a read failed), so the file is not checked for changes.
 	incomplete atomic.Bool
@@ -182,6 +186,9 @@ func (s *run) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 	}
 	lsize, nrec := s.records(sf.Size)
 	fl := &file{src: sf, lsize: lsize, nrec: nrec, tag: tag}
+	if s.opts.Read.Active() {
+		fl.planned, fl.planKey = true, s.opts.Read.FileKey(sf.Path)
+	}
 	others := fl.othersShare(sf.Ino, nrec)
 	share := sf.Size
 	for _, o := range others {

@@ -3,6 +3,7 @@ package analyzer
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +54,9 @@ func (s *run) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, a *ac
 	bps.start(fl)
 	i := ch.first
 	for ; i < ch.end && !fl.failed.Load() && i < fl.limit.Load(); i++ {
+		if fl.planned && !s.opts.Read.Reads(fl.planKey, i) && s.unread(fl, i, a, bps) {
+			continue
+		}
 		data := buf[:fl.lsize]
 		t := s.opts.Stages.now()
 		r := s.read(fl, i, data)
@@ -84,6 +88,33 @@ func (s *run) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, a *ac
 	a.fl = nil
 	a.mu.Unlock()
 	return buf
+}
+
+// unread accounts record i of fl, which the plan (Options.Read) does not
+// read, as unread, and returns true; it returns false for a record lying
+// wholly in a hole of the source file, which is known without reading
+// and accounted as in a full scan (the plan samples only records with
+// data). Its block pointer is tallied as data of a content of its own.
+func (s *run) unread(fl *file, i uint64, a *accountant, bps *bpTally) bool {
+	lsize := uint64(fl.lsize)
+	off := i * lsize
+	n := min(lsize, fl.src.Size-off)
+	if !fl.src.HasData(off, off+n) {
+		return false
+	}
+	a.mu.Lock()
+	a.c.Records++
+	a.c.Unread++
+	a.c.ScannedBytes += n
+	if prog := s.opts.Progress; prog != nil {
+		prog.BytesDone.Add(int64(n))
+	}
+	var k ddt.Key
+	binary.LittleEndian.PutUint64(k[:8], fl.planKey^i*0x9e3779b97f4a7c15)
+	bps.add(i, k, New)
+	a.next = i + 1
+	a.mu.Unlock()
+	return true
 }
 
 // readRecord is what reading one record gave.

@@ -125,6 +125,10 @@ func (s *Report) WriteCSV(w io.Writer) error {
 			}
 		}
 	}
+	if s.Read != nil {
+		sampled = "_sampled"
+		s.readCSV(kv)
+	}
 	for _, f := range []struct {
 		k string
 		v uint64

@@ -76,6 +76,9 @@ func (s *Report) WriteHTML(w io.Writer) error {
 			v.DedupIv, v.CompressIv = iv(e.Dedup), iv(e.Compress)
 		}
 	}
+	if s.Read != nil {
+		v.Estimated, v.SampleNote = s.readHTML()
+	}
 	v.Space = spaceTable(s)
 	if b := s.Breakdown; b != nil {
 		v.BreakdownSVG = breakdownSVG(b)

@@ -43,6 +43,9 @@ type Report struct {
 	PathsBase64 []string            `json:"paths_base64,omitempty"`
 	Problems    []source.Problem    `json:"problems"`         // every path that could not be read, or changed while read
 	Sample      *ddt.SampleEstimate `json:"sample,omitempty"` // set by a sampled scan: the figures above are estimates
+	// Read is set by a scan that read a random fraction of the records
+	// (--read): the figures are estimates, with their ranges here.
+	Read *ReadEstimate `json:"read_estimate,omitempty"`
 	// Zstd is "exact" or "approximate" when the compression is zstd (see
 	// ZstdNote), empty otherwise: whether this build compresses as ZFS's
 	// libzstd does, byte for byte.
@@ -302,6 +305,9 @@ func (s *Report) NothingSampled() bool {
 // and how far the result can be trusted. The caller prints it after
 // "ddtsim: note: ".
 func (s *Report) EstimateNote() string {
+	if r := s.Read; r != nil {
+		return fmt.Sprintf("the zdb -S table is an ESTIMATE from a %s random read of the records (seed %d), not what zdb -S would print; the ranges are in the text, --json and --csv reports", pct(r.Fraction), r.Seed)
+	}
 	e := s.Sample
 	switch {
 	case e == nil, e.Sampled == 0 && !s.NothingSampled():

@@ -29,6 +29,9 @@ const TextWidth = 100
 //
 // A line is left out when its figure is unknown (no prediction).
 func (s *Report) Headline() []string {
+	if s.Read != nil {
+		return s.readHeadline()
+	}
 	var lines []string
 	iec := nicenum.IEC
 	off, on := s.spaceByDedup()
@@ -179,6 +182,9 @@ func (s *Report) summaryText() string {
 	if s.Sample != nil {
 		s.writeSample(t)
 	}
+	if s.Read != nil {
+		s.writeRead(t)
+	}
 	t.item("files", "%s, %s; %s%s", filesText(c), t.size(c.LogicalBytes), english.Count(c.Dirs, "directory"), s.walkText())
 	data := s.FileData()
 	if data != c.LogicalBytes {
@@ -205,6 +211,9 @@ func (s *Report) summaryText() string {
 			estimates = ""
 		}
 		t.item("in sample", "%d records (%d left out), %d unique blocks%s", c.Stored, c.Unsampled, c.UniqueBlocks, estimates)
+	} else if s.Read != nil {
+		t.item("in sample", "%d records stored of those read (%d records unread), %d unique blocks; sizes below "+
+			"are estimates", c.Stored, c.Unread, c.UniqueBlocks)
 	} else {
 		t.item("DDT entries", "%d: one per distinct block stored", c.UniqueBlocks)
 	}

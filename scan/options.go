@@ -66,6 +66,17 @@ func (o *Options) Validate(set model.Settings, paths []string) error {
 			return &OptionError{Option: "--by", Value: o.By, Reason: "not with --sample yet: a breakdown needs every block"}
 		}
 	}
+	if o.Read.Active() {
+		v := fmt.Sprintf("%g%%", 100*o.Read.Fraction)
+		switch {
+		case set.SampleRate() > 1:
+			return &OptionError{Option: "--read", Value: v, Reason: "not with --sample yet: the estimator needs every content of the records read"}
+		case o.By != "":
+			return &OptionError{Option: "--read", Value: v, Reason: "not with --by yet: a breakdown needs every block"}
+		case o.Shard.Sharded() || o.Save != "" || o.Saver != nil || o.Resume != nil:
+			return &OptionError{Option: "--read", Value: v, Reason: "not with --shard, --save or resume yet: a saved scan does not keep the read plan"}
+		}
+	}
 	switch {
 	case o.Top < 0:
 		return &OptionError{Option: "--top", Value: fmt.Sprint(o.Top), Reason: "invalid (accepted: a number of groups, 1 or more; 0 lists them all)"}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/breakdown"
+	"github.com/ddtsim/ddtsim/estimate"
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/saved"
@@ -115,6 +116,11 @@ type Options struct {
 	// Faults, for tests only, are the walk's test seams (source.Faults,
 	// analyzer.Options.Faults); nil outside tests.
 	Faults *source.Faults
+	// Read, when active (estimate.Plan.Active), reads only a random
+	// fraction of the records holding data (analyzer.Options.Read): the
+	// report's figures are estimates with 95% ranges (report.ReadEstimate).
+	// Not with a sample, By, Shard, Save or Resume yet.
+	Read estimate.Plan
 	// SaveWriter, for tests only, writes Save and its checkpoints through
 	// its test seams (saved.Writer); nil outside tests (saved.Write).
 	SaveWriter *saved.Writer
@@ -157,6 +163,7 @@ type Result struct {
 	shard       source.Shard
 	interrupted []string
 	missing     []string
+	read        estimate.Plan       // Options.Read
 	sample      *ddt.SampleEstimate // a merged sample's estimate (no table)
 }
 
@@ -276,7 +283,7 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 	if sv != nil {
 		opts.Save = sv.target // what is written, the checkpoints too
 	}
-	res := &Result{Settings: set, Policy: p, Paths: paths, top: opts.Top}
+	res := &Result{Settings: set, Policy: p, Paths: paths, top: opts.Top, read: opts.Read}
 	if r := opts.Resume; r != nil {
 		// The files that changed while the saved part read them stay
 		// counted; the other problems the walk meets again.
@@ -308,6 +315,7 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 		SpillDir:      res.spillDir,
 		SpillWarn:     opts.SpillWarn,
 		Shard:         opts.Shard,
+		Read:          opts.Read,
 		Faults:        opts.Faults,
 		Warn: func(path string, err error) {
 			if ce := (*source.CountedElsewhereError)(nil); errors.As(err, &ce) {
@@ -632,11 +640,24 @@ func (res *Result) Report(ram uint64) (*report.Report, error) {
 			return nil, err
 		}
 	}
+	if res.read.Active() {
+		c := res.Analysis.Counters
+		pop := c.Records - c.SourceHoles
+		est := estimate.Compute(estimate.Input{Fraction: res.read.Fraction, Records: pop, Read: pop - c.Unread,
+			Entries: func(f func(ddt.Entry) bool) {
+				res.Analysis.Table.Range(func(_ ddt.Key, e ddt.Entry) bool { return f(e) })
+			}})
+		est.Seed = res.read.Seed
+		if err := rep.ApplyRead(est, p.Release.BytesSuffix); err != nil {
+			return nil, err
+		}
+	}
 	if set.Zvol {
 		rep.SetVolume(p.RecordSize)
 	}
 	rep.EstimateDDT(p, ram)
 	rep.EstimateSpace(p)
+	rep.FinishRead(p, ram)
 	if set.Dedup != "" {
 		rep.Properties["dedup"] = set.Dedup // as given: verify, sha256,verify, ...
 	}

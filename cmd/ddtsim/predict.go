@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ddtsim/ddtsim/estimate"
 	"io"
 	"os"
 	"strings"
@@ -64,6 +65,14 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 	if err != nil {
 		return nil, err
 	}
+	var read estimate.Plan
+	if s.Read != "" {
+		f, err := estimate.ParseFraction(s.Read)
+		if err != nil {
+			return nil, usagef("--read %s: %v", s.Read, err)
+		}
+		read = estimate.Plan{Fraction: f, Seed: s.ReadSeed}
+	}
 	prog := &analyzer.Progress{}
 	bar := startProgress(prog, stderr)
 	opts := scan.Options{
@@ -78,6 +87,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 		Mem:           mem,
 		TmpDir:        s.TmpDir,
 		Shard:         shard,
+		Read:          read,
 		Faults:        s.env.sourceFaults(),
 		SpillWarn:     func(err error) { bar.println("ddtsim: --mem: " + err.Error()) },
 		Warn:          func(p source.Problem) { bar.println(fmt.Sprintf("ddtsim: %s: %s", p.Path, p.Reason)) },

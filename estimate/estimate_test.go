@@ -1,0 +1,224 @@
+package estimate
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+)
+
+// content is one content of a synthetic population: referenced refs
+// times, each reference of these sizes.
+type content struct {
+	refs         uint64
+	lsize, psize uint32
+	dsize        uint64
+}
+
+// truth is a population's exact figures, computed here from its list of
+// contents (independently of Compute).
+type truth struct {
+	stored, entries, refL, refP, refD, allocD float64
+}
+
+func truthOf(pop []content, holes uint64) (truth, uint64) {
+	var t truth
+	recs := holes
+	for _, c := range pop {
+		r := float64(c.refs)
+		t.stored += r
+		t.entries++
+		t.refL += r * float64(c.lsize)
+		t.refP += r * float64(c.psize)
+		t.refD += r * float64(c.dsize)
+		t.allocD += float64(c.dsize)
+		recs += c.refs
+	}
+	return t, recs
+}
+
+// sample reads each record of pop (and holes all-zero records) with
+// probability p and returns the Input of the sample's table.
+func sample(pop []content, holes uint64, p float64, rng *rand.Rand) Input {
+	var entries []ddt.Entry
+	var read uint64
+	for _, c := range pop {
+		var k uint64
+		for range c.refs {
+			if rng.Float64() < p {
+				k++
+			}
+		}
+		if k > 0 {
+			entries = append(entries, ddt.Entry{Refcnt: k, LSize: c.lsize, PSize: c.psize, DSize: c.dsize})
+			read += k
+		}
+	}
+	for range holes {
+		if rng.Float64() < p {
+			read++
+		}
+	}
+	_, recs := truthOf(pop, holes)
+	return Input{Fraction: p, Records: recs, Read: read, Entries: func(f func(ddt.Entry) bool) {
+		for _, e := range entries {
+			if !f(e) {
+				return
+			}
+		}
+	}}
+}
+
+// shapes are synthetic populations of known truth.
+func shapes(rng *rand.Rand) map[string][]content {
+	rec := func(refs uint64) content {
+		ps := uint32(512 * (1 + rng.IntN(256)))
+		return content{refs: refs, lsize: 128 << 10, psize: ps, dsize: uint64(ps)}
+	}
+	out := map[string][]content{}
+	var u, clones, backups, zipf, small []content
+	for range 20000 {
+		u = append(u, rec(1))
+	}
+	// 10 clones of a 2,000-record image, 5% of each clone's records changed.
+	for range 2000 {
+		c := rec(10)
+		for range 10 {
+			if rng.Float64() < 0.05 {
+				c.refs--
+				clones = append(clones, rec(1))
+			}
+		}
+		clones = append(clones, c)
+	}
+	// 30 full backups of a tree that changes 3% between backups.
+	for range 1000 {
+		left := uint64(30)
+		for left > 0 {
+			life := min(left, uint64(1+rng.ExpFloat64()*33))
+			backups = append(backups, rec(life))
+			left -= life
+		}
+	}
+	// Zipf-like: a few contents referenced very often, most once.
+	for i := range 8000 {
+		zipf = append(zipf, rec(uint64(1+2000/(1+i*i%7919))))
+	}
+	// Small files: sizes of 512 B to 64 K, a fifth of them duplicated.
+	for range 15000 {
+		ls := uint32(512 * (1 + rng.IntN(128)))
+		ps := min(ls, uint32(512*(1+rng.IntN(int(ls/512)))))
+		refs := uint64(1)
+		if rng.IntN(5) == 0 {
+			refs = uint64(2 + rng.IntN(4))
+		}
+		small = append(small, content{refs: refs, lsize: ls, psize: ps, dsize: uint64(ps)})
+	}
+	out["unique"], out["clones"], out["backups"], out["zipf"], out["small"] = u, clones, backups, zipf, small
+	return out
+}
+
+func in(iv ddt.Interval, v float64) bool {
+	const eps = 1e-9
+	return iv.Low <= v*(1+eps)+eps && v <= iv.High*(1+eps)+eps
+}
+
+// TestCoverage checks that the 95% ranges hold the truth of synthetic
+// populations in at least 90% of the samples, at 1%, 5% and 15%.
+func TestCoverage(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	seeds := 12
+	for name, pop := range shapes(rng) {
+		tr, _ := truthOf(pop, 500)
+		for _, p := range []float64{0.01, 0.05, 0.15} {
+			var miss map[string]int = map[string]int{}
+			var errD float64
+			for s := range seeds {
+				e := Compute(sample(pop, 500, p, rand.New(rand.NewPCG(uint64(s), 7))))
+				check := func(what string, iv ddt.Interval, v float64) {
+					if !in(iv, v) {
+						miss[what]++
+					}
+				}
+				check("entries", e.Entries, tr.entries)
+				check("allocated", e.AllocDSize, tr.allocD)
+				check("referenced", e.RefDSize, tr.refD)
+				check("stored", e.Stored, tr.stored)
+				check("dedup", e.Dedup, tr.refD/tr.allocD)
+				check("compress", e.Compress, tr.refL/tr.refP)
+				errD += math.Abs(e.Dedup.Value/(tr.refD/tr.allocD) - 1)
+				if s == 0 {
+					t.Logf("%s p=%.2f dedup %.3f [%.3f, %.3f] truth %.3f; entries %.0f [%.0f, %.0f] truth %.0f; compress %.3f [%.3f, %.3f] truth %.3f",
+						name, p, e.Dedup.Value, e.Dedup.Low, e.Dedup.High, tr.refD/tr.allocD, e.Entries.Value, e.Entries.Low, e.Entries.High, tr.entries,
+						e.Compress.Value, e.Compress.Low, e.Compress.High, tr.refL/tr.refP)
+				}
+			}
+			for what, m := range miss {
+				if float64(m) > 0.1*float64(seeds) {
+					t.Errorf("%s at %.0f%%: %s missed the truth in %d of %d samples", name, 100*p, what, m, seeds)
+				}
+			}
+		}
+	}
+}
+
+// TestWholeIsExact: a plan that reads every record gives the exact
+// figures with ranges of width 0.
+func TestWholeIsExact(t *testing.T) {
+	pop := shapes(rand.New(rand.NewPCG(3, 4)))["backups"]
+	tr, _ := truthOf(pop, 10)
+	e := Compute(sample(pop, 10, 1, rand.New(rand.NewPCG(1, 1))))
+	for _, c := range []struct {
+		what string
+		iv   ddt.Interval
+		want float64
+	}{{"entries", e.Entries, tr.entries}, {"allocated", e.AllocDSize, tr.allocD}, {"referenced", e.RefDSize, tr.refD}} {
+		if math.Abs(c.iv.Value-c.want) > 1e-6*c.want || c.iv.High-c.iv.Low > 1e-6*c.want {
+			t.Errorf("%s: %+v, want exactly %.0f", c.what, c.iv, c.want)
+		}
+	}
+}
+
+// TestPlanReadsFraction: the plan reads about the fraction asked, the
+// same records for the same seed, other records for another.
+func TestPlanReadsFraction(t *testing.T) {
+	for _, f := range []float64{0.01, 0.05, 0.15} {
+		a, b := Plan{Fraction: f, Seed: 1}, Plan{Fraction: f, Seed: 2}
+		ka, kb := a.FileKey("/x/y"), b.FileKey("/x/y")
+		var na, both int
+		const n = 200000
+		for i := range uint64(n) {
+			ra := a.Reads(ka, i)
+			if ra {
+				na++
+			}
+			if ra && b.Reads(kb, i) {
+				both++
+			}
+			if ra != a.Reads(a.FileKey("/x/y"), i) {
+				t.Fatal("not reproducible")
+			}
+		}
+		// Binomial(n, f): 5 standard deviations.
+		if sd := math.Sqrt(n * f * (1 - f)); math.Abs(float64(na)-n*f) > 5*sd {
+			t.Errorf("fraction %v: read %d of %d", f, na, n)
+		}
+		if sd := math.Sqrt(n * f * f); math.Abs(float64(both)-n*f*f) > 5*sd+5 {
+			t.Errorf("fraction %v: seeds 1 and 2 share %d records, want about %.0f", f, both, n*f*f)
+		}
+	}
+}
+
+func TestParseFraction(t *testing.T) {
+	for v, want := range map[string]float64{"5%": 0.05, "0.5%": 0.005, "0.15": 0.15, "100%": 1} {
+		if got, err := ParseFraction(v); err != nil || math.Abs(got-want) > 1e-12 {
+			t.Errorf("%q: %v, %v; want %v", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"", "0", "0%", "101%", "1/20", "x%", "NaN"} {
+		if _, err := ParseFraction(v); err == nil {
+			t.Errorf("%q accepted", v)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package estimate
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Plan is which records a scan reads: each record that holds data,
+// independently of the others, with probability Fraction, chosen by a
+// hash of Seed, the file's path and the record's index (see the package
+// comment for why single records and not runs). The same plan over the
+// same files reads the same records, in one run or in shards.
+type Plan struct {
+	Fraction float64 // (0, 1]; 1 reads every record
+	Seed     uint64
+}
+
+// Active reports whether the plan leaves records unread (0 < Fraction < 1).
+func (p Plan) Active() bool { return p.Fraction > 0 && p.Fraction < 1 }
+
+// FileKey is the part of the choice that depends on the file: a hash of
+// the seed and the path (as the walk names it).
+func (p Plan) FileKey(path string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(path))
+	return mix(h.Sum64() ^ mix(p.Seed+0x9e3779b97f4a7c15))
+}
+
+// Reads reports whether the plan reads record blkid of the file whose
+// FileKey is fileKey.
+func (p Plan) Reads(fileKey, blkid uint64) bool {
+	if p.Fraction >= 1 {
+		return true
+	}
+	return float64(mix(fileKey+blkid*0xbf58476d1ce4e5b9)>>11)*(1.0/(1<<53)) < p.Fraction
+}
+
+// mix is splitmix64's finaliser: a bijection of 64 bits whose outputs for
+// neighbouring inputs look independent.
+func mix(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// MinFraction is the smallest fraction ParseFraction accepts: 1 record in
+// a million.
+const MinFraction = 1e-6
+
+// ParseFraction parses the fraction of the records to read: "5%", "0.5%"
+// or "0.05"; it must lie in [MinFraction, 1].
+func ParseFraction(v string) (float64, error) {
+	s := strings.TrimSpace(v)
+	div := 1.0
+	if t, ok := strings.CutSuffix(s, "%"); ok {
+		s, div = t, 100
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err == nil {
+		f /= div
+	}
+	if err != nil || math.IsNaN(f) || f < MinFraction || f > 1 {
+		return 0, fmt.Errorf("invalid (accepted: a percentage from 0.0001%% to 100%%, e.g. 5%%, or a fraction such as 0.05)")
+	}
+	return f, nil
+}

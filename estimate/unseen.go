@@ -1,0 +1,258 @@
+package estimate
+
+import (
+	"errors"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/optimize/convex/lp"
+)
+
+// Fingerprint is a sample's frequency of frequencies: Seen[k] is the
+// weight of the contents seen exactly k times in the sample (k ≥ 1; a
+// count of contents, or their sizes divided by the largest, so that each
+// content weighs at most 1), and Records the sample's records (each
+// weighing at most 1 in the same unit).
+type Fingerprint struct {
+	Seen    map[uint64]float64
+	Records float64
+}
+
+// Unseen is what the linear program says of the contents of the whole
+// data: Point and the range [Low, High] of their total weight (Σ_j h_j),
+// and Hist, the point solution's weight per multiplicity j (a refcnt of
+// the whole data).
+type Unseen struct {
+	Point, Low, High float64
+	Hist             map[uint64]float64
+}
+
+// errNoSolution: the program had no solution even over the widest region
+// (numerical trouble); the caller falls back to a plainer range.
+var errNoSolution = errors.New("estimate: the unseen program has no solution")
+
+// exactRows is how many fingerprint rows (k = 1 … exactRows) the program
+// keeps one by one; larger k are grouped in ranges growing by half.
+const exactRows = 16
+
+var debugLP = false
+
+// program is the linear program of one fingerprint at one sampling
+// probability: the multiplicity grid (the columns) and each row's
+// coefficients and observed value.
+type program struct {
+	p     float64
+	grid  []uint64    // multiplicities j
+	rows  [][]float64 // E[row] = Σ_j rows[r][j]·y_j
+	obs   []float64   // observed row values
+	recs  []float64   // records row: E = Σ_j recs[j]·y_j
+	obj   []float64   // Σ_j h_j = Σ_j obj[j]·y_j
+	scale float64     // y_j = h_j·j·p / scale
+	nrec  float64
+}
+
+// newProgram sets up the program of f at sampling probability p: the
+// variables are y_j, the expected share of the sample's records that
+// come from contents of multiplicity j, so that the coefficients stay
+// near 1 whatever the data's size.
+func newProgram(f Fingerprint, p float64) *program {
+	var maxK uint64
+	for k := range f.Seen {
+		maxK = max(maxK, k)
+	}
+	pr := &program{p: p, scale: math.Max(f.Records, 1), nrec: f.Records}
+	// Multiplicities: every j up to 32, then growing by 12%, up to where
+	// a content would be seen well over maxK times.
+	jmax := uint64(math.Ceil((float64(maxK) + 6*math.Sqrt(float64(maxK)) + 12) / p))
+	for j := uint64(1); j <= jmax; {
+		pr.grid = append(pr.grid, j)
+		if j < 32 {
+			j++
+		} else {
+			j = max(j+1, uint64(float64(j)*1.12))
+		}
+	}
+	// Rows: k = 1 … exactRows, then ranges [a, b] growing by half, up to
+	// maxK and one range past it (no content was seen that often).
+	type kr struct{ a, b uint64 }
+	var ranges []kr
+	for k := uint64(1); k <= exactRows; k++ {
+		ranges = append(ranges, kr{k, k})
+	}
+	for a := uint64(exactRows + 1); a <= maxK+1; {
+		b := a + a/2
+		if a > maxK {
+			b = math.MaxUint64
+		}
+		ranges = append(ranges, kr{a, b})
+		if b == math.MaxUint64 {
+			break
+		}
+		a = b + 1
+	}
+	for _, r := range ranges {
+		row := make([]float64, len(pr.grid))
+		for i, j := range pr.grid {
+			row[i] = binomRange(j, p, r.a, r.b) / (float64(j) * p) * pr.scale
+		}
+		var o float64
+		for k, w := range f.Seen {
+			if k >= r.a && k <= r.b {
+				o += w
+			}
+		}
+		pr.rows = append(pr.rows, row)
+		pr.obs = append(pr.obs, o)
+	}
+	pr.recs = make([]float64, len(pr.grid))
+	pr.obj = make([]float64, len(pr.grid))
+	for i, j := range pr.grid {
+		pr.recs[i] = pr.scale
+		pr.obj[i] = pr.scale / (float64(j) * p)
+	}
+	return pr
+}
+
+// binomRange is P(a ≤ Binomial(j, p) ≤ b).
+func binomRange(j uint64, p float64, a, b uint64) float64 {
+	if a > j {
+		return 0
+	}
+	b = min(b, j)
+	if p >= 1 {
+		if a <= j && j <= b {
+			return 1
+		}
+		return 0
+	}
+	var s float64
+	lj := lgamma(float64(j) + 1)
+	lp, lq := math.Log(p), math.Log1p(-p)
+	mean := float64(j) * p
+	for k := a; k <= b; k++ {
+		t := math.Exp(lj - lgamma(float64(k)+1) - lgamma(float64(j-k)+1) + float64(k)*lp + float64(j-k)*lq)
+		s += t
+		if float64(k) > mean && t < 1e-17*math.Max(s, 1e-300) {
+			break
+		}
+	}
+	return math.Min(s, 1)
+}
+
+func lgamma(x float64) float64 {
+	v, _ := math.Lgamma(x)
+	return v
+}
+
+// solve returns the minimum and maximum of Σ h_j, and the solutions
+// reaching them, over the region where every row lies within Bernstein's
+// bound of its observed value at log-confidence l (poissonRange), and the
+// records row within it at lRec; ok is false when the region is empty.
+func (pr *program) solve(l, lRec float64) (lo, hi float64, xlo, xhi []float64, ok bool) {
+	nv := len(pr.grid)
+	var g [][]float64
+	var h []float64
+	add := func(row []float64, olo, ohi float64) {
+		g = append(g, row)
+		h = append(h, ohi)
+		if olo > 0 {
+			neg := make([]float64, nv)
+			for i, v := range row {
+				neg[i] = -v
+			}
+			g = append(g, neg)
+			h = append(h, -olo)
+		}
+	}
+	for r, row := range pr.rows {
+		olo, ohi := poissonRange(pr.obs[r], l, 1)
+		add(row, olo, ohi)
+	}
+	// The records read: E = p·N, variance p(1−p)·N = E·(1−p).
+	rlo, rhi := poissonRange(pr.nrec, lRec, 1-pr.p)
+	add(pr.recs, rlo, rhi)
+	// Standard form directly: [G | I]·(y, s) = h, y, s ≥ 0.
+	m := len(g)
+	A := mat.NewDense(m, nv+m, nil)
+	for r, row := range g {
+		for i, v := range row {
+			A.Set(r, i, v/pr.scale)
+		}
+		A.Set(r, nv+r, 1)
+		h[r] /= pr.scale
+	}
+	run := func(sign float64) (float64, []float64, bool) {
+		c := make([]float64, nv+m)
+		for i, v := range pr.obj {
+			c[i] = sign * v / pr.scale
+		}
+		opt, x, err := lp.Simplex(c, A, h, 1e-10, nil)
+		if debugLP && err != nil {
+			println("simplex:", err.Error())
+		}
+		if err != nil {
+			return 0, nil, false
+		}
+		return sign * opt * pr.scale, x[:nv], true
+	}
+	var ok1, ok2 bool
+	lo, xlo, ok1 = run(1)
+	hi, xhi, ok2 = run(-1)
+	return lo, hi, xlo, xhi, ok1 && ok2
+}
+
+// solveUnseen runs the program of f at sampling probability p: the range
+// over the region at confidence 1 − delta, and the point estimate, the
+// middle of the range over the tightest region (from one standard
+// deviation, widened until it has a solution).
+func solveUnseen(f Fingerprint, p, delta float64) (Unseen, error) {
+	if p >= 1 {
+		u := Unseen{Hist: map[uint64]float64{}}
+		for k, w := range f.Seen {
+			u.Point += w
+			u.Hist[k] += w
+		}
+		u.Low, u.High = u.Point, u.Point
+		return u, nil
+	}
+	pr := newProgram(f, p)
+	m := float64(len(pr.rows) + 1)
+	l := math.Log(2 * m / delta)
+	lo, hi, _, _, ok := pr.solve(l, l)
+	if !ok {
+		return Unseen{}, errNoSolution
+	}
+	u := Unseen{Low: lo, High: hi}
+	for t := 0.5; ; t *= 2 {
+		tl := math.Min(t, l)
+		plo, phi, xlo, xhi, ok := pr.solve(tl, tl)
+		if ok {
+			u.Point = (plo + phi) / 2
+			u.Hist = map[uint64]float64{}
+			for i, j := range pr.grid {
+				// h_j = y_j·scale/(j·p); the middle of the two solutions.
+				w := (xlo[i] + xhi[i]) / 2 * pr.scale / (float64(j) * p)
+				if w > 0 {
+					u.Hist[j] += w
+				}
+			}
+			break
+		}
+		if tl == l {
+			return Unseen{}, errNoSolution
+		}
+	}
+	u.Point = math.Min(math.Max(u.Point, u.Low), u.High)
+	return u, nil
+}
+
+// sortedKeys returns m's keys in increasing order.
+func sortedKeys(m map[uint64]float64) []uint64 {
+	ks := make([]uint64, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}

@@ -1,0 +1,251 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/ddtsim/ddtsim/estimate"
+	"github.com/ddtsim/ddtsim/zdb"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/nicenum"
+	"github.com/ddtsim/ddtsim/zfs/zio"
+)
+
+// ReadEstimate is the JSON read_estimate object of a scan that read only a
+// random fraction of the records (--read): every figure an ESTIMATE with
+// its 95% range. The report's histogram, totals and zdb text are the
+// point estimates.
+type ReadEstimate struct {
+	*estimate.Estimate
+	// ReadBytes are the bytes read from the files (Counters.ReadBytes).
+	ReadBytes uint64 `json:"read_bytes"`
+	// The figures built on the table, each between its values at the
+	// ends of the ranges best and worst for dedup (estimate.Estimate).
+	UsedWithout  ddt.Interval `json:"zfs_list_used_without_dedup"`
+	UsedWith     ddt.Interval `json:"zfs_list_used_with_dedup"`
+	AllocWithout ddt.Interval `json:"zpool_list_alloc_without_dedup"`
+	AllocWith    ddt.Interval `json:"zpool_list_alloc_with_dedup"`
+	DDTInCore    ddt.Interval `json:"ddt_in_core"`
+	// Verdict is "worth it", "not worth it" or "undecided: the range
+	// straddles the rule" (the verdict at the two ends differs).
+	Verdict string `json:"verdict"`
+}
+
+// EstimateMark begins every line that says a figure is estimated.
+const EstimateMark = "ESTIMATE"
+
+// ApplyRead turns the report of a scan that read a sample of the records
+// into the estimates for the whole data: the histogram, totals, ratios
+// and zdb text become est's point estimate (the zdb text headed by a
+// line saying so). Call FinishRead after EstimateDDT and EstimateSpace.
+func (s *Report) ApplyRead(est *estimate.Estimate, bytesSuffix bool) error {
+	s.Read = &ReadEstimate{Estimate: est, ReadBytes: s.Counters.ReadBytes}
+	s.setHistogram(est.Histogram)
+	var zb stringWriter
+	if err := zdb.WriteSimulated(&zb, est.Histogram, bytesSuffix); err != nil {
+		return err
+	}
+	s.Zdb = fmt.Sprintf("%s: the table below is estimated from a %s random read of the records, not what zdb -S would print\n", EstimateMark, pct(est.Fraction)) + string(zb)
+	return nil
+}
+
+// setHistogram makes h the report's histogram, totals, ratios and raw
+// capacity.
+func (s *Report) setHistogram(h *ddt.Histogram) {
+	s.Histogram = []Row{}
+	for i, b := range h {
+		if b.Allocated.Blocks != 0 {
+			s.Histogram = append(s.Histogram, Row{RefcntMin: 1 << i, Bucket: b})
+		}
+	}
+	s.Total = h.Total()
+	s.Ratios = nil
+	if r, ok := ddt.RatiosOf(s.Total); ok {
+		s.Ratios = &r
+	}
+}
+
+// FinishRead gives the figures built on the table (space, DDT RAM, the
+// verdict) their ranges: each is computed again at the ends of the ranges
+// best and worst for dedup (p and ram as given to EstimateDDT), and the
+// decision line says when the verdict depends on where in the range the
+// truth lies.
+func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
+	r := s.Read
+	if r == nil {
+		return
+	}
+	s.Raw.Referenced, s.Raw.Allocated = p.RawSize(s.Total.Referenced.DSize), p.RawSize(s.Total.Allocated.DSize)
+	var ends [2]*Report
+	for i, h := range []*ddt.Histogram{r.Best, r.Worst} {
+		c := *s
+		c.Read, c.DDT, c.Space, c.Decision = nil, nil, nil, nil
+		c.setHistogram(h)
+		c.EstimateDDT(p, ram)
+		c.EstimateSpace(p)
+		ends[i] = &c
+	}
+	iv := func(point uint64, f func(*Report) uint64) ddt.Interval {
+		a, b := float64(f(ends[0])), float64(f(ends[1]))
+		return ddt.Interval{Value: float64(point), Low: math.Min(math.Min(a, b), float64(point)), High: math.Max(math.Max(a, b), float64(point))}
+	}
+	if off, on := s.spaceByDedup(); off != nil && on != nil {
+		sp := func(dedup bool, alloc bool) func(*Report) uint64 {
+			return func(c *Report) uint64 {
+				o, n := c.spaceByDedup()
+				f := o
+				if dedup {
+					f = n
+				}
+				if alloc {
+					return f.Alloc
+				}
+				return f.Used
+			}
+		}
+		r.UsedWithout = iv(off.Used, sp(false, false))
+		r.UsedWith = iv(on.Used, sp(true, false))
+		r.AllocWithout = iv(off.Alloc, sp(false, true))
+		r.AllocWith = iv(on.Alloc, sp(true, true))
+		// The unread records' block pointers were tallied as data of
+		// contents of their own: the indirect blocks may compress better
+		// (repeats, holes) than counted, down to nothing; metadata is
+		// kept in up to 3 copies.
+		slack := 3 * float64(off.Indirect.ASize)
+		for _, x := range []*ddt.Interval{&r.UsedWithout, &r.UsedWith, &r.AllocWithout, &r.AllocWith} {
+			x.Low = math.Max(0, x.Low-slack)
+		}
+	}
+	if s.DDT != nil {
+		r.DDTInCore = iv(s.DDT.InCore, func(c *Report) uint64 {
+			if c.DDT == nil {
+				return 0
+			}
+			return c.DDT.InCore
+		})
+	}
+	if s.Decision == nil {
+		return
+	}
+	best, worst := ends[0].Decision, ends[1].Decision
+	switch {
+	case best == nil || worst == nil:
+		r.Verdict = "undecided: nothing to decide on at one end of the range"
+	case best.WorthIt && worst.WorthIt:
+		r.Verdict = "worth it"
+	case !best.WorthIt && !worst.WorthIt:
+		r.Verdict = "not worth it"
+	default:
+		r.Verdict = "undecided: the 95% range straddles the rule (worth it at one end, not at the other); read a larger fraction"
+	}
+	s.Decision.WorthIt = r.Verdict == "worth it"
+	s.Decision.Text = fmt.Sprintf("Decision (%s from a %s read, 95%% range): dedup saves %.1f%% to %.1f%% of the size without dedup, for a DDT of %s to %s in RAM: %s (%s)",
+		EstimateMark, pct(r.Fraction), 100*share(worst), 100*share(best), nicenum.Format(uint64(r.DDTInCore.Low), true), nicenum.Format(uint64(r.DDTInCore.High), true), r.Verdict, Rule)
+}
+
+// share is a decision's dedup share, 0 without one.
+func share(d *Decision) float64 {
+	if d == nil {
+		return 0
+	}
+	return d.DedupShare
+}
+
+// pct writes a fraction as a percentage: "5%", "0.5%".
+func pct(f float64) string {
+	return fmt.Sprintf("%.4g%%", 100*f)
+}
+
+// writeRead writes the estimates of a --read scan with their ranges.
+func (s *Report) writeRead(t *textOut) {
+	r := s.Read
+	t.item(EstimateMark, "read %s of the %d records holding data, chosen at random (seed %d): %d records, %s "+
+		"read; every figure below is an estimate, with its 95%% range", pct(r.Fraction), r.Records, r.Seed, r.Read, t.size(r.ReadBytes))
+	ratio := func(i ddt.Interval) string {
+		return fmt.Sprintf("%.2f (95%%: %.2f to %.2f)", i.Value, i.Low, i.High)
+	}
+	size := func(i ddt.Interval) string {
+		return fmt.Sprintf("%s (95%%: %s to %s)", t.size(uint64(i.Value)), t.size(uint64(i.Low)), t.size(uint64(i.High)))
+	}
+	t.sub("dedup", "%s", ratio(r.Dedup))
+	t.sub("compress", "%s", ratio(r.Compress))
+	t.sub("combined", "%s", ratio(r.Combined))
+	t.sub("entries", "%.0f DDT entries (95%%: %.0f to %.0f)", r.Entries.Value, r.Entries.Low, r.Entries.High)
+	t.sub("on disk", "%s without dedup, %s with dedup", size(r.RefDSize), size(r.AllocDSize))
+	if r.UsedWith.High > 0 {
+		t.sub("USED", "zfs list: %s without dedup, %s with dedup", size(r.UsedWithout), size(r.UsedWith))
+		t.sub("ALLOC", "zpool list: %s without dedup, %s with dedup", size(r.AllocWithout), size(r.AllocWith))
+	}
+	if r.DDTInCore.High > 0 {
+		t.sub("DDT RAM", "%s", size(r.DDTInCore))
+	}
+	if r.Verdict != "" {
+		t.sub("verdict", "%s", r.Verdict)
+	}
+}
+
+// readHeadline is the Headline of a --read scan: the space and RAM as
+// 95%% ranges and the verdict, each marked an estimate.
+func (s *Report) readHeadline() []string {
+	r := s.Read
+	iec := nicenum.IEC
+	span := func(i ddt.Interval) string {
+		return iec(uint64(i.Low)) + "–" + iec(uint64(i.High))
+	}
+	var lines []string
+	if r.UsedWith.High > 0 {
+		lines = append(lines, fmt.Sprintf("Space (%s, 95%%): without dedup USED %s; with dedup ALLOC %s",
+			EstimateMark, span(r.UsedWithout), span(r.AllocWith)))
+	}
+	if r.DDTInCore.High > 0 {
+		lines = append(lines, fmt.Sprintf("RAM (%s, 95%%): dedup table %s", EstimateMark, span(r.DDTInCore)))
+	}
+	verdict := "none: nothing to decide on"
+	switch {
+	case r.Verdict == "worth it", r.Verdict == "not worth it":
+		verdict = r.Verdict
+	case r.Verdict != "":
+		verdict = "undecided: the range straddles the rule; read a larger fraction"
+	}
+	return append(lines, fmt.Sprintf("Verdict (%s, %s read): %s", EstimateMark, pct(r.Fraction), verdict))
+}
+
+// readCSV writes the estimates as CSV summary rows (field, value):
+// estimate_FIGURE, _low and _high; ratios as decimals, counts and bytes
+// as whole numbers.
+func (s *Report) readCSV(kv func(k, v string)) {
+	r := s.Read
+	kv("estimate", "true")
+	kv("estimate_fraction", strconv.FormatFloat(r.Fraction, 'f', -1, 64))
+	kv("estimate_seed", strconv.FormatUint(r.Seed, 10))
+	kv("estimate_records_read", strconv.FormatUint(r.Read, 10))
+	kv("estimate_bytes_read", strconv.FormatUint(r.ReadBytes, 10))
+	for _, f := range []struct {
+		k     string
+		v     ddt.Interval
+		ratio bool
+	}{{"dedup", r.Dedup, true}, {"compress", r.Compress, true}, {"combined", r.Combined, true}, {"ddt_entries", r.Entries, false},
+		{"referenced_dsize", r.RefDSize, false}, {"allocated_dsize", r.AllocDSize, false},
+		{"used_without_dedup", r.UsedWithout, false}, {"used_with_dedup", r.UsedWith, false},
+		{"alloc_without_dedup", r.AllocWithout, false}, {"alloc_with_dedup", r.AllocWith, false}, {"ddt_in_core", r.DDTInCore, false}} {
+		g := func(v float64) string { return strconv.FormatFloat(math.Round(v), 'f', 0, 64) }
+		if f.ratio {
+			g = func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+		}
+		kv("estimate_"+f.k, g(f.v.Value))
+		kv("estimate_"+f.k+"_low", g(f.v.Low))
+		kv("estimate_"+f.k+"_high", g(f.v.High))
+	}
+	kv("estimate_verdict", r.Verdict)
+}
+
+// readHTML is the HTML page's mark and note for the estimates.
+func (s *Report) readHTML() (mark, note string) {
+	r := s.Read
+	return "ESTIMATE, " + pct(r.Fraction) + " read", fmt.Sprintf(
+		"ESTIMATE: only %s of the records holding data were read, chosen at random (seed %d); the table and every figure are estimates. "+
+			"95%% ranges: dedup %.2f to %.2f, compression %.2f to %.2f, DDT entries %.0f to %.0f, DDT RAM %s to %s. Verdict: %s.",
+		pct(r.Fraction), r.Seed, r.Dedup.Low, r.Dedup.High, r.Compress.Low, r.Compress.High, r.Entries.Low, r.Entries.High,
+		nicenum.Format(uint64(r.DDTInCore.Low), true), nicenum.Format(uint64(r.DDTInCore.High), true), r.Verdict)
+}
