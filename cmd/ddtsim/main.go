@@ -38,6 +38,13 @@ type cli struct {
 	Report  reportCmd  `cmd:"" help:"Print the report of saved scans from the dedup histogram an SQL engine computed over their Parquet tables (ddtsim sql prints the query). Exit statuses as merge's (4: shards missing or interrupted scans)."`
 	SQL     sqlCmd     `cmd:"" name:"sql" help:"Print the SQL query (ANSI) that computes the dedup histogram of saved scans over their Parquet tables, on any engine: it reads a view ddtsim_entries of their rows."`
 	Sweep   sweepCmd   `cmd:"" help:"Read the files once and predict every combination of -o recordsize=LIST and -o compression=LIST: one row each (ratios, allocated DSIZE, DDT entries and RAM), best first."`
+
+	// About ddtsim itself (meta.go).
+	Help        helpCmd       `cmd:"" help:"Print the help of a command (ddtsim help scan), as COMMAND --help does."`
+	Version     versionCmd    `cmd:"" help:"Print the version, the commit, the Go version, the zstd compiled in (exact libzstd, or approximate without cgo) and the OpenZFS release modelled by default."`
+	Completion  completionCmd `cmd:"" help:"Print a shell completion script (bash, zsh or fish), made from the flags."`
+	Man         manCmd        `cmd:"" help:"Print the man page (roff; read it with: ddtsim man | man -l -)."`
+	VersionFlag versionFlag   `name:"version" help:"Print what ddtsim version prints, and exit."`
 }
 
 // PoolFlags are the flags of the pool and release a scan or sweep models.
@@ -72,7 +79,7 @@ type scanCmd struct {
 	Save          string        `name:"save" placeholder:"DIR" help:"Save the scan in the directory DIR (the table as Parquet files, and a manifest: the properties, the paths and how far each file got), at the end or when interrupted: ddtsim merge adds saved scans up, ddtsim resume continues an interrupted one, SQL engines read the table. DIR must not lie inside the paths scanned; an existing DIR is replaced only if it is a saved scan (or empty); a symlink is written through to its target."`
 	Checkpoint    time.Duration `name:"checkpoint" default:"5m" placeholder:"DURATION" help:"With --save: save the scan every DURATION while it runs (atomically: DIR holds the previous checkpoint or the new one, never a mix), so that after kill -9, an OOM kill or a power cut ddtsim resume DIR loses at most DURATION of work. 0 saves only at the end and when interrupted."`
 	Shard         string        `name:"shard" placeholder:"i/N" help:"Scan only share i (from 0) of N (N at most 65536): one of N runs over one tree (the pods of a Kubernetes Indexed Job, a Slurm array, on hosts sharing an NFS export), each given the same paths and flags but its own i and its own --save DIR; ddtsim merge of the N saved scans prints the scan of the whole tree, byte for byte. Every run walks the whole tree and reads only the files whose identity (file system, inode: the names of a hard-linked file stay together) falls in its share; files over 1 GiB are split into 1 GiB chunks of records, shared out one by one. Directories, symlinks and the walk's other counters are counted by shard 0. Needs --save; not with --by."`
-	Paths         []string      `arg:"" optional:"" name:"path" help:"Files and directories to scan (directories recursively; symlinks inside them are not followed). A path named like a command (scan, parse, compare, merge, resume, sweep) needs ./ before it."`
+	Paths         []string      `arg:"" optional:"" name:"path" help:"Files and directories to scan (directories recursively; symlinks inside them are not followed). A path named like a command (${commands}) needs ./ before it (or ddtsim scan before it: scan takes no command)."`
 
 	preset *model.Settings // resume: the saved scan's settings, instead of the flags'
 	ram    uint64          // parsed RAM, bytes; 0 without --ram
@@ -114,6 +121,12 @@ func runMain(e *env) {
 	os.Exit(code)
 }
 
+// cliVars are the variables the flags' help refers to: ${releases} (the
+// OpenZFS releases modelled) and ${commands} (the command names).
+func cliVars() kong.Vars {
+	return kong.Vars{"releases": zio.ReleaseRanges(), "commands": strings.Join(commandNames, ", ")}
+}
+
 // streams are where a command writes: the report, and messages.
 type streams struct{ stdout, stderr io.Writer }
 
@@ -122,13 +135,11 @@ type streams struct{ stdout, stderr io.Writer }
 func run(e *env, args []string, stdout, stderr io.Writer) int {
 	var c cli
 	c.Scan.env, c.Compare.Scan.env, c.Resume.env, c.Sweep.env, c.Parse.env = e, e, e, e, e
-	var names []string
-	names = append(names, zio.ReleaseRanges())
 	exit := -1
 	parser, err := kong.New(&c,
 		kong.Name("ddtsim"),
 		kong.Description("Predict ZFS dedup and compression savings: prints the simulated DDT histogram exactly as zdb -S would."),
-		kong.Vars{"releases": strings.Join(names, ", ")},
+		cliVars(),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { exit = code }),
 		kong.UsageOnError(),
@@ -164,7 +175,7 @@ func run(e *env, args []string, stdout, stderr io.Writer) int {
 
 // commandNames are ddtsim's commands: a path of the same name must be
 // written ./NAME.
-var commandNames = []string{"scan", "parse", "compare", "merge", "resume", "sweep"}
+var commandNames = []string{"scan", "parse", "compare", "merge", "resume", "report", "sql", "sweep", "help", "version", "completion", "man"}
 
 // commandNameHint adds to a flag error the likely cause when an argument
 // is both a command name and an existing path ("ddtsim -o recordsize=4K
@@ -375,7 +386,7 @@ func writeReport(rep *report.Report, f format, stdout, stderr io.Writer) error {
 		}
 		return nil
 	case f.json:
-		return rep.WriteJSON(stdout)
+		return writeReportJSON(stdout, rep)
 	case f.csv:
 		return rep.WriteCSV(stdout)
 	}

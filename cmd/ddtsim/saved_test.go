@@ -17,7 +17,6 @@ import (
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/internal/testutil/golden"
 	"github.com/ddtsim/ddtsim/saved"
-	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // parseCLI parses args as run does, for tests that run a command with
@@ -27,7 +26,7 @@ func parseCLI(t *testing.T, args ...string) *cli {
 	var c cli
 	e := testEnv()
 	c.Scan.env, c.Compare.Scan.env, c.Resume.env, c.Sweep.env = e, e, e, e
-	parser, err := kong.New(&c, kong.Name("ddtsim"), kong.Vars{"releases": zio.ReleaseRanges()}, kong.Exit(func(int) { t.Fatal("exit") }))
+	parser, err := kong.New(&c, kong.Name("ddtsim"), cliVars(), kong.Exit(func(int) { t.Fatal("exit") }))
 	if err != nil {
 		t.Fatal(err)
 	}
