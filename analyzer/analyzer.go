@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ddtsim/ddtsim/estimate"
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
@@ -430,14 +428,4 @@ func chunkQueue(jobs int) int {
 		return 4 * jobs
 	}
 	return 4*jobs + 64
-}
-
-// PeakRSS returns the process's peak resident set size so far, bytes
-// (getrusage ru_maxrss, which Linux gives in KiB), or 0 if unknown.
-func PeakRSS() uint64 {
-	var ru unix.Rusage
-	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil || ru.Maxrss < 0 {
-		return 0
-	}
-	return uint64(ru.Maxrss) << 10
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
@@ -50,10 +49,7 @@ func TestZeroRecordsAndSparseModes(t *testing.T) {
 	// dense: 128K random + 128K zeros written as data (not sparse on disk).
 	testkit.Write(t, filepath.Join(dir, "dense"), append(testkit.Rand(3, 128<<10), make([]byte, 128<<10)...))
 	writeSparse(t, filepath.Join(dir, "sparse"))
-	var st syscall.Stat_t
-	if err := syscall.Stat(filepath.Join(dir, "sparse"), &st); err != nil {
-		t.Fatal(err)
-	}
+	st := testkit.Stat(t, filepath.Join(dir, "sparse"), false)
 	fsHoles := st.Blocks*512 < st.Size
 	cases := []struct {
 		name              string
@@ -110,7 +106,7 @@ func TestWalkSpecialEntries(t *testing.T) {
 	if err := os.Link(filepath.Join(dir, "a", "file"), filepath.Join(dir, "hard")); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+	if err := testkit.Mkfifo(t, filepath.Join(dir, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Write(t, filepath.Join(dir, "empty"), nil)

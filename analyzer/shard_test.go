@@ -7,13 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/zfs/model"
 	"github.com/ddtsim/ddtsim/zfs/zio"
-	"golang.org/x/sys/unix"
 )
 
 // unionSpans, subtractSpans and covers against sets of records.
@@ -78,7 +78,7 @@ func TestShardUnopenableSplitFileCountedOnce(t *testing.T) {
 	testkit.Write(t, filepath.Join(dir, "good"), testkit.Rand(2, 100<<10))
 	faults := &source.Faults{ShardSplitBytes: 256 << 10, OpenFault: func(path string) error {
 		if path == bad {
-			return unix.EACCES
+			return syscall.EACCES
 		}
 		return nil
 	}}

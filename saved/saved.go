@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/text/escape"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
@@ -244,7 +242,7 @@ func replace(tmp, path, parent string) error {
 	case err != nil:
 		return err
 	default:
-		if unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE) == nil {
+		if exchange(tmp, path) == nil {
 			os.RemoveAll(tmp) // now the old content
 			break
 		}
@@ -261,14 +259,6 @@ func replace(tmp, path, parent string) error {
 	return syncDir(parent)
 }
 
-// umask is the process's file mode creation mask (read once: reading it
-// means setting it).
-var umask = func() os.FileMode {
-	m := unix.Umask(0)
-	unix.Umask(m)
-	return os.FileMode(m)
-}()
-
 // CheckWritable reports early whether Write(path) can create its
 // temporary directory, so that a long scan does not fail only at its end.
 func CheckWritable(path string) error {
@@ -276,8 +266,7 @@ func CheckWritable(path string) error {
 		return fmt.Errorf("name the directory itself (its parent and its name), not %q: it is replaced as a whole", filepath.Base(path))
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		var a, b unix.Stat_t
-		if unix.Stat(path, &a) == nil && unix.Stat(filepath.Dir(filepath.Clean(path)), &b) == nil && a.Dev != b.Dev {
+		if isMountPoint(path) {
 			return fmt.Errorf("it is a mount point, which cannot be replaced: save into a directory below it")
 		}
 	}
@@ -339,7 +328,7 @@ func removeStale(dir, base string) {
 		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {
 			continue
 		}
-		if unix.Kill(pid, 0) == unix.ESRCH {
+		if gone(pid) {
 			os.RemoveAll(filepath.Join(dir, n))
 		}
 	}

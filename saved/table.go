@@ -14,11 +14,11 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/snappy"
 	"github.com/zeebo/blake3"
-	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 )
@@ -498,7 +498,7 @@ func openPart(dir string, p int, part Part, verify bool) (*partReader, error) {
 	if st, err := os.Lstat(name); err == nil && !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: %w: not a regular file (%s)", name, ErrPart, st.Mode().Type())
 	}
-	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPart, err)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/zfs/model"
-	"golang.org/x/sys/unix"
 )
 
 func guestSettings(t *testing.T, extra ...string) model.Settings {
@@ -145,7 +144,7 @@ func TestGuestBadImages(t *testing.T) {
 	vdisktest.Run(t, "create", "-q", "-f", "qcow2", "-b", "loop-a.qcow2", "-F", "qcow2", filepath.Join(dir, "loop-b.qcow2"))
 	vdisktest.Run(t, "rebase", "-q", "-u", "-b", "loop-b.qcow2", "-F", "qcow2", filepath.Join(dir, "loop-a.qcow2"))
 	// A backing file that is a FIFO must not hang the scan.
-	if err := unix.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+	if err := testkit.Mkfifo(t, filepath.Join(dir, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	vdisktest.Run(t, "create", "-q", "-f", "qcow2", "-u", "-b", "fifo", "-F", "raw", filepath.Join(dir, "on-fifo.qcow2"), "1M")

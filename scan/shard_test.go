@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -449,10 +448,7 @@ func TestShardResumeSkipsItsDoneShareOfAChangedFile(t *testing.T) {
 	for i := range 40 {
 		testkit.Write(t, filepath.Join(dir, fmt.Sprintf("b%02d", i)), testkit.Rand(int64(i+2), 200<<10))
 	}
-	var st syscall.Stat_t
-	if err := syscall.Stat(big, &st); err != nil {
-		t.Fatal(err)
-	}
+	st := testkit.Stat(t, big, false)
 	set := model.Settings{Release: "2.3.2", Compression: "lz4"}
 	for i := range uint32(3) {
 		sh := source.Shard{Index: i, Count: 3}
@@ -497,8 +493,7 @@ func TestShardResumeSkipsItsDoneShareOfAChangedFile(t *testing.T) {
 		}
 		small := uint64(0) // records of the small files this shard takes
 		for j := range 40 {
-			var fst syscall.Stat_t
-			syscall.Stat(filepath.Join(dir, fmt.Sprintf("b%02d", j)), &fst)
+			fst := testkit.Stat(t, filepath.Join(dir, fmt.Sprintf("b%02d", j)), false)
 			if sh.Owns("0:.", fst.Ino, 0) {
 				small += 2
 			}
@@ -508,7 +503,7 @@ func TestShardResumeSkipsItsDoneShareOfAChangedFile(t *testing.T) {
 		}
 		res.Close()
 		testkit.Write(t, big, testkit.Rand(1, 4<<20))
-		syscall.Stat(big, &st)
+		st = testkit.Stat(t, big, false)
 	}
 }
 

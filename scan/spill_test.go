@@ -1,3 +1,5 @@
+//go:build linux
+
 package scan_test
 
 import (

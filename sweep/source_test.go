@@ -8,12 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/testutil/sourcetest"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
@@ -37,7 +37,7 @@ func TestSweepWalksAsTheScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	fifo := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := testkit.Mkfifo(t, fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	faults := &source.Faults{ReadFault: func(path string, off uint64) error {

@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/analyzer"
@@ -59,8 +58,8 @@ func sumSizes(t *testing.T, paths []string) (n uint64) {
 			if err != nil {
 				return err
 			}
-			st := fi.Sys().(*syscall.Stat_t)
-			id := [2]uint64{uint64(st.Dev), st.Ino}
+			st := testkit.Stat(t, p, true)
+			id := [2]uint64{st.Dev, st.Ino}
 			if !seen[id] {
 				seen[id] = true
 				n += uint64(fi.Size())

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
-	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/breakdown"
 	"github.com/ddtsim/ddtsim/cmd/ddtsim/internal/rawargs"
@@ -111,11 +110,7 @@ func runMain(e *env) {
 	// With stdout closed, the Go runtime opens /dev/null read-write in its
 	// place (runtime: checkfds) and the report would vanish unnoticed;
 	// a shell's >/dev/null opens it write-only.
-	var st unix.Stat_t
-	if unix.Fstat(1, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == unix.Mkdev(1, 3) {
-		fl, err := unix.FcntlInt(1, unix.F_GETFL, 0)
-		stdoutClosed = err == nil && fl&unix.O_ACCMODE == unix.O_RDWR
-	}
+	stdoutClosed = stdoutIsRuntimeNull()
 	code := run(e, os.Args[1:], os.Stdout, os.Stderr)
 	exiting.Lock() // not while a second signal ends the process (signals.go)
 	os.Exit(code)

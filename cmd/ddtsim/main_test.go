@@ -13,10 +13,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/input/source"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 )
 
 // testEnv is the env of a command a test runs in its own process: it
@@ -262,7 +262,7 @@ func TestMissingPathsBeforeTheScan(t *testing.T) {
 		t.Errorf("exit %d; events %q: the missing path must be said before any file is opened", code, seen)
 	}
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := testkit.Mkfifo(t, fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs := runT(filepath.Join(dir, "typo"), fifo)

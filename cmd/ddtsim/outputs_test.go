@@ -7,11 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/report"
@@ -88,8 +86,7 @@ func TestOutputInsideScannedPathRefused(t *testing.T) {
 // reached by the scan, and is accepted.
 func TestCheckOutsideOtherFileSystem(t *testing.T) {
 	t.Parallel()
-	var root, shm syscall.Stat_t
-	if syscall.Stat("/", &root) != nil || syscall.Stat("/dev/shm", &shm) != nil || root.Dev == shm.Dev {
+	if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() || testkit.Stat(t, "/", false).Dev == testkit.Stat(t, "/dev/shm", false).Dev {
 		t.Skip("no /dev/shm on a file system of its own")
 	}
 	if err := scan.CheckOutside("--tmpdir", "/dev/shm", true, []string{"/"}, false); err == nil || !strings.Contains(err.Error(), "lies inside /, which is scanned") {
@@ -233,24 +230,13 @@ func TestMemMinimumAndSpillDirRemovedOnFailure(t *testing.T) {
 	// Many runs and few file descriptors: the merge fails.
 	te := tinyMem()
 	tmp := t.TempDir()
-	var lim unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
-		t.Skip(err)
-	}
 	fds, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
-		t.Skip(err)
+		t.Skipf("%s: no /proc/self/fd to count open files: %v", runtime.GOOS, err)
 	}
-	low := lim
-	low.Cur = uint64(len(fds)) + 40
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &low); err != nil {
-		t.Skip(err)
-	}
+	testkit.SetFileLimit(t, uint64(len(fds))+40)
 	var o, e bytes.Buffer
 	code := run(te, []string{"-j", "1", "-o", "recordsize=512", "--mem", "1", "--tmpdir", tmp, dir}, &o, &e)
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatal(err)
-	}
 	if code != exitFailed || !strings.Contains(e.String(), "too many open files") {
 		t.Fatalf("exit %d, stderr %q; want exit 1 from running out of file descriptors", code, e.String())
 	}
@@ -281,7 +267,7 @@ func TestSaveRefusesForeignFileAndWritesThroughSymlink(t *testing.T) {
 		t.Errorf("--save through a symlink to a text file: exit %d, stderr %q", code, errs)
 	}
 	fifo := filepath.Join(out, "fifo")
-	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+	if err := testkit.Mkfifo(t, fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, errs := runT("--save", fifo, dir); code != exitUsage || !strings.Contains(errs, "it exists and is not a directory or a regular file") {

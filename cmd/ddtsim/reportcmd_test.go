@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
-	"golang.org/x/sys/unix"
 )
 
 // resultCSV writes a histogram as the query's result (CSV with a header).
@@ -185,7 +185,7 @@ func TestSaveAndReportRefusals(t *testing.T) {
 	f := filepath.Join(tmp, "f")
 	os.CopyFS(f, os.DirFS(s))
 	os.Remove(filepath.Join(f, "part-02.parquet"))
-	if err := unix.Mkfifo(filepath.Join(f, "part-02.parquet"), 0o644); err != nil {
+	if err := testkit.Mkfifo(t, filepath.Join(f, "part-02.parquet"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, errs := runT("merge", f); code != exitFailed || !strings.Contains(errs, "part-02.parquet: bad table partition: not a regular file") {

@@ -70,7 +70,7 @@ func TestSaveLocked(t *testing.T) {
 		dir := dir + "-child"
 		cmd, _, errs := ddtsimProc("--save", dir, file)
 		cmd.Env = append(cmd.Env, "DDTSIM_TEST_HOLD="+file, "DDTSIM_TEST_HOLD_UNTIL="+filepath.Join(src, "never"))
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // its reads wait for ever
+		dieWithParent(cmd) // its reads wait for ever
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

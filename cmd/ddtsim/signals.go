@@ -87,7 +87,7 @@ func endBySignal(sig os.Signal) {
 	os.Stderr.WriteString("ddtsim: second interrupt: ending now, without the partial result or its --save\n")
 	scan.RemoveSpillDirs()
 	signal.Reset(interruptSignals()...)
-	syscall.Kill(os.Getpid(), sig.(syscall.Signal))
+	raise(sig.(syscall.Signal))
 	// Still here: the signal was ignored when ddtsim started (a
 	// background job of a script), and Reset ignores it again.
 	time.Sleep(100 * time.Millisecond)

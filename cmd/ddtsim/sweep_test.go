@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
@@ -159,7 +158,7 @@ func TestSweepEmptyAndSpecial(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := testkit.Mkfifo(t, fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	empty := filepath.Join(dir, "empty")

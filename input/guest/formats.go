@@ -4,13 +4,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/ddtsim/ddtsim/input/vdisk"
 	"github.com/ddtsim/ddtsim/input/vdisk/qcow2"
 	"github.com/ddtsim/ddtsim/input/vdisk/vhd"
 	"github.com/ddtsim/ddtsim/input/vdisk/vhdx"
 	"github.com/ddtsim/ddtsim/input/vdisk/vmdk"
-	"golang.org/x/sys/unix"
 )
 
 // formats are the readers, tried in this order on the first 4 KiB of a
@@ -86,7 +86,7 @@ func head(path string, buf []byte) (b []byte, whole, ok bool) {
 	if whole {
 		n = fi.Size()
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, false, false
 	}

@@ -16,8 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 
 	"github.com/ddtsim/ddtsim/input/vdisk"
 )
@@ -135,11 +134,11 @@ type chain struct {
 }
 
 func (c *chain) see(f *os.File) bool {
-	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil {
+	dev, ino, ok := vdisk.FileID(f)
+	if !ok {
 		return false
 	}
-	id := [2]uint64{uint64(st.Dev), st.Ino}
+	id := [2]uint64{dev, ino}
 	if c.seen[id] {
 		return true
 	}
@@ -171,7 +170,7 @@ func (c *chain) open(dir, name string) (vdisk.Disk, error) {
 	// Non-blocking, and only regular files and block devices: a
 	// hostile name such as a FIFO or /dev/zero must not hang the scan or
 	// read for ever.
-	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {

@@ -1,11 +1,10 @@
 package source
 
 import (
-	"math"
 	"sync"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
+	"github.com/ddtsim/ddtsim/input/source/internal/sys"
 )
 
 // Opening ahead. In a tree of small files a scan's time goes to system
@@ -51,7 +50,7 @@ type preOpen struct {
 	fd      int    // -1 when the open or the fstat failed
 	noatime bool
 	taken   bool
-	st      unix.Stat_t
+	st      sys.Stat_t
 }
 
 // batch is the entries of one directory opened ahead by one opener.
@@ -83,16 +82,6 @@ type openers struct {
 // start-up, so only a hard limit this low (ulimit -n) stays under it.
 const PlentyOfFiles = 1024
 
-// FileLimit is the process's limit of open files (RLIMIT_NOFILE's soft
-// limit), or MaxUint64 when unlimited or unknown.
-func FileLimit() uint64 {
-	var rl unix.Rlimit
-	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) != nil || rl.Cur == unix.RLIM_INFINITY {
-		return math.MaxUint64
-	}
-	return rl.Cur
-}
-
 // newOpeners starts n goroutines opening ahead (at most aheadMax: no more
 // batches are in flight), through the walk's faults (nil outside tests);
 // nil for n < 1.
@@ -120,13 +109,13 @@ func (o *openers) run() {
 		for k := range b.res {
 			r := &b.res[k]
 			fd, noatime, err := openFile(o.faults, b.dirfd, b.names[k], r.path, b.follow)
-			if err == nil && unix.Fstat(fd, &r.st) != nil {
-				unix.Close(fd)
-				err = unix.EBADF
+			if err == nil && sys.Fstat(fd, &r.st) != nil {
+				sys.Close(fd)
+				err = sys.EBADF
 			}
 			if err != nil {
 				fd = -1
-				if err == unix.EMFILE || err == unix.ENFILE {
+				if err == sys.EMFILE || err == sys.ENFILE {
 					o.starved.Store(true)
 				}
 			}
@@ -159,7 +148,7 @@ func (s *walk) fill(l *level, skip map[string]string) {
 		}
 		b.dirfd, b.follow, b.names, b.res, b.next, b.closed = l.fd, s.w.Follow, b.names[:0], b.res[:0], 0, false
 		for ; l.scan < l.list.len() && len(b.res) < aheadBatch; l.scan++ {
-			if l.list.typ(l.scan) != unix.DT_REG {
+			if l.list.typ(l.scan) != sys.DT_REG {
 				continue
 			}
 			name := l.list.name(l.scan)
@@ -219,7 +208,7 @@ func (s *walk) release(l *level) {
 	}
 	for k := range b.res {
 		if r := &b.res[k]; !r.taken && r.fd >= 0 {
-			unix.Close(r.fd)
+			sys.Close(r.fd)
 		}
 		b.res[k] = preOpen{}
 	}

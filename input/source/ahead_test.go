@@ -1,3 +1,5 @@
+//go:build linux
+
 package source
 
 import (
@@ -8,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
@@ -37,7 +38,7 @@ func aheadTree(t *testing.T) string {
 	if err := os.Symlink("many/f001", filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(root, "many", "fifo"), 0o644); err != nil {
+	if err := testkit.Mkfifo(t, filepath.Join(root, "many", "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Link(filepath.Join(root, "many", "f002"), filepath.Join(root, "hard")); err != nil {

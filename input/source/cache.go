@@ -1,14 +1,11 @@
 package source
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"sort"
 	"sync"
-	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"github.com/ddtsim/ddtsim/input/source/internal/sys"
 )
 
 // The page cache policy of a walk (Walker.KeepCache).
@@ -153,27 +150,9 @@ func releaseResidency(id devIno) {
 	}
 }
 
-// cachestat asks the kernel how many pages of fd are cached. ok false:
-// it does not say (missing: no cachestat, Linux before 6.5, or
-// Faults.NoCachestat; else EPERM).
-func cachestat(fd int, faults *Faults) (pages uint64, ok, missing bool) {
-	if faults != nil && faults.NoCachestat {
-		return 0, false, true
-	}
-	var cs unix.Cachestat_t
-	err := unix.Cachestat(uint(fd), &unix.CachestatRange{}, &cs, 0)
-	switch {
-	case err == nil:
-		return cs.Cache, true, false
-	case errors.Is(err, unix.ENOSYS):
-		return 0, false, true
-	}
-	return 0, false, false
-}
-
 // residencyOf finds what of fd's [0, size) is cached now.
 func residencyOf(fd int, size uint64, faults *Faults) residency {
-	if size < cacheMin {
+	if size < cacheMin || !canDrop {
 		return residency{leave: true}
 	}
 	cached, ok, missing := cachestat(fd, faults)
@@ -232,21 +211,6 @@ func mincoreRanges(fd int, size uint64) ([]Extent, error) {
 	return kept, nil
 }
 
-// mincore fills vec with the residency of the pages of [off, off+n) of
-// fd (off page-aligned): it maps the range and asks mincore(2).
-func mincore(fd int, off, n uint64, vec []byte) error {
-	m, err := unix.Mmap(fd, int64(off), int(n), unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		return fmt.Errorf("mmap: %w", err)
-	}
-	defer unix.Munmap(m)
-	_, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0])))
-	if e != 0 {
-		return fmt.Errorf("mincore: %w", e)
-	}
-	return nil
-}
-
 // appendMerged appends e to sorted, disjoint ranges none of which starts
 // after e, merged with the last when they touch.
 func appendMerged(rs []Extent, e Extent) []Extent {
@@ -302,7 +266,7 @@ func dropRange(faults *Faults, fd int, off, end uint64, kept []Extent) {
 	end = (end + pageSize - 1) &^ (pageSize - 1)
 	var buf [8]Extent
 	for _, e := range subtract(buf[:0], off, end, kept) {
-		fadvise(faults, fd, e.Off, e.End-e.Off, unix.FADV_DONTNEED)
+		fadvise(faults, fd, e.Off, e.End-e.Off, fadvDontneed)
 	}
 }
 
@@ -320,7 +284,7 @@ func fadvise(faults *Faults, fd int, off, n uint64, advice int) {
 	if faults != nil && faults.Fadvise != nil {
 		faults.Fadvise(fd, advice, off, n)
 	}
-	unix.Fadvise(fd, int64(off), int64(n), advice)
+	fadviseSys(fd, off, n, advice)
 }
 
 // pageCacher is how a File's page cache policy follows its reading: read
@@ -358,9 +322,9 @@ type fileCache struct {
 // when held (not with Walker.KeepCache, nor for a file under cacheMin).
 // It advises a file of dropMin bytes or more sequential, held or not;
 // nil when nothing more is to be done. faults are the walk's.
-func newFileCache(fd int, st *unix.Stat_t, id devIno, size uint64, data []Extent, res residency, held bool, faults *Faults) pageCacher {
+func newFileCache(fd int, st *sys.Stat_t, id devIno, size uint64, data []Extent, res residency, held bool, faults *Faults) pageCacher {
 	if size >= dropMin {
-		fadvise(faults, fd, 0, 0, unix.FADV_SEQUENTIAL)
+		fadvise(faults, fd, 0, 0, fadvSequential)
 	}
 	if !held {
 		return nil
@@ -488,16 +452,16 @@ func newGuestCache(files []*os.File, image devIno, res residency, held bool, fau
 	}
 	for _, f := range files {
 		fd := int(f.Fd())
-		var st unix.Stat_t
-		if unix.Fstat(fd, &st) != nil {
+		var st sys.Stat_t
+		if sys.Fstat(fd, &st) != nil {
 			continue
 		}
 		id := devIno{uint64(st.Dev), st.Ino}
 		size := uint64(st.Size)
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFREG:
-		case unix.S_IFBLK:
-			end, err := unix.Seek(fd, 0, 2)
+		switch st.Mode & sys.S_IFMT {
+		case sys.S_IFREG:
+		case sys.S_IFBLK:
+			end, err := sys.Seek(fd, 0, 2)
 			if err != nil {
 				continue
 			}
@@ -562,32 +526,4 @@ func (g *guestCache) close() {
 	for _, f := range g.files {
 		releaseResidency(f.id)
 	}
-}
-
-// readahead holds the readahead window of each device met (st_dev →
-// bytes).
-var readahead sync.Map
-
-// readaheadBytes is the readahead window of a sequential reader of the
-// file whose fstat is st: twice its device's read_ahead_kb (as
-// POSIX_FADV_SEQUENTIAL makes it), at least 1 MiB; 16 MiB when the
-// device does not say (the anonymous devices of btrfs, overlayfs).
-func readaheadBytes(st *unix.Stat_t) uint64 {
-	dev := uint64(st.Dev)
-	if st.Mode&unix.S_IFMT == unix.S_IFBLK {
-		dev = uint64(st.Rdev)
-	}
-	if v, ok := readahead.Load(dev); ok {
-		return v.(uint64)
-	}
-	ra := uint64(16 << 20)
-	b, err := os.ReadFile(fmt.Sprintf("/sys/class/bdi/%d:%d/read_ahead_kb", unix.Major(dev), unix.Minor(dev)))
-	var kb uint64
-	if err == nil {
-		if _, err := fmt.Sscan(string(b), &kb); err == nil {
-			ra = max(2*kb<<10, 1<<20)
-		}
-	}
-	readahead.Store(dev, ra)
-	return ra
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"golang.org/x/sys/unix"
+	"github.com/ddtsim/ddtsim/input/source/internal/sys"
 )
 
 // Directories are walked through file descriptors: each directory is
@@ -40,36 +40,38 @@ const maxDirFDs = 32
 // it is skipped unread. It is cleared once the file is known to be a
 // regular file or a block device (unblock).
 const (
-	dirFlags  = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC | unix.O_NOCTTY
-	fileFlags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK
+	dirFlags  = sys.O_RDONLY | sys.O_DIRECTORY | sys.O_CLOEXEC | sys.O_NOCTTY
+	fileFlags = sys.O_RDONLY | sys.O_CLOEXEC | sys.O_NOCTTY | sys.O_NONBLOCK
 )
 
-// openAt opens name relative to the directory dirfd (unix.AT_FDCWD: the
+// openAt opens name relative to the directory dirfd (sys.AT_FDCWD: the
 // working directory) read-only with flags, and O_NOFOLLOW unless follow.
-// It asks for O_NOATIME first, so that reading neither the file nor the
+// It asks for O_NOATIME first (Linux only: oNoatime), so that reading neither the file nor the
 // directory updates its access time, and opens again without it where
 // the kernel refuses it (EPERM: O_NOATIME needs the file's ownership or
 // CAP_FOWNER; EINVAL: file systems that do not know it); noatime says
 // whether it was granted. Interrupted opens (EINTR) are retried.
 func openAt(dirfd int, name string, flags int, follow bool) (fd int, noatime bool, err error) {
 	if !follow {
-		flags |= unix.O_NOFOLLOW
+		flags |= sys.O_NOFOLLOW
 	}
-	for {
-		fd, err = unix.Openat(dirfd, name, flags|unix.O_NOATIME, 0)
-		if err != unix.EINTR {
-			break
+	if oNoatime != 0 {
+		for {
+			fd, err = sys.Openat(dirfd, name, flags|oNoatime, 0)
+			if err != sys.EINTR {
+				break
+			}
+		}
+		if err == nil {
+			return fd, true, nil
+		}
+		if err != sys.EPERM && err != sys.EINVAL {
+			return -1, false, err
 		}
 	}
-	if err == nil {
-		return fd, true, nil
-	}
-	if err != unix.EPERM && err != unix.EINVAL {
-		return -1, false, err
-	}
 	for {
-		fd, err = unix.Openat(dirfd, name, flags, 0)
-		if err != unix.EINTR {
+		fd, err = sys.Openat(dirfd, name, flags, 0)
+		if err != sys.EINTR {
 			break
 		}
 	}
@@ -94,30 +96,10 @@ func openFile(faults *Faults, dirfd int, name, path string, follow bool) (fd int
 func unblock(fd int, noatime bool) error {
 	fl := 0
 	if noatime {
-		fl = unix.O_NOATIME
+		fl = oNoatime
 	}
-	_, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl)
+	_, err := sys.FcntlInt(uintptr(fd), sys.F_SETFL, fl)
 	return err
-}
-
-// dirStat is the identity of the directory open as fd and whether it is
-// the root of a mount (statx's STATX_ATTR_MOUNT_ROOT, Linux 5.8 and
-// later; false where the kernel does not say).
-func dirStat(fd int) (id devIno, mountRoot bool, err error) {
-	var x unix.Statx_t
-	err = unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_STATX_SYNC_AS_STAT, unix.STATX_TYPE|unix.STATX_INO, &x)
-	if err == nil {
-		mountRoot = x.Attributes_mask&unix.STATX_ATTR_MOUNT_ROOT != 0 && x.Attributes&unix.STATX_ATTR_MOUNT_ROOT != 0
-		return devIno{unix.Mkdev(x.Dev_major, x.Dev_minor), x.Ino}, mountRoot, nil
-	}
-	if err != unix.ENOSYS {
-		return devIno{}, false, err
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return devIno{}, false, err
-	}
-	return devIno{uint64(st.Dev), st.Ino}, false, nil
 }
 
 // level is one directory of the walk's current path.
@@ -199,7 +181,7 @@ func (s *walk) closeLevel(l *level) {
 		s.drain(l) // before the descriptor its batches open in is closed
 	}
 	if l.fd >= 0 {
-		unix.Close(l.fd)
+		sys.Close(l.fd)
 		l.fd = -1
 	}
 }
@@ -226,7 +208,7 @@ func (s *walk) reopen(d int) {
 				l.fd = fd
 				return
 			}
-			unix.Close(fd)
+			sys.Close(fd)
 		}
 	}
 	a := d - 1
@@ -243,11 +225,11 @@ func (s *walk) reopen(d int) {
 				err = errors.New("another directory is there now")
 			}
 			if err != nil {
-				unix.Close(next)
+				sys.Close(next)
 			}
 		}
 		if k-1 != a {
-			unix.Close(fd)
+			sys.Close(fd)
 		}
 		if err != nil {
 			// Level k is not where it was: it and the levels below it

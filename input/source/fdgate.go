@@ -2,9 +2,8 @@ package source
 
 import (
 	"sync"
+	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Out of descriptors. Under a low limit of open files (ulimit -n) the
@@ -63,7 +62,7 @@ func retryOutOfFDs(open func() (int, bool, error)) (int, bool, error) {
 	for {
 		released, some := releaseSignal() // before the open: a close during it counts
 		fd, noatime, err := open()
-		if (err != unix.EMFILE && err != unix.ENFILE) || !some || waited >= fdWaitMax {
+		if (err != syscall.EMFILE && err != syscall.ENFILE) || !some || waited >= fdWaitMax {
 			return fd, noatime, err
 		}
 		start := time.Now()

@@ -2,12 +2,8 @@ package source
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"slices"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // listing is one directory's entries, sorted by name (byte-wise, as
@@ -59,7 +55,7 @@ func (l *listing) nameBytes(i int) []byte {
 	return l.names[off : off+e&0xffff]
 }
 
-// typ is entry i's type, a DT_ constant (unix.DT_UNKNOWN when the file
+// typ is entry i's type, a DT_ constant (sys.DT_UNKNOWN when the file
 // system did not say).
 func (l *listing) typ(i int) uint8 { return uint8(l.ents[i] >> 16) }
 
@@ -69,61 +65,31 @@ func (l *listing) setTyp(i int, t uint8) {
 }
 
 // read lists the directory open as fd (from its current offset) into l,
-// sorted, using buf for getdents(2). On an error it returns what it read
-// before, sorted, with the error.
+// sorted, using buf for the system's directory reads (fill). On an error
+// it returns what it read before, sorted, with the error.
 func (l *listing) read(fd int, buf []byte) error {
 	l.reset()
-	var err error
-	for {
-		var n int
-		n, err = unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n <= 0 {
-			break
-		}
-		if err = l.parse(buf[:n]); err != nil {
-			break
-		}
-	}
+	err := l.fill(fd, buf)
 	slices.SortFunc(l.ents, func(a, b uint64) int {
 		return bytes.Compare(l.names[a>>24:a>>24+a&0xffff], l.names[b>>24:b>>24+b&0xffff])
 	})
 	return err
 }
 
-// direntHeader is the fixed part of a struct linux_dirent64: d_ino,
-// d_off, d_reclen and d_type, then the name, NUL-terminated.
-const direntHeader = int(unsafe.Offsetof(unix.Dirent{}.Name))
-
-// parse appends the entries of a getdents64 buffer, but "." and ".."
-// and entries of inode 0 (deleted, as os.ReadDir skips them).
-func (l *listing) parse(b []byte) error {
-	for len(b) >= direntHeader {
-		ino := binary.NativeEndian.Uint64(b[0:])
-		reclen := int(binary.NativeEndian.Uint16(b[16:]))
-		typ := b[18]
-		if reclen < direntHeader || reclen > len(b) {
-			return errors.New("getdents: malformed entry")
-		}
-		name := b[direntHeader:reclen]
-		if i := bytes.IndexByte(name, 0); i >= 0 {
-			name = name[:i]
-		}
-		b = b[reclen:]
-		if ino == 0 || len(name) == 0 || string(name) == "." || string(name) == ".." {
-			continue
-		}
-		if len(name) > maxListingName {
-			return errors.New("getdents: a name longer than 65535 bytes")
-		}
-		off := uint64(len(l.names))
-		if off >= 1<<40 {
-			return errListingTooLarge
-		}
-		l.names = append(l.names, name...)
-		l.ents = append(l.ents, off<<24|uint64(typ)<<16|uint64(len(name)))
+// add appends the entry name of type typ (a DT_ constant), but "." and
+// "..".
+func (l *listing) add(name []byte, typ uint8) error {
+	if len(name) == 0 || string(name) == "." || string(name) == ".." {
+		return nil
 	}
+	if len(name) > maxListingName {
+		return errors.New("getdents: a name longer than 65535 bytes")
+	}
+	off := uint64(len(l.names))
+	if off >= 1<<40 {
+		return errListingTooLarge
+	}
+	l.names = append(l.names, name...)
+	l.ents = append(l.ents, off<<24|uint64(typ)<<16|uint64(len(name)))
 	return nil
 }

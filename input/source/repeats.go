@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/ddtsim/ddtsim/input/source/internal/sys"
 )
 
 // repeats is what a walk remembers to tell a directory or a file reached
@@ -67,7 +67,7 @@ func (s idSet) has(id devIno) bool {
 
 // newRepeats prepares what a walk of w.Paths remembers, named being each
 // path's stat (nil for those that cannot be).
-func newRepeats(w *Walker, named []*unix.Stat_t) *repeats {
+func newRepeats(w *Walker, named []*sys.Stat_t) *repeats {
 	r := &repeats{watch: map[devIno]bool{}, mounts: map[devIno]struct{}{}, links: map[devIno]uint32{}}
 	if w.Follow {
 		r.all = idSet{}
@@ -79,7 +79,7 @@ func newRepeats(w *Walker, named []*unix.Stat_t) *repeats {
 			continue
 		}
 		r.watch[devIno{uint64(st.Dev), st.Ino}] = false
-		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		if st.Mode&sys.S_IFMT != sys.S_IFDIR {
 			continue
 		}
 		root, err := filepath.Abs(w.Paths[i])
@@ -103,8 +103,8 @@ func newRepeats(w *Walker, named []*unix.Stat_t) *repeats {
 	for _, m := range mps {
 		for _, root := range roots {
 			if m == root || root == "/" || strings.HasPrefix(m, root+"/") {
-				var st unix.Stat_t
-				if unix.Lstat(m, &st) == nil {
+				var st sys.Stat_t
+				if sys.Lstat(m, &st) == nil {
 					r.watch[devIno{uint64(st.Dev), st.Ino}] = false
 				}
 				break

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/zeebo/blake3"
 )
 
@@ -166,11 +166,8 @@ type ident struct{ dev, ino uint64 }
 
 func identOf(t *testing.T, path string) ident {
 	t.Helper()
-	var st syscall.Stat_t
-	if err := syscall.Lstat(path, &st); err != nil {
-		t.Fatal(err)
-	}
-	return ident{uint64(st.Dev), st.Ino}
+	st := testkit.Stat(t, path, true)
+	return ident{st.Dev, st.Ino}
 }
 
 // Every name of a hard-linked file is in the shard of its inode, which
@@ -275,7 +272,7 @@ func genTree(t *testing.T, dir string, rng *rand.Rand) []string {
 		}
 		files = append(files, p)
 	}
-	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+	if err := testkit.Mkfifo(t, filepath.Join(dir, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return files
@@ -405,7 +402,7 @@ func TestShardWalkProblems(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "f"), randBytes(1, 1000))
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := testkit.Mkfifo(t, fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "missing")

@@ -12,8 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/ddtsim/ddtsim/input/source/internal/sys"
 	"github.com/ddtsim/ddtsim/input/vdisk"
 	"github.com/ddtsim/ddtsim/text/escape"
 )
@@ -126,7 +125,7 @@ type walk struct {
 	// partBytes: the bytes of the parts of each image met (its path), in
 	// a sharded walk: they decide with its own size whether it is split.
 	partBytes map[string]uint64
-	named     []*unix.Stat_t // stat of each path named, nil when it failed
+	named     []*sys.Stat_t // stat of each path named, nil when it failed
 
 	// The directories of the current path, from the one named down
 	// (dirfd.go): levels[:depth]; the deeper ones are kept for their
@@ -169,10 +168,10 @@ func (w *Walker) Walk(ctx context.Context, yield func(*File), warn func(path str
 // when missing) and what repeats.go needs.
 func newWalk(w *Walker, yield func(*File), warn func(path string, err error)) *walk {
 	s := &walk{w: w, yield: yield, warnf: warn, skip: make(map[devIno]struct{}), fs: fsIDs{},
-		partBytes: map[string]uint64{}, named: make([]*unix.Stat_t, len(w.Paths))}
+		partBytes: map[string]uint64{}, named: make([]*sys.Stat_t, len(w.Paths))}
 	for _, d := range w.SkipDirs {
-		var st unix.Stat_t
-		if unix.Stat(d, &st) == nil {
+		var st sys.Stat_t
+		if sys.Stat(d, &st) == nil {
 			s.skip[devIno{uint64(st.Dev), st.Ino}] = struct{}{}
 		}
 	}
@@ -182,7 +181,7 @@ func newWalk(w *Walker, yield func(*File), warn func(path string, err error)) *w
 	// does); links found inside directories are followed only with
 	// Follow.
 	for i, p := range w.Paths {
-		st := new(unix.Stat_t)
+		st := new(sys.Stat_t)
 		if err := statPath(p, st); err != nil {
 			s.walkWarn(p, &os.PathError{Op: "stat", Path: p, Err: err})
 			continue
@@ -195,10 +194,10 @@ func newWalk(w *Walker, yield func(*File), warn func(path string, err error)) *w
 }
 
 // statPath is stat(2) of a path named, retried when interrupted.
-func statPath(p string, st *unix.Stat_t) error {
+func statPath(p string, st *sys.Stat_t) error {
 	for {
-		err := unix.Stat(p, st)
-		if err != unix.EINTR {
+		err := sys.Stat(p, st)
+		if err != sys.EINTR {
 			return err
 		}
 	}
@@ -215,29 +214,29 @@ func (s *walk) run(ctx context.Context) {
 		if st == nil {
 			continue
 		}
-		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if st.Mode&sys.S_IFMT == sys.S_IFDIR {
 			s.rootDev = uint64(st.Dev)
-			s.enterDir(ctx, unix.AT_FDCWD, p, st, true, false)
+			s.enterDir(ctx, sys.AT_FDCWD, p, st, true, false)
 			continue
 		}
 		if s.parts[filepath.Clean(p)] {
 			s.walkCount(&s.c.ImageParts)
 			continue
 		}
-		s.visit(unix.AT_FDCWD, p, p, st, true, true)
+		s.visit(sys.AT_FDCWD, p, p, st, true, true)
 	}
 }
 
 // namedParts finds the files named that are parts of an image also named
 // (ddtsim --guest dir/*.vmdk names a descriptor and its extents).
-func (s *walk) namedParts(named []*unix.Stat_t) {
+func (s *walk) namedParts(named []*sys.Stat_t) {
 	if s.w.Guest == nil || s.w.GuestParts == nil {
 		return
 	}
 	byDir := map[string][]string{}
 	size := map[string]int64{}
 	for i, p := range s.w.Paths {
-		if st := named[i]; st != nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		if st := named[i]; st != nil && st.Mode&sys.S_IFMT == sys.S_IFREG {
 			c := filepath.Clean(p)
 			byDir[filepath.Dir(c)] = append(byDir[filepath.Dir(c)], filepath.Base(c))
 			size[c] = st.Size
@@ -289,12 +288,12 @@ func count(c *uint64, n uint64, counted bool) {
 }
 
 // enterDir walks the directory name, in the directory open as dirfd
-// (unix.AT_FDCWD and the path itself for a path named, followed), whose
+// (sys.AT_FDCWD and the path itself for a path named, followed), whose
 // lstat (stat if follow) is st, unless it was walked already (a repeated
 // argument, a bind mount, or a symlink loop with Follow), it is one of
 // SkipDirs or, with OneFileSystem, it lies on another file system than
 // the path named. viaLink: reached through a symlink followed.
-func (s *walk) enterDir(ctx context.Context, dirfd int, name string, st *unix.Stat_t, follow, viaLink bool) {
+func (s *walk) enterDir(ctx context.Context, dirfd int, name string, st *sys.Stat_t, follow, viaLink bool) {
 	// Its path: the path named as given, or its parent's and its name,
 	// as filepath.Join makes it; s.path becomes its entries' prefix.
 	var parent *level
@@ -327,7 +326,7 @@ func (s *walk) enterDir(ctx context.Context, dirfd int, name string, st *unix.St
 	}
 	now, mountRoot, err := dirStat(fd)
 	if err != nil {
-		unix.Close(fd)
+		sys.Close(fd)
 		s.rep.dirWalked(id, false)
 		s.walkCount(&s.c.Dirs)
 		s.walkWarn(path(), &os.PathError{Op: "stat", Path: path(), Err: err})
@@ -337,7 +336,7 @@ func (s *walk) enterDir(ctx context.Context, dirfd int, name string, st *unix.St
 		// Replaced since it was listed (or an automount mounted on it):
 		// judged by what was opened.
 		if id = now; !s.mayEnter(id) {
-			unix.Close(fd)
+			sys.Close(fd)
 			return
 		}
 	}
@@ -419,7 +418,7 @@ func (s *walk) dirParts(l *level, path func() string) map[string]string {
 	}
 	var names []string
 	for i := range l.list.len() {
-		if s.typeOf(l, i) == unix.DT_REG {
+		if s.typeOf(l, i) == sys.DT_REG {
 			names = append(names, l.list.name(i))
 		}
 	}
@@ -429,8 +428,8 @@ func (s *walk) dirParts(l *level, path func() string) map[string]string {
 		for i := range l.list.len() {
 			name := l.list.name(i)
 			if image, ok := parts[name]; ok {
-				var st unix.Stat_t
-				if unix.Fstatat(l.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				var st sys.Stat_t
+				if sys.Fstatat(l.fd, name, &st, sys.AT_SYMLINK_NOFOLLOW) == nil {
 					s.partBytes[filepath.Join(dir, image)] += uint64(st.Size)
 				}
 			}
@@ -443,10 +442,10 @@ func (s *walk) dirParts(l *level, path func() string) map[string]string {
 // file system did not say (DT_UNKNOWN; still unknown when that fails).
 func (s *walk) typeOf(l *level, i int) uint8 {
 	t := l.list.typ(i)
-	if t == unix.DT_UNKNOWN {
-		var st unix.Stat_t
-		if unix.Fstatat(l.fd, l.list.name(i), &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-			t = dtOf(st.Mode)
+	if t == sys.DT_UNKNOWN {
+		var st sys.Stat_t
+		if sys.Fstatat(l.fd, l.list.name(i), &st, sys.AT_SYMLINK_NOFOLLOW) == nil {
+			t = dtOf(uint32(st.Mode))
 			l.list.setTyp(i, t)
 		}
 	}
@@ -456,7 +455,7 @@ func (s *walk) typeOf(l *level, i int) uint8 {
 // dtOf is the DT_ constant of a st_mode: its type bits shifted down, as
 // IFTODT (<dirent.h>) makes it (DT_REG 8 for S_IFREG 0100000, and so on).
 func dtOf(mode uint32) uint8 {
-	return uint8(mode & unix.S_IFMT >> 12)
+	return uint8(mode & sys.S_IFMT >> 12)
 }
 
 // entry walks the entry l.i of the directory l: a directory is entered,
@@ -465,7 +464,7 @@ func dtOf(mode uint32) uint8 {
 // DirEntry.Info would: that stat decides what it is (a file's size, as
 // listed, is counted when it cannot be opened).
 func (s *walk) entry(ctx context.Context, l *level) {
-	if l.list.typ(l.i) == unix.DT_REG && !s.w.Shard.Sharded() {
+	if l.list.typ(l.i) == sys.DT_REG && !s.w.Shard.Sharded() {
 		if r, ok := s.take(l, l.i); ok {
 			if r.fd >= 0 {
 				s.openedStat(r.path, r.fd, r.noatime, false, &r.st, share{open: true, counted: true})
@@ -479,17 +478,17 @@ func (s *walk) entry(ctx context.Context, l *level) {
 	}
 	name := l.list.name(l.i)
 	full := string(s.path[:l.prefix]) + name
-	st := new(unix.Stat_t)
-	if l.list.typ(l.i) != unix.DT_LNK {
-		if err := unix.Fstatat(l.fd, name, st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	st := new(sys.Stat_t)
+	if l.list.typ(l.i) != sys.DT_LNK {
+		if err := sys.Fstatat(l.fd, name, st, sys.AT_SYMLINK_NOFOLLOW); err != nil {
 			s.walkWarn(full, &os.PathError{Op: "lstat", Path: full, Err: err})
 			return
 		}
-		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if st.Mode&sys.S_IFMT == sys.S_IFDIR {
 			s.enterDir(ctx, l.fd, name, st, false, false)
 			return
 		}
-		if l.list.typ(l.i) != unix.DT_UNKNOWN || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		if l.list.typ(l.i) != sys.DT_UNKNOWN || st.Mode&sys.S_IFMT != sys.S_IFLNK {
 			s.visit(l.fd, name, full, st, false, s.w.Follow)
 			return
 		}
@@ -500,11 +499,11 @@ func (s *walk) entry(ctx context.Context, l *level) {
 		s.walkCount(&s.c.Symlinks)
 		return
 	}
-	if err := unix.Fstatat(l.fd, name, st, 0); err != nil {
+	if err := sys.Fstatat(l.fd, name, st, 0); err != nil {
 		s.walkWarn(full, fmt.Errorf("following symlink: %w", &os.PathError{Op: "stat", Path: full, Err: err}))
 		return
 	}
-	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+	if st.Mode&sys.S_IFMT == sys.S_IFDIR {
 		s.enterDir(ctx, l.fd, name, st, true, true)
 		return
 	}
@@ -512,26 +511,26 @@ func (s *walk) entry(ctx context.Context, l *level) {
 }
 
 // visit handles one non-directory: name in the directory open as dirfd
-// (unix.AT_FDCWD and the path itself for a path named), path its full
+// (sys.AT_FDCWD and the path itself for a path named), path its full
 // path; st is its lstat (stat if follow) from before it is opened.
 // explicit is true for a path named by the caller: block devices are read
 // only then. What the file is when opened decides (prepare): a FIFO, a
 // device or a directory put there since it was listed is skipped, counted
 // as special, never read; a symlink is not followed (unless follow) and a
 // socket cannot be opened: openFailed.
-func (s *walk) visit(dirfd int, name, path string, st *unix.Stat_t, explicit, follow bool) {
-	switch mode := st.Mode & unix.S_IFMT; {
-	case mode == unix.S_IFLNK:
+func (s *walk) visit(dirfd int, name, path string, st *sys.Stat_t, explicit, follow bool) {
+	switch mode := st.Mode & sys.S_IFMT; {
+	case mode == sys.S_IFLNK:
 		s.walkCount(&s.c.Symlinks)
 		return
-	case mode == unix.S_IFREG:
-	case mode == unix.S_IFBLK && explicit:
+	case mode == sys.S_IFREG:
+	case mode == sys.S_IFBLK && explicit:
 		// A block device named explicitly is read like a file.
 	default:
 		// FIFOs, sockets, devices: never opened.
 		s.walkCount(&s.c.Special)
 		if explicit {
-			s.walkWarn(path, &SkippedError{Kind: fileKind(fileMode(st.Mode))})
+			s.walkWarn(path, &SkippedError{Kind: fileKind(fileMode(uint32(st.Mode)))})
 		}
 		return
 	}
@@ -569,9 +568,9 @@ func (s *walk) visitListed(dirfd int, name, path string) bool {
 // opened yields the file open as fd (see visit), unless prepare finds it
 // is not to be.
 func (s *walk) opened(path string, fd int, noatime, explicit bool, sh share) {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
+	var st sys.Stat_t
+	if err := sys.Fstat(fd, &st); err != nil {
+		sys.Close(fd)
 		s.fileWarn(path, err, sh)
 		return
 	}
@@ -579,7 +578,7 @@ func (s *walk) opened(path string, fd int, noatime, explicit bool, sh share) {
 }
 
 // openedStat is opened of a file whose fstat is st.
-func (s *walk) openedStat(path string, fd int, noatime, explicit bool, st *unix.Stat_t, sh share) {
+func (s *walk) openedStat(path string, fd int, noatime, explicit bool, st *sys.Stat_t, sh share) {
 	file, err := s.prepare(path, fd, noatime, explicit, st, sh)
 	if err != nil || file == nil {
 		if err != nil {
@@ -599,9 +598,9 @@ func (s *walk) openedStat(path string, fd int, noatime, explicit bool, st *unix.
 // there since it was listed, which O_NOFOLLOW refuses) is counted: its
 // bytes, as listed, are file data the result does not cover. A file gone
 // since it was listed is not data any more.
-func (s *walk) openFailed(path string, st *unix.Stat_t, err error, sh share) {
+func (s *walk) openFailed(path string, st *sys.Stat_t, err error, sh share) {
 	s.fileWarn(path, &os.PathError{Op: "open", Path: path, Err: err}, sh)
-	if st.Mode&unix.S_IFMT == unix.S_IFREG && err != unix.ENOENT {
+	if st.Mode&sys.S_IFMT == sys.S_IFREG && err != sys.ENOENT {
 		count(&s.c.Files, 1, sh.counted)
 		count(&s.c.LogicalBytes, uint64(st.Size), sh.counted)
 	}
@@ -609,12 +608,12 @@ func (s *walk) openFailed(path string, st *unix.Stat_t, err error, sh share) {
 
 // dtModes maps a DT_ constant to the fs.FileMode type bits.
 var dtModes = [16]fs.FileMode{
-	unix.DT_DIR:  fs.ModeDir,
-	unix.DT_LNK:  fs.ModeSymlink,
-	unix.DT_FIFO: fs.ModeNamedPipe,
-	unix.DT_SOCK: fs.ModeSocket,
-	unix.DT_CHR:  fs.ModeDevice | fs.ModeCharDevice,
-	unix.DT_BLK:  fs.ModeDevice,
+	sys.DT_DIR:  fs.ModeDir,
+	sys.DT_LNK:  fs.ModeSymlink,
+	sys.DT_FIFO: fs.ModeNamedPipe,
+	sys.DT_SOCK: fs.ModeSocket,
+	sys.DT_CHR:  fs.ModeDevice | fs.ModeCharDevice,
+	sys.DT_BLK:  fs.ModeDevice,
 }
 
 // fileMode is the fs.FileMode of a st_mode's type.
@@ -637,7 +636,7 @@ type share struct {
 // that with the image parts read through it (VMDK extents, a qcow2's data
 // file) is larger than a chunk, since the guest disk it may be is larger
 // still.
-func (s *walk) shareOf(path string, st *unix.Stat_t) share {
+func (s *walk) shareOf(path string, st *sys.Stat_t) share {
 	sh := s.w.Shard
 	if !sh.Sharded() {
 		return share{open: true, counted: true}
@@ -647,7 +646,7 @@ func (s *walk) shareOf(path string, st *unix.Stat_t) share {
 	d.owner = Shard{Index: uint32(ShardHash(d.fs, st.Ino, 0) % uint64(sh.Count)), Count: sh.Count}
 	d.counted = d.owner == sh
 	switch {
-	case d.counted, st.Mode&unix.S_IFMT != unix.S_IFREG, s.w.Guest != nil && cb > 0 && size+d.parts > cb:
+	case d.counted, st.Mode&sys.S_IFMT != sys.S_IFREG, s.w.Guest != nil && cb > 0 && size+d.parts > cb:
 		d.open = true
 	default:
 		d.open = sh.ownsAny(d.fs, st.Ino, 1, chunks(size, cb))
@@ -708,30 +707,30 @@ func fileKind(m fs.FileMode) string {
 // socket, a directory put there since it was listed; counted as
 // special), or a name of an inode already yielded. fd is closed unless a
 // File is returned, which owns it. noatime: fd was opened O_NOATIME.
-func (s *walk) prepare(path string, fd int, noatime, explicit bool, st *unix.Stat_t, sh share) (*File, error) {
-	switch mode := st.Mode & unix.S_IFMT; {
-	case mode == unix.S_IFREG, mode == unix.S_IFBLK && explicit:
+func (s *walk) prepare(path string, fd int, noatime, explicit bool, st *sys.Stat_t, sh share) (*File, error) {
+	switch mode := st.Mode & sys.S_IFMT; {
+	case mode == sys.S_IFREG, mode == sys.S_IFBLK && explicit:
 	default:
-		unix.Close(fd)
+		sys.Close(fd)
 		count(&s.c.Special, 1, sh.counted)
 		return nil, nil
 	}
 	r := &osReader{fd: fd, noatime: noatime, faults: s.w.Faults}
-	if s.w.Guest != nil || st.Mode&unix.S_IFMT == unix.S_IFBLK {
+	if s.w.Guest != nil || st.Mode&sys.S_IFMT == sys.S_IFBLK {
 		// Read through an os.File (Guest's disks), or a device: blocking
 		// from the start. Other files are read as they were opened,
 		// O_NONBLOCK, which regular files ignore; a file system that
 		// does not is met with EAGAIN, and the flag is cleared then
 		// (osReader.pread): one system call a file fewer.
 		if err := unblock(fd, noatime); err != nil {
-			unix.Close(fd)
+			sys.Close(fd)
 			return nil, err
 		}
 		r.blocking.Store(true)
 	}
 	handOn() // handBack in r.Close, or when a guest disk takes it
 	if s.w.Guest != nil {
-		r.f = os.NewFile(uintptr(fd), path)
+		r.f = sys.NewFile(fd, path)
 	}
 	file, err := s.prepareFile(path, r, st, sh)
 	if file == nil {
@@ -743,12 +742,12 @@ func (s *walk) prepare(path string, fd int, noatime, explicit bool, st *unix.Sta
 // prepareFile makes r's file, a regular file or a block device whose
 // fstat is st, a File reading through r (path and stamp are set here);
 // nil without error for a name of an inode already yielded.
-func (s *walk) prepareFile(path string, r *osReader, stp *unix.Stat_t, sh share) (*File, error) {
+func (s *walk) prepareFile(path string, r *osReader, stp *sys.Stat_t, sh share) (*File, error) {
 	st := *stp
 	size := uint64(st.Size)
 	looksSparse := uint64(st.Blocks)*512 < size
-	if st.Mode&unix.S_IFMT == unix.S_IFBLK {
-		end, err := unix.Seek(r.fd, 0, io.SeekEnd)
+	if st.Mode&sys.S_IFMT == sys.S_IFBLK {
+		end, err := sys.Seek(r.fd, 0, io.SeekEnd)
 		if err != nil {
 			return nil, fmt.Errorf("block device size: %w", err)
 		}
@@ -771,7 +770,7 @@ func (s *walk) prepareFile(path string, r *osReader, stp *unix.Stat_t, sh share)
 		}
 	}
 	count(&s.c.Files, 1, sh.counted)
-	regular := st.Mode&unix.S_IFMT == unix.S_IFREG
+	regular := st.Mode&sys.S_IFMT == sys.S_IFREG
 	// What the page cache holds of the file, before anything reads it
 	// (Guest does): cache.go.
 	var res residency
@@ -831,7 +830,7 @@ func (s *walk) setShare(file *File, sh share, fileSize uint64) {
 // guestFile is the File of a virtual-disk image's guest disk d, opened
 // from the file whose stat is st; res is what the page cache held of it
 // before d was opened, held (acquireResidency) when held.
-func (s *walk) guestFile(path string, d vdisk.Disk, id devIno, st unix.Stat_t, regular, counted bool, res residency, held bool) *File {
+func (s *walk) guestFile(path string, d vdisk.Disk, id devIno, st sys.Stat_t, regular, counted bool, res residency, held bool) *File {
 	size := d.Size()
 	count(&s.c.LogicalBytes, size, counted)
 	data := d.Allocated()
@@ -845,8 +844,8 @@ func (s *walk) guestFile(path string, d vdisk.Disk, id devIno, st unix.Stat_t, r
 	mtime := st.Mtim
 	seen := map[devIno]bool{id: true}
 	for _, f := range vdisk.FilesOf(d) {
-		var fst unix.Stat_t
-		if unix.Fstat(int(f.Fd()), &fst) != nil || fst.Mode&unix.S_IFMT != unix.S_IFREG {
+		var fst sys.Stat_t
+		if sys.Fstat(int(f.Fd()), &fst) != nil || fst.Mode&sys.S_IFMT != sys.S_IFREG {
 			continue
 		}
 		if k := (devIno{uint64(fst.Dev), fst.Ino}); !seen[k] {
@@ -894,14 +893,14 @@ func (r *guestReader) ReadAt(p []byte, off int64) (int, error) {
 // Changed checks the image file's size and mtime against those at open
 // (by path: the Disk holds the file).
 func (r *guestReader) Changed() error {
-	var st unix.Stat_t
-	if r.regular && unix.Stat(r.path, &st) == nil {
+	var st sys.Stat_t
+	if r.regular && sys.Stat(r.path, &st) == nil {
 		if err := r.changedTo(&st, "image size"); err != nil {
 			return err
 		}
 	}
 	for _, p := range r.parts {
-		if unix.Fstat(int(p.f.Fd()), &st) == nil {
+		if sys.Fstat(int(p.f.Fd()), &st) == nil {
 			if err := p.changedTo(&st, escape.Path(p.path)+": size"); err != nil {
 				return err
 			}
@@ -955,14 +954,14 @@ type osReader struct {
 // changed while it was read.
 type stamp struct {
 	path    string
-	size    uint64        // bytes, at open
-	mtime   unix.Timespec // at open
-	regular bool          // a regular file (a block device is not checked for changes)
+	size    uint64       // bytes, at open
+	mtime   sys.Timespec // at open
+	regular bool         // a regular file (a block device is not checked for changes)
 }
 
 // changedTo says how the file whose stat is now st differs from the
 // stamp (its size, called what), or nil when it does not.
-func (s *stamp) changedTo(st *unix.Stat_t, what string) error {
+func (s *stamp) changedTo(st *sys.Stat_t, what string) error {
 	if uint64(st.Size) == s.size && st.Mtim == s.mtime {
 		return nil
 	}
@@ -992,11 +991,11 @@ func (r *osReader) pread(p []byte, off int64) (n int, err error) {
 		return 0, &os.PathError{Op: "readat", Path: r.path, Err: errors.New("negative offset")}
 	}
 	for n < len(p) {
-		m, err := unix.Pread(r.fd, p[n:], off+int64(n))
+		m, err := sys.Pread(r.fd, p[n:], off+int64(n))
 		switch {
-		case err == unix.EINTR:
+		case err == sys.EINTR:
 			continue
-		case err == unix.EAGAIN && !r.blocking.Load():
+		case err == sys.EAGAIN && !r.blocking.Load():
 			if err := unblock(r.fd, r.noatime); err != nil {
 				return n, &os.PathError{Op: "fcntl", Path: r.path, Err: err}
 			}
@@ -1015,8 +1014,8 @@ func (r *osReader) pread(p []byte, off int64) (n int, err error) {
 // Changed checks whether a regular file's size or mtime differ from those
 // at open.
 func (r *osReader) Changed() error {
-	var st unix.Stat_t
-	if !r.regular || unix.Fstat(r.fd, &st) != nil {
+	var st sys.Stat_t
+	if !r.regular || sys.Fstat(r.fd, &st) != nil {
 		return nil
 	}
 	return r.changedTo(&st, "size")
@@ -1032,5 +1031,5 @@ func (r *osReader) Close() error {
 	if r.f != nil {
 		return r.f.Close()
 	}
-	return unix.Close(fd)
+	return sys.Close(fd)
 }

@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/ddtsim/ddtsim/input/source/internal/sys"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 )
 
 func randBytes(seed int64, n int) []byte {
@@ -78,7 +78,7 @@ func TestWalkSpecialEntries(t *testing.T) {
 	if err := os.Link(filepath.Join(dir, "a", "file"), filepath.Join(dir, "hard")); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+	if err := testkit.Mkfifo(t, filepath.Join(dir, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "empty"), nil)
@@ -134,7 +134,7 @@ func TestSpecialFilesNamedExplicitly(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := testkit.Mkfifo(t, fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var errs []error
@@ -218,9 +218,7 @@ func TestDataExtents(t *testing.T) {
 	}
 	os.Truncate(hole, 1<<20)
 	writeFile(t, filepath.Join(dir, "dense"), randBytes(3, 100<<10))
-	var st syscall.Stat_t
-	syscall.Stat(sparse, &st)
-	if st.Blocks*512 >= st.Size {
+	if st := testkit.Stat(t, sparse, false); st.Blocks*512 >= st.Size {
 		t.Skip("file system does not keep holes")
 	}
 	r := walkT(t, &Walker{}, dir)
@@ -274,13 +272,13 @@ func TestDTOfAndFileMode(t *testing.T) {
 		dt   uint8
 		fm   fs.FileMode
 	}{
-		{unix.S_IFREG, unix.DT_REG, 0},
-		{unix.S_IFDIR, unix.DT_DIR, fs.ModeDir},
-		{unix.S_IFLNK, unix.DT_LNK, fs.ModeSymlink},
-		{unix.S_IFIFO, unix.DT_FIFO, fs.ModeNamedPipe},
-		{unix.S_IFSOCK, unix.DT_SOCK, fs.ModeSocket},
-		{unix.S_IFCHR, unix.DT_CHR, fs.ModeDevice | fs.ModeCharDevice},
-		{unix.S_IFBLK, unix.DT_BLK, fs.ModeDevice},
+		{sys.S_IFREG, sys.DT_REG, 0},
+		{sys.S_IFDIR, sys.DT_DIR, fs.ModeDir},
+		{sys.S_IFLNK, sys.DT_LNK, fs.ModeSymlink},
+		{sys.S_IFIFO, sys.DT_FIFO, fs.ModeNamedPipe},
+		{sys.S_IFSOCK, sys.DT_SOCK, fs.ModeSocket},
+		{sys.S_IFCHR, sys.DT_CHR, fs.ModeDevice | fs.ModeCharDevice},
+		{sys.S_IFBLK, sys.DT_BLK, fs.ModeDevice},
 	} {
 		m := c.mode | 0o7777
 		if got := dtOf(m); got != c.dt {

@@ -3,8 +3,6 @@ package vdisk
 import (
 	"io"
 	"os"
-
-	"golang.org/x/sys/unix"
 )
 
 // raw is a raw image file: guest bytes are file bytes.
@@ -17,7 +15,8 @@ type raw struct {
 // OpenRaw opens the raw image file at path (a backing file, an extent of
 // another format, a parent). Allocated is the file's data extents as
 // lseek(SEEK_DATA/SEEK_HOLE) reports them, which is how qemu-img map
-// reports a raw file; all of it when the file system cannot tell.
+// reports a raw file (DataExtents); all of it when the file system
+// cannot tell.
 func OpenRaw(path string) (Disk, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -44,33 +43,6 @@ func Raw(f *os.File) (Disk, error) {
 		alloc = []Extent{{Off: 0, End: size}}
 	}
 	return &raw{f: f, size: size, alloc: alloc}, nil
-}
-
-// DataExtents maps the data of the file open as fd, of size bytes, with
-// lseek(SEEK_DATA/SEEK_HOLE): its data ranges, sorted and merged, within
-// [0, size); none for a file all holes. ok is false when the file system
-// cannot tell (the caller then takes it all as data). It is the one
-// place the project asks a file system where its holes are.
-func DataExtents(fd int, size uint64) (list []Extent, ok bool) {
-	for off := int64(0); uint64(off) < size; {
-		d, err := unix.Seek(fd, off, unix.SEEK_DATA)
-		if err != nil {
-			if err == unix.ENXIO { // no data after off
-				break
-			}
-			return nil, false
-		}
-		if uint64(d) >= size {
-			break // data appended since size was taken
-		}
-		h, err := unix.Seek(fd, d, unix.SEEK_HOLE)
-		if err != nil || h <= d {
-			return nil, false
-		}
-		list = Merge(list, Extent{Off: uint64(d), End: min(uint64(h), size)})
-		off = h
-	}
-	return list, true
 }
 
 func (r *raw) ReadAt(p []byte, off int64) (int, error) {

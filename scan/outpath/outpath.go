@@ -73,9 +73,8 @@ func ExistingDir(path string, isDir bool) (dev uint64, ok bool) {
 		path = filepath.Dir(path)
 	}
 	for {
-		var st syscall.Stat_t
-		if syscall.Stat(path, &st) == nil {
-			return uint64(st.Dev), true
+		if dev, ok := devOf(path); ok {
+			return dev, true
 		}
 		parent := filepath.Dir(path)
 		if parent == path {
@@ -87,7 +86,8 @@ func ExistingDir(path string, isDir bool) (dev uint64, ok bool) {
 
 // Within reports whether the absolute path p is dir or lies below it.
 func Within(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+	sep := string(filepath.Separator)
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, sep)+sep)
 }
 
 // CheckCreatable reports whether the file path can be written now: an
@@ -139,9 +139,8 @@ func Inside(name string, isDir bool, paths []string, oneFS bool) (out, inside st
 			continue
 		}
 		if oneFS {
-			var st syscall.Stat_t
 			dev, ok := ExistingDir(out, isDir)
-			if ok && syscall.Stat(d, &st) == nil && uint64(st.Dev) != dev {
+			if dd, ok2 := devOf(d); ok && ok2 && dd != dev {
 				continue // -x: the walk does not enter the output's file system
 			}
 		}

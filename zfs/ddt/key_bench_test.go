@@ -3,21 +3,11 @@ package ddt
 import (
 	"fmt"
 	"math/rand/v2"
-	"syscall"
 	"testing"
 
 	zblake3 "github.com/zeebo/blake3"
 	lblake3 "lukechampine.com/blake3"
 )
-
-// cpuNanos returns the CPU time (user and system) the process has used.
-func cpuNanos(b *testing.B) int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
-}
 
 // BenchmarkBLAKE3 hashes one block of random bytes again and again (hot in
 // cache, as a worker hashes the record it has just read) with KeyOf and

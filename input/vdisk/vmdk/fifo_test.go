@@ -1,5 +1,7 @@
+//go:build unix
+
 package vmdk
 
-import "syscall"
+import "golang.org/x/sys/unix"
 
-func mkfifo(path string) error { return syscall.Mkfifo(path, 0o600) }
+func mkfifo(path string) error { return unix.Mkfifo(path, 0o600) }

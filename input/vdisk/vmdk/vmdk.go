@@ -44,7 +44,6 @@ import (
 	"syscall"
 
 	"github.com/ddtsim/ddtsim/input/vdisk"
-	"golang.org/x/sys/unix"
 )
 
 // Detect reports whether header, the first bytes of a file (512 or more
@@ -471,11 +470,11 @@ func (d *disk) Close() error {
 // fileKey identifies an open file by device and inode (a chain of delta
 // disks loops when a parent is a file already in it, whatever its name).
 func fileKey(f *os.File) string {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+	dev, ino, ok := vdisk.FileID(f)
+	if !ok {
 		return f.Name() // cannot tell: the name, as given
 	}
-	return fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+	return fmt.Sprintf("%d:%d", dev, ino)
 }
 
 // Files returns the VMDK file (descriptor or sparse extent), the extent

@@ -12,7 +12,6 @@ import (
 	"github.com/ddtsim/ddtsim/internal/testutil/stress"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"github.com/ddtsim/ddtsim/zfs/zio"
-	"golang.org/x/sys/unix"
 )
 
 // Policy is the write policy of OpenZFS 2.3.2 on one disk of ashift 12,
@@ -72,26 +71,6 @@ func WorkedHistogram() *ddt.Histogram {
 	}
 	h.Add(8, 131072, 131072, 131072)
 	return h
-}
-
-// SetFileLimit sets the process's soft limit of open files (RLIMIT_NOFILE)
-// to n until the test ends; the test is skipped where that cannot be done
-// (n above the hard limit, or no permission).
-func SetFileLimit(t testing.TB, n uint64) {
-	t.Helper()
-	var old unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
-		t.Skip(err)
-	}
-	if n > old.Max {
-		t.Skipf("hard limit of open files %d, below %d", old.Max, n)
-	}
-	lim := old
-	lim.Cur = n
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
-		t.Skip(err)
-	}
-	t.Cleanup(func() { unix.Setrlimit(unix.RLIMIT_NOFILE, &old) })
 }
 
 // Stress skips the test unless DDTSIM_STRESS=1 (package stress): a stress

@@ -1,3 +1,5 @@
+//go:build linux || freebsd
+
 // Command pagecache evicts files from the page cache, or says how much of
 // them it holds, for scripts/bench-cache.sh's cold reads without dropping
 // the whole host's cache (echo 3 > /proc/sys/vm/drop_caches):

@@ -1,3 +1,5 @@
+//go:build linux || freebsd
+
 package testkit
 
 import (
@@ -11,7 +13,8 @@ import (
 
 // The page cache of test files: what of a file it holds (mincore(2)) and
 // how to empty it of one file (posix_fadvise DONTNEED), never of the whole
-// host.
+// host. Linux and FreeBSD only: elsewhere (pagecache_other.go) the tests
+// that need them are skipped.
 
 // Evict drops the cached pages of the file at path, after writing back
 // its dirty ones, and fails the test unless none is left. See
