@@ -91,7 +91,7 @@ func (t *bpTally) flush() {
 // within each indirect block. Found by a new user: a sparse file had no
 // indirect blocks where a file of written zeros had them.
 //
-// A run over more than maxZeroRunL1 indirect blocks is left out (README:
+// A run over more than maxZeroRunL1 indirect blocks is left out (docs/accuracy.md:
 // limits): counted block by block it would take memory and time without
 // bound (an 8 EiB sparse file is 2^36 of them), as a dense file that size
 // would.

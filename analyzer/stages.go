@@ -37,7 +37,7 @@ func (s Stage) String() string { return stageNames[s] }
 // Stages sums, while a scan runs with Options.Stages set, the time its
 // goroutines spend in each Stage of the work, in nanoseconds of wall
 // clock (a goroutine descheduled meanwhile still counts): where a scan
-// spends its time, and which stage limits it (README "Speed"). The
+// spends its time, and which stage limits it (docs/development.md, "Speed"). The
 // workers' stages are summed over the workers; StageWalk is the walk's
 // goroutine alone. Timing costs a clock read a stage a record, so it is
 // off by default. Safe for concurrent use.

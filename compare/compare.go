@@ -61,7 +61,7 @@ type Options struct {
 	// CellTolerance is how far (relative: 0.01 = 1%) each predicted cell
 	// may lie from the nearest value its printed actual cell stands for
 	// and still count as equal; 0: it must print alike. For compressors
-	// ddtsim approximates (gzip, zstd: README).
+	// ddtsim approximates (gzip, zstd: docs/accuracy.md).
 	CellTolerance float64
 	// BytesSuffix formats predicted byte values as 0.7.0+ does ("512B");
 	// false prints them as 0.6.x ("512"). Display only.

@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 // the whole pipeline (capacity, early abort, rounding, embedding) run on
 // the golden input must give a total PSIZE within these bounds (percent)
 // of what real ZFS stored, per the zdb -ddddd listing. The bounds are
-// the errors measured when they were written, rounded up (README). With
+// the errors measured when they were written, rounded up (docs/accuracy.md). With
 // -tags libzstd the cases are exact, compared byte for byte.
 var approxBounds = map[string]float64{
 	"zstd-128k-a12":      0.15,

@@ -23,7 +23,7 @@ import (
 // zvolApprox bounds (percent) the total PSIZE, allocated and referenced,
 // of the zvol cases whose compressor is an approximation in the pure-Go
 // build, outside the range zdb -S's printed totals allow (measured when
-// written: within the printed ranges, so 0; README). With the libzstd
+// written: within the printed ranges, so 0; docs/accuracy.md). With the libzstd
 // tag they are exact, byte for byte.
 var zvolApprox = map[string]float64{
 	"zvol-zstd-64k-a12-dedup": 0,

@@ -90,7 +90,7 @@ func TestGoldenSpaceCases(t *testing.T) {
 // LUSED, LREFER and ALLOC within 1%, the dedup ratio as printed,
 // compressratio within 0.01 (where this build approximates the
 // compressor, zstd in pure Go, the data's own error is allowed on top).
-// It returns the row of errors (the README's table) and the largest.
+// It returns the row of errors (the table in docs/accuracy.md) and the largest.
 func checkSpace(t *testing.T, c golden.Case, res *scan.Result, rep *report.Report) (string, float64) {
 	t.Helper()
 	if rep.Space == nil {

@@ -36,17 +36,21 @@ func listPackages(t *testing.T) map[string][]string {
 	return pkgs
 }
 
-// layoutRow is one row of README's layout table.
+// layoutDocPath is the page holding the layout table, relative to the
+// repository's root.
+const layoutDocPath = "docs/development.md"
+
+// layoutRow is one row of the layout table in docs/development.md.
 type layoutRow struct {
 	pkg     string
 	imports []string
 }
 
-// readmeLayout reads the rows of the table under README's "## Layout of
-// the code": | `package` | what it owns | `imports` ... |.
-func readmeLayout(t *testing.T) []layoutRow {
+// docLayout reads the rows of the table under docs/development.md's "##
+// Layout of the code": | `package` | what it owns | `imports` ... |.
+func docLayout(t *testing.T) []layoutRow {
 	t.Helper()
-	section, _, _ := strings.Cut(readmeAfter(t, "## Layout of the code\n"), "\n## ")
+	section, _, _ := strings.Cut(docAfter(t, layoutDocPath, "## Layout of the code\n"), "\n## ")
 	var rows []layoutRow
 	for _, line := range strings.Split(section, "\n") {
 		cells := strings.Split(line, "|")
@@ -64,23 +68,23 @@ func readmeLayout(t *testing.T) []layoutRow {
 	return rows
 }
 
-// TestReadmeLayout keeps README's layout table true to the code: it lists
+// TestDocsLayout keeps docs/development.md's layout table true to the code: it lists
 // every package of the module (go list) once, each with exactly the
 // packages of the module it imports, and in an order where every package
 // imports only packages listed below it (the pipeline reads from the
 // command at the top down to the model of ZFS at the bottom; no import
 // runs back up). On failure it prints the rows with their imports as the
 // code has them.
-func TestReadmeLayout(t *testing.T) {
+func TestDocsLayout(t *testing.T) {
 	pkgs := listPackages(t)
-	rows := readmeLayout(t)
+	rows := docLayout(t)
 	if len(rows) == 0 {
-		t.Fatal("README's layout section has no table rows")
+		t.Fatal(layoutDocPath + "'s layout section has no table rows")
 	}
 	index := map[string]int{}
 	for i, r := range rows {
 		if _, dup := index[r.pkg]; dup {
-			t.Errorf("README layout lists %s twice", r.pkg)
+			t.Errorf("%s: layout lists %s twice", layoutDocPath, r.pkg)
 		}
 		index[r.pkg] = i
 	}
@@ -88,22 +92,22 @@ func TestReadmeLayout(t *testing.T) {
 	for _, r := range rows {
 		imps, ok := pkgs[r.pkg]
 		if !ok {
-			t.Errorf("README layout lists %s, which is not a package of the module", r.pkg)
+			t.Errorf("%s: layout lists %s, which is not a package of the module", layoutDocPath, r.pkg)
 			continue
 		}
 		if !slices.Equal(imps, r.imports) {
-			t.Errorf("README layout: %s imports %v, the README says %v", r.pkg, imps, r.imports)
+			t.Errorf("%s: layout: %s imports %v, the table says %v", layoutDocPath, r.pkg, imps, r.imports)
 		}
 		for _, imp := range imps {
 			if j, ok := index[imp]; ok && j <= index[r.pkg] {
-				t.Errorf("README layout: %s imports %s, which is listed above it", r.pkg, imp)
+				t.Errorf("%s: layout: %s imports %s, which is listed above it", layoutDocPath, r.pkg, imp)
 			}
 		}
 		fmt.Fprintf(&want, "| `%s` | … | %s |\n", r.pkg, importsCell(imps))
 	}
 	for p := range pkgs {
 		if _, ok := index[p]; !ok {
-			t.Errorf("README layout does not list package %s (imports %s)", p, importsCell(pkgs[p]))
+			t.Errorf("%s: layout does not list package %s (imports %s)", layoutDocPath, p, importsCell(pkgs[p]))
 		}
 	}
 	// internal/ holds the tests' helpers only: the program itself (all

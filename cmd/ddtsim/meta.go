@@ -108,7 +108,7 @@ var manPage = kongdoc.Page{
 			"compare and parse: 0 the prediction equals the pool's output, 1 it differs, 2 the output cannot be compared.",
 		}},
 		{Title: "See also", Paragraphs: []string{
-			"zdb(8), zpool(8), zfs(8), zfsprops(7). The README of the source repository (github.com/ddtsim/ddtsim) explains the model and how exact it is.",
+			"zdb(8), zpool(8), zfs(8), zfsprops(7). README.md and docs/ in the source repository (github.com/ddtsim/ddtsim) explain the model and how exact it is (docs/accuracy.md).",
 		}},
 	},
 }

@@ -2,35 +2,62 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// readmeAfter returns the README's text after the first mark.
-func readmeAfter(t *testing.T, mark string) string {
+// repoRoot is the repository's root, relative to this package.
+const repoRoot = "../.."
+
+// readmeMaxLines is the most lines README.md may have: a few screens, the
+// rest in docs/.
+const readmeMaxLines = 250
+
+// docAfter returns the text of the file at path (relative to the
+// repository's root) after the first mark.
+func docAfter(t *testing.T, path, mark string) string {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
+	text, err := os.ReadFile(filepath.Join(repoRoot, path))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(readme), mark)
+	_, after, ok := strings.Cut(string(text), mark)
 	if !ok {
-		t.Fatalf("README has no %q", mark)
+		t.Fatalf("%s has no %q", path, mark)
 	}
 	return after
+}
+
+// shownRun reads the command shown in a code block of path after mark (the
+// rest of the line after mark, split into arguments) and the output shown
+// under it, up to the end of the block. Paths under testdata/ are made
+// relative to this package.
+func shownRun(t *testing.T, path, mark string) (args []string, want string) {
+	t.Helper()
+	cmdLine, rest, _ := strings.Cut(docAfter(t, path, mark), "\n")
+	want, _, ok := strings.Cut(rest, "```\n")
+	if !ok {
+		t.Fatalf("%s: the example after %q has no end", path, mark)
+	}
+	args = strings.Fields(cmdLine)
+	for i, a := range args {
+		if strings.HasPrefix(a, "testdata/") {
+			args[i] = filepath.Join(repoRoot, a)
+		}
+	}
+	return args, want
 }
 
 // TestReadmeExample keeps the README's example output true: it reruns the
 // command the README shows on the bundled sample and compares.
 func TestReadmeExample(t *testing.T) {
 	t.Parallel()
-	after := readmeAfter(t, "### Example")
-	parts := strings.SplitN(after, "```\n", 3)
-	if len(parts) < 3 {
-		t.Fatal("README Example section has no code block")
+	args, want := shownRun(t, "README.md", "\n$ go run ./cmd/ddtsim ")
+	if len(args) != 1 || !strings.HasSuffix(args[0], "testdata/sample") {
+		t.Fatalf("README example runs %q, not the bundled sample", args)
 	}
-	want := parts[1]
-	code, got, errs := runT("../../testdata/sample")
+	code, got, errs := runT(args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -53,27 +80,29 @@ func withoutMemory(s string) string {
 	return strings.Join(out, "")
 }
 
-// TestReadmeSweep keeps the README's sweep table true: it reruns the
-// command the README shows (after "$ ddtsim ") and compares.
-func TestReadmeSweep(t *testing.T) {
+// TestReadmeLength keeps README.md to a few screens.
+func TestReadmeLength(t *testing.T) {
 	t.Parallel()
-	after := readmeAfter(t, "\n$ ddtsim sweep ")
-	cmdLine, rest, _ := strings.Cut(after, "\n")
-	want, _, ok := strings.Cut(rest, "```\n")
-	if !ok {
-		t.Fatal("README sweep example has no end")
+	text, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	args := append([]string{"sweep"}, strings.Fields(cmdLine)...)
-	for i, a := range args {
-		if a == "testdata/sample" {
-			args[i] = "../../testdata/sample"
-		}
+	if n := strings.Count(string(text), "\n"); n > readmeMaxLines {
+		t.Errorf("README.md has %d lines, more than %d: move the detail to docs/", n, readmeMaxLines)
 	}
+}
+
+// TestDocsSweep keeps docs/sweep.md's table true: it reruns the command it
+// shows (after "$ ddtsim ") and compares.
+func TestDocsSweep(t *testing.T) {
+	t.Parallel()
+	args, want := shownRun(t, "docs/sweep.md", "\n$ ddtsim sweep ")
+	args = append([]string{"sweep"}, args...)
 	code, got, errs := runT(args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	if got != want {
-		t.Errorf("README sweep example is stale; ddtsim %s now prints:\n%s", strings.Join(args, " "), got)
+		t.Errorf("docs/sweep.md example is stale; ddtsim %s now prints:\n%s", strings.Join(args, " "), got)
 	}
 }

@@ -34,7 +34,7 @@
 //
 // Within one model the sizes of a key are equal in every scan. How each
 // engine defines the view over the files is engine-specific and stays out
-// of the query (README: Many scans in SQL).
+// of the query (docs/saved-scans.md: Many scans in SQL).
 //
 // # Output
 //

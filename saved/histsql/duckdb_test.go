@@ -97,8 +97,8 @@ func openDuckDB(t testing.TB) *sql.Conn {
 // returns the histogram of its rows. It checks on the way that the files
 // read as the contract's columns, that the result has the query's columns,
 // all BIGINT, one row per non-empty bucket in increasing order, and that
-// the same result written by COPY (...) TO a CSV file with a header, as the
-// README says, reads back through ReadResult to the same histogram.
+// the same result written by COPY (...) TO a CSV file with a header, as
+// docs/saved-scans.md says, reads back through ReadResult to the same histogram.
 func runDuckDB(t testing.TB, parquetGlobs []string) *ddt.Histogram {
 	t.Helper()
 	ctx := context.Background()
@@ -183,7 +183,7 @@ func runDuckDB(t testing.TB, parquetGlobs []string) *ddt.Histogram {
 		t.Fatalf("query: %v", err)
 	}
 
-	// The same through a CSV file, as the README runs it.
+	// The same through a CSV file, as docs/saved-scans.md runs it.
 	out := filepath.Join(t.TempDir(), "r.csv")
 	if _, err := conn.ExecContext(ctx, "COPY ("+Query+") TO "+sqlString(out)+" (HEADER)"); err != nil {
 		t.Fatalf("COPY: %v", err)
@@ -221,7 +221,7 @@ func TestDuckDB(t *testing.T) {
 				globs = append(globs, filepath.Join(d, "part-*.parquet"))
 			}
 			if len(fx.scans) > 1 {
-				// One glob over all scan directories, as the README has it.
+				// One glob over all scan directories, as docs/saved-scans.md has it.
 				globs = []string{filepath.Join(dir, "*", "part-*.parquet")}
 			}
 			want := native(t, fx.scans)

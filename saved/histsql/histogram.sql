@@ -2,8 +2,9 @@
 -- (OpenZFS cmd/zdb/zdb.c, dump_simulated_ddt), in portable SQL.
 --
 -- Reads:  ddtsim_entries(key, refcnt, lsize, psize, dsize), a table or view
---         of the rows of every scan: one row per DDT key per scan (the
---         README, Many scans in SQL, shows how to define it on each engine).
+--         of the rows of every scan: one row per DDT key per scan
+--         (docs/saved-scans.md, section Many scans in SQL, shows how to
+--         define it on each engine).
 -- Yields: one row per non-empty bucket, ordered by bucket, all BIGINT:
 --           bucket,
 --           blocks, lsize, psize, dsize                  the allocated columns

@@ -85,7 +85,7 @@ func TestQueryPortable(t *testing.T) {
 	code := stripComments(Query)
 	// Not even in comments: some command line clients (spark-sql has
 	// been one) split statements at semicolons and track quotes without
-	// reading comments; and the README puts the text inside a shell's
+	// reading comments; and docs/saved-scans.md puts the text inside a shell's
 	// double quotes, where $, `, \ and ! (history) are special.
 	for _, bad := range []string{"'", "\"", "`", ";", "$", "\\", "!"} {
 		if strings.Contains(Query, bad) {
