@@ -9,6 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// syncOpenFlag is how syncFiles opens a file to fsync it: for reading
+// (fsync(2) needs no right to write).
+const syncOpenFlag = os.O_RDONLY
+
 // umask is the process's file mode creation mask (read once: reading it
 // means setting it).
 var umask = func() os.FileMode {

@@ -8,6 +8,11 @@ import (
 	"golang.org/x/sys/windows"
 )
 
+// syncOpenFlag is how syncFiles opens a file to sync it: for writing,
+// as FlushFileBuffers needs GENERIC_WRITE (ERROR_ACCESS_DENIED on a
+// handle opened only to read).
+const syncOpenFlag = os.O_WRONLY
+
 // umask: Windows has none (a new directory's mode is 0777; only its
 // read-only bit means anything there).
 var umask os.FileMode

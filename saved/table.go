@@ -439,7 +439,7 @@ func syncFiles(names []string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f, err := os.Open(name)
+			f, err := os.OpenFile(name, syncOpenFlag, 0)
 			if err != nil {
 				errs[i] = err
 				return

@@ -301,7 +301,7 @@ func (s *walk) enterDir(ctx context.Context, dirfd int, name string, st *sys.Sta
 		s.path = append(s.path[:0], rootPrefix(name)...)
 	} else {
 		parent = s.top()
-		s.path = append(append(s.path[:parent.prefix], name...), '/')
+		s.path = append(append(s.path[:parent.prefix], name...), filepath.Separator)
 	}
 	end := len(s.path) - 1
 	path := func() string {
@@ -383,13 +383,14 @@ func (s *walk) enterDir(ctx context.Context, dirfd int, name string, st *sys.Sta
 // rootPrefix is what the entries' names of the directory named p are
 // appended to for their paths, as filepath.Join(p, name) makes them.
 func rootPrefix(p string) string {
-	switch c := filepath.Clean(p); c {
-	case ".":
+	const sep = string(filepath.Separator)
+	switch c := filepath.Clean(p); {
+	case c == ".":
 		return ""
-	case "/":
-		return "/"
+	case strings.HasSuffix(c, sep): // "/", or a Windows volume's root (C:\)
+		return c
 	default:
-		return c + "/"
+		return c + sep
 	}
 }
 

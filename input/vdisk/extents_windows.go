@@ -15,9 +15,21 @@ type allocatedRange struct{ Off, Len int64 }
 // FSCTL_QUERY_ALLOCATED_RANGES: its allocated ranges, sorted and merged,
 // within [0, size); none for a file all holes. ok is false when the file
 // system cannot tell (FAT, exFAT: the caller then takes it all as data).
-// A file not marked sparse is one range, all of it, as NTFS answers. It
-// is the one place the project asks Windows where a file's holes are.
+// A file neither sparse nor compressed (FILE_ATTRIBUTE_SPARSE_FILE,
+// _COMPRESSED: the only files whose zeroed ranges NTFS knows) has no
+// holes: one range, all of it, unasked. It is the one place the project asks Windows
+// where a file's holes are.
 func DataExtents(fd int, size uint64) (list []Extent, ok bool) {
+	var fi windows.ByHandleFileInformation
+	if err := windows.GetFileInformationByHandle(windows.Handle(fd), &fi); err != nil {
+		return nil, false
+	}
+	if fi.FileAttributes&(windows.FILE_ATTRIBUTE_SPARSE_FILE|windows.FILE_ATTRIBUTE_COMPRESSED) == 0 {
+		if size == 0 {
+			return nil, true
+		}
+		return []Extent{{Off: 0, End: size}}, true
+	}
 	var out [64]allocatedRange
 	for off := int64(0); uint64(off) < size; {
 		in := allocatedRange{Off: off, Len: int64(size) - off}
@@ -36,6 +48,9 @@ func DataExtents(fd int, size uint64) (list []Extent, ok bool) {
 			list = Merge(list, Extent{Off: uint64(r.Off), End: min(uint64(r.Off+r.Len), size)})
 		}
 		if err == nil {
+			if list == nil && allocated(fd) != 0 {
+				return nil, false // no range yet space allocated: not to be believed (Wine answers so)
+			}
 			break
 		}
 		if len(got) == 0 {
@@ -48,4 +63,18 @@ func DataExtents(fd int, size uint64) (list []Extent, ok bool) {
 		off = last.Off + last.Len
 	}
 	return list, true
+}
+
+// allocated is the file's allocation size in bytes (FILE_STANDARD_INFO),
+// -1 when it cannot be asked.
+func allocated(fd int) int64 {
+	var si struct {
+		AllocationSize, EndOfFile int64
+		NumberOfLinks             uint32
+		DeletePending, Directory  bool
+	}
+	if windows.GetFileInformationByHandleEx(windows.Handle(fd), windows.FileStandardInfo, (*byte)(unsafe.Pointer(&si)), uint32(unsafe.Sizeof(si))) != nil {
+		return -1
+	}
+	return si.AllocationSize
 }

@@ -27,7 +27,9 @@ func (ts Timespec) Unix() (sec, nsec int64) { return ts.Sec, ts.Nsec }
 // of struct stat: Dev is the volume's serial number, Ino the file index
 // (the low 64 bits of ReFS's 128-bit IDs), Mode the type only (S_IFDIR,
 // S_IFREG, S_IFLNK for a symlink or junction, S_IFCHR and S_IFIFO for
-// consoles and pipes), Blocks the allocation size in 512-byte units.
+// consoles and pipes), Blocks the allocation size in 512-byte units of a
+// file marked sparse or compressed (FILE_ATTRIBUTE_SPARSE_FILE,
+// _COMPRESSED), the size of any other.
 type Stat_t struct {
 	Dev    uint64
 	Ino    uint64
@@ -222,9 +224,12 @@ func Fstat(fd int, st *Stat_t) error {
 			st.Mode = S_IFLNK
 		}
 	}
+	// Only a sparse or compressed file has holes; the allocation of
+	// another (as Wine reports it, say) says nothing of them.
 	st.Blocks = (st.Size + 511) / 512
 	var si fileStandardInfo
-	if windows.GetFileInformationByHandleEx(h, windows.FileStandardInfo, (*byte)(unsafe.Pointer(&si)), uint32(unsafe.Sizeof(si))) == nil {
+	if fi.FileAttributes&(windows.FILE_ATTRIBUTE_SPARSE_FILE|windows.FILE_ATTRIBUTE_COMPRESSED) != 0 &&
+		windows.GetFileInformationByHandleEx(h, windows.FileStandardInfo, (*byte)(unsafe.Pointer(&si)), uint32(unsafe.Sizeof(si))) == nil {
 		st.Blocks = (si.AllocationSize + 511) / 512
 	}
 	return nil
