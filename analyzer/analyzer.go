@@ -257,6 +257,16 @@ type Counters struct {
 	Unread         uint64 `json:"unread,omitempty"` // records holding data left unread by --read (Options.Read)
 	TableBytes     uint64 `json:"table_bytes"`      // the table's own memory at its peak (ddt.Table.PeakBytes)
 	SpillRuns      uint64 `json:"spill_runs"`       // times the table was spilled to disk (Options.Mem)
+	// With --read (Options.Read active) the LSIZE of the records holding
+	// data (not wholly in a source hole), which the metadata gives
+	// without reading (zio.FileRecords): DataLSize their sum, bytes, read
+	// or not; MaxLSize the largest; ReadLSize the sum over those read and
+	// ReadLSizeSq the sum of their squares in 512-byte sectors, Σ
+	// (LSIZE/512)² (estimate.Input). 0 without --read.
+	DataLSize   uint64 `json:"data_lsize,omitempty"`
+	MaxLSize    uint64 `json:"max_lsize,omitempty"`
+	ReadLSize   uint64 `json:"read_lsize,omitempty"`
+	ReadLSizeSq uint64 `json:"read_lsize_sq,omitempty"`
 	// Indirect are the files' indirect blocks (space.File), one copy;
 	// Dirs the directories' ZAP objects (space.Dir), of the directories
 	// listed (walked or not). The metadata that zfs list counts beside the
@@ -285,6 +295,10 @@ func (c *Counters) add(o *Counters) {
 	c.Compressed += o.Compressed
 	c.Unsampled += o.Unsampled
 	c.Unread += o.Unread
+	c.DataLSize += o.DataLSize
+	c.MaxLSize = max(c.MaxLSize, o.MaxLSize)
+	c.ReadLSize += o.ReadLSize
+	c.ReadLSizeSq += o.ReadLSizeSq
 	c.Indirect.Add(o.Indirect)
 }
 

@@ -105,6 +105,8 @@ func (s *run) unread(fl *file, i uint64, a *accountant, bps *bpTally) bool {
 	a.mu.Lock()
 	a.c.Records++
 	a.c.Unread++
+	a.c.DataLSize += lsize
+	a.c.MaxLSize = max(a.c.MaxLSize, lsize)
 	a.c.ScannedBytes += n
 	if prog := s.opts.Progress; prog != nil {
 		prog.BytesDone.Add(int64(n))
@@ -168,6 +170,12 @@ func (s *run) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane,
 	p := s.opts.Policy
 	if r.sourceHole {
 		c.SourceHoles++
+	} else if fl.planned {
+		l := uint64(fl.lsize)
+		c.DataLSize += l
+		c.MaxLSize = max(c.MaxLSize, l)
+		c.ReadLSize += l
+		c.ReadLSizeSq += (l >> 9) * (l >> 9)
 	}
 	c.Records++
 	c.ScannedBytes += r.n

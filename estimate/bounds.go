@@ -41,6 +41,37 @@ func halfWidth(n, popN, v, span, delta float64) float64 {
 	return math.Sqrt(max(v, 0)*2*rho*l/n) + kappa*span*l/n
 }
 
+// hoeffdingSerfling is the Hoeffding form of the same bound: how far the
+// population mean of a value bounded in an interval of width span can lie
+// from the mean of a sample without replacement of n of popN, on one
+// side, with probability at least 1 − delta: span·√(ρ·log(1/δ)/(2n))
+// (Serfling 1974; Bardenet and Maillard 2015, Corollary 2.5). It needs no
+// variance, and is the tighter of the two for small samples.
+func hoeffdingSerfling(n, popN, span, delta float64) float64 {
+	if n <= 0 {
+		return math.Inf(1)
+	}
+	rho := 1.0
+	if popN > 0 {
+		if n >= popN {
+			return 0
+		}
+		if n <= popN/2 {
+			rho = 1 - (n-1)/popN
+		} else {
+			rho = (1 - n/popN) * (1 + 1/n)
+		}
+	}
+	return span * math.Sqrt(rho*math.Log(1/delta)/(2*n))
+}
+
+// bound is the smaller of the empirical-Bernstein-Serfling (halfWidth) and
+// the Hoeffding-Serfling (hoeffdingSerfling) half-widths, each at half the
+// risk: a one-sided bound that holds with probability at least 1 − delta.
+func bound(n, popN, v, span, delta float64) float64 {
+	return math.Min(halfWidth(n, popN, v, span, delta/2), hoeffdingSerfling(n, popN, span, delta/2))
+}
+
 // meanRange is the two-sided range (probability at least 1 − delta) of
 // the population mean of a value in [0, 1], from its sample moments m and
 // the population's size popN.
@@ -50,7 +81,7 @@ func meanRange(m moments, popN, delta float64) (mean, lo, hi float64) {
 	}
 	mean = m.s / m.n
 	v := m.s2/m.n - mean*mean
-	w := halfWidth(m.n, popN, v, 1, delta/2)
+	w := bound(m.n, popN, v, 1, delta/2)
 	return mean, math.Max(0, mean-w), math.Min(1, mean+w)
 }
 
@@ -68,4 +99,59 @@ func poissonRange(x, l, vf float64) (lo, hi float64) {
 		lo = s * s
 	}
 	return lo, hi
+}
+
+// pairs are the sums over a sample of two values a and b per record:
+// count, Σa, Σb, Σa², Σb², Σab.
+type pairs struct{ n, sa, sb, saa, sbb, sab float64 }
+
+func (q *pairs) add(a, b, w float64) {
+	q.n += w
+	q.sa += a * w
+	q.sb += b * w
+	q.saa += a * a * w
+	q.sbb += b * b * w
+	q.sab += a * b * w
+}
+
+// ratioRange is the range (probability at least 1 − delta) of the ratio
+// R = Σa/Σb over the whole population (popN records) from the sample q:
+// the R in [lo, hi] for which the population mean of a − R·b, which is
+// 0 at the true R, is not ruled out from 0 by the sample's mean on either
+// side (bound, half the risk a side): a test inverted. span(R) is the
+// width of an interval that holds a − R·b for every record of the
+// population, whatever the data (known a priori, not from the sample).
+// The point is the sample's Σa/Σb, within [lo, hi].
+func ratioRange(q pairs, popN float64, span func(r float64) float64, lo, hi, delta float64) (point, low, high float64) {
+	if q.n <= 0 || q.sb <= 0 {
+		return math.Max(lo, 0), lo, hi
+	}
+	point = math.Min(math.Max(q.sa/q.sb, lo), hi)
+	test := func(r float64) (m, w float64) {
+		m = (q.sa - r*q.sb) / q.n
+		v := (q.saa-2*r*q.sab+r*r*q.sbb)/q.n - m*m
+		return m, bound(q.n, popN, v, span(r), delta/2)
+	}
+	// The mean of a − R·b falls as R grows: low is where its lower bound
+	// reaches 0, high where its upper bound does.
+	search := func(ok func(r float64) bool, a, b float64) float64 {
+		if ok(a) {
+			return a
+		}
+		for range 100 {
+			mid := (a + b) / 2
+			if ok(mid) {
+				b = mid
+			} else {
+				a = mid
+			}
+		}
+		return b
+	}
+	low = search(func(r float64) bool { m, w := test(r); return m-w <= 0 }, lo, point)
+	high = search(func(r float64) bool { m, w := test(r); return m+w < 0 }, point, hi)
+	if m, w := test(hi); m+w >= 0 {
+		high = hi
+	}
+	return point, low, high
 }

@@ -17,17 +17,27 @@
 // not independent and the fingerprint of a run sample is not the binomial
 // thinning the Unseen program models: the plan samples single records.
 //
-// Compression, and every total over records (referenced LSIZE, PSIZE,
-// DSIZE, stored blocks), is a mean over records of a value bounded in
-// [0, 1] once divided by the largest record: its range is the
-// empirical-Bernstein-Serfling bound (Bardenet and Maillard, "Concentration
-// inequalities for sampling without replacement", Bernoulli 21(3), 2015,
-// Theorem 3), a bound that holds for any data, not a normal
-// approximation; the compression ratio c = ΣLSIZE/ΣPSIZE is the set of c
-// for which the mean of (LSIZE − c·PSIZE) is not ruled out from 0 (a test
-// inverted), the bound on per-record PSIZE/LSIZE that Harnik et al., "To
-// Zip or not to Zip: Effective Resource Usage for Real-Time Compression",
-// FAST 2013, use in Hoeffding form.
+// What the metadata gives is used exactly, not estimated: every record's
+// LSIZE (recordsize, or a small file's size rounded up to 512), so the sum
+// of the LSIZE of the records holding data and the largest LSIZE are known
+// without reading, and so is the largest DSIZE a record can have (an
+// uncompressed block of the largest LSIZE, every copy and parity). Only
+// whether a record is a hole (all zeros) or embedded, and its PSIZE and
+// DSIZE, need its content. Each total over records (referenced LSIZE,
+// PSIZE, DSIZE) is then that known LSIZE times a ratio R = Σy/ΣLSIZE, and
+// the compression ratio is c = ΣLSIZE/ΣPSIZE; each ratio's range is the
+// set of R for which the population mean of y − R·LSIZE, which is 0 at
+// the truth and lies in an interval known a priori (PSIZE ≤ LSIZE, DSIZE
+// ≤ the largest DSIZE), is not ruled out from 0 by the sample (a test
+// inverted). The bound is the smaller of the empirical-Bernstein-Serfling
+// bound (Bardenet and Maillard, "Concentration inequalities for sampling
+// without replacement", Bernoulli 21(3), 2015, Theorem 3) and the
+// Hoeffding-Serfling bound (ibid., Corollary 2.5), each at half the risk: a
+// bound that holds for any data, not a normal approximation. Harnik et
+// al., "To Zip or not to Zip: Effective Resource Usage for Real-Time
+// Compression", FAST 2013, bound per-record PSIZE/LSIZE in Hoeffding form
+// the same way. The values are never normalised by the largest the sample
+// saw: a record larger than any read would break such a bound.
 //
 // The DDT entries and the allocated DSIZE come from the sample's
 // frequency of frequencies (F_k: the contents seen k times) through the

@@ -38,11 +38,23 @@ func truthOf(pop []content, holes uint64) (truth, uint64) {
 	return t, recs
 }
 
-// sample reads each record of pop (and holes all-zero records) with
-// probability p and returns the Input of the sample's table.
+// holeLSize is the LSIZE of the all-zero records of the populations.
+const holeLSize = 128 << 10
+
+// sample reads each record of pop (and holes all-zero records of
+// holeLSize) with probability p and returns the Input of the sample's
+// table, with what the metadata gives: every record's LSIZE, and the
+// largest DSIZE (DSIZE = PSIZE here: an uncompressed block's is LSIZE).
 func sample(pop []content, holes uint64, p float64, rng *rand.Rand) Input {
 	var entries []ddt.Entry
-	var read uint64
+	var in Input
+	add := func(l uint32, read uint64, refs uint64) {
+		in.LSize += uint64(l) * refs
+		in.MaxLSize = max(in.MaxLSize, uint64(l))
+		in.ReadLSize += uint64(l) * read
+		in.ReadLSizeSq += uint64(l/512) * uint64(l/512) * read
+		in.Read += read
+	}
 	for _, c := range pop {
 		var k uint64
 		for range c.refs {
@@ -52,22 +64,26 @@ func sample(pop []content, holes uint64, p float64, rng *rand.Rand) Input {
 		}
 		if k > 0 {
 			entries = append(entries, ddt.Entry{Refcnt: k, LSize: c.lsize, PSize: c.psize, DSize: c.dsize})
-			read += k
 		}
+		add(c.lsize, k, c.refs)
 	}
+	var hk uint64
 	for range holes {
 		if rng.Float64() < p {
-			read++
+			hk++
 		}
 	}
+	add(holeLSize, hk, holes)
 	_, recs := truthOf(pop, holes)
-	return Input{Fraction: p, Records: recs, Read: read, Entries: func(f func(ddt.Entry) bool) {
+	in.Fraction, in.Records, in.MaxDSize = p, recs, in.MaxLSize
+	in.Entries = func(f func(ddt.Entry) bool) {
 		for _, e := range entries {
 			if !f(e) {
 				return
 			}
 		}
-	}}
+	}
+	return in
 }
 
 // shapes are synthetic populations of known truth.

@@ -644,6 +644,8 @@ func (res *Result) Report(ram uint64) (*report.Report, error) {
 		c := res.Analysis.Counters
 		pop := c.Records - c.SourceHoles
 		est := estimate.Compute(estimate.Input{Fraction: res.read.Fraction, Records: pop, Read: pop - c.Unread,
+			LSize: c.DataLSize, MaxLSize: c.MaxLSize, ReadLSize: c.ReadLSize, ReadLSizeSq: c.ReadLSizeSq,
+			MaxDSize: p.DSize(c.MaxLSize),
 			Entries: func(f func(ddt.Entry) bool) {
 				res.Analysis.Table.Range(func(_ ddt.Key, e ddt.Entry) bool { return f(e) })
 			}})
