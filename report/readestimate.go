@@ -46,7 +46,7 @@ func (s *Report) ApplyRead(est *estimate.Estimate, bytesSuffix bool) error {
 	if err := zdb.WriteSimulated(&zb, est.Histogram, bytesSuffix); err != nil {
 		return err
 	}
-	s.Zdb = fmt.Sprintf("%s: the table below is estimated from a %s random read of the records, not what zdb -S would print\n", EstimateMark, pct(est.Fraction)) + string(zb)
+	s.Zdb = fmt.Sprintf("%s from a %s random read of the records: not what zdb -S would print\n", EstimateMark, pct(est.Fraction)) + string(zb)
 	return nil
 }
 

@@ -299,13 +299,16 @@ func (s *Report) writeSaved(t *textOut) {
 		lo, hi := float64(of)-e.Allocated.High-float64(meta), float64(of)-e.Allocated.Low-float64(meta)
 		t.item("saved", "about %s of the %s of %s (%.1f%%; 95%%: %.1f%% to %.1f%%), estimated from the sample",
 			t.signed(saved), t.size(of), what, pct(float64(saved)), pct(lo), pct(hi))
+	} else if s.Read != nil {
+		t.item("saved", "about %s of the %s of %s (%.1f%%), estimated from the records read (ranges above)",
+			t.signed(saved), t.size(of), what, pct(float64(saved)))
 	} else if saved < 0 {
 		t.item("saved", "nothing: the pool would take %s more than the %s of %s (%.1f%%): copies, parity, padding "+
 			"and metadata cost more than holes, compression and dedup save", t.size(uint64(-saved)), t.size(of), what, -pct(float64(saved)))
 	} else {
 		t.item("saved", "%s of the %s of %s (%.1f%%)", t.signed(saved), t.size(of), what, pct(float64(saved)))
 	}
-	if s.Sample != nil {
+	if s.Sample != nil || s.Read != nil {
 		return // no cause can be told from sampling noise
 	}
 	compText := "compression " + t.signed(comp)

@@ -298,6 +298,14 @@ func TestReadMarksEstimates(t *testing.T) {
 			t.Errorf("headline line %q: not marked, or no range", l)
 		}
 	}
+	// The estimate's own lines: the zdb text's heading fits too; the
+	// saved line says "about" and names no causes (sampling noise).
+	if first, _, _ := strings.Cut(rep.Zdb, "\n"); utf8.RuneCountInString(first) > report.TextWidth {
+		t.Errorf("zdb heading of %d columns: %q", utf8.RuneCountInString(first), first)
+	}
+	if !strings.Contains(text.String(), "  saved        about ") || strings.Contains(text.String(), "\n    by ") {
+		t.Errorf("saved line not marked an estimate, or causes credited:\n%s", text.String())
+	}
 	for _, l := range strings.Split(text.String(), "\n") {
 		if n := utf8.RuneCountInString(l); n > report.TextWidth && !strings.Contains(rep.Zdb, l) {
 			t.Errorf("line of %d columns: %q", n, l)

@@ -43,7 +43,7 @@ type cli struct {
 	Version     versionCmd    `cmd:"" help:"Print the version, the commit, the Go version, the zstd compiled in (exact libzstd, or approximate without cgo) and the OpenZFS release modelled by default."`
 	Completion  completionCmd `cmd:"" help:"Print a shell completion script (bash, zsh or fish), made from the flags."`
 	Man         manCmd        `cmd:"" help:"Print the man page (roff; read it with: ddtsim man | man -l -)."`
-	VersionFlag versionFlag   `name:"version" help:"Print what ddtsim version prints, and exit."`
+	VersionFlag versionFlag   `name:"version" help:"Print the version, commit, Go version, zstd implementation and default OpenZFS release, and exit."`
 }
 
 // PoolFlags are the flags of the pool and release a scan or sweep models.
