@@ -108,7 +108,7 @@ func (o *openers) run() {
 	for b := range o.work {
 		for k := range b.res {
 			r := &b.res[k]
-			fd, noatime, err := openFile(o.faults, b.dirfd, b.names[k], r.path, b.follow)
+			fd, noatime, err := openFile(o.faults, b.dirfd, b.names[k], r.path, b.follow, false)
 			if err == nil && sys.Fstat(fd, &r.st) != nil {
 				sys.Close(fd)
 				err = sys.EBADF

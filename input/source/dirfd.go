@@ -83,11 +83,18 @@ func openAt(dirfd int, name string, flags int, follow bool) (fd int, noatime boo
 
 // openFile opens the file name in dirfd (path, its full path, for the
 // walk's faults, nil outside tests) to be read: see openAt and fileFlags.
-func openFile(faults *Faults, dirfd int, name, path string, follow bool) (fd int, noatime bool, err error) {
+// With wait, an open that finds no descriptor free waits for a file
+// handed on to close (retryOutOfFDs); without (an open ahead), EMFILE is
+// returned at once, so that the walk stops opening ahead.
+func openFile(faults *Faults, dirfd int, name, path string, follow, wait bool) (fd int, noatime bool, err error) {
 	if err := faults.beforeOpen(path); err != nil {
 		return -1, false, err
 	}
-	return retryOutOfFDs(func() (int, bool, error) { return openAt(dirfd, name, fileFlags, follow) })
+	open := func() (int, bool, error) { return openAt(dirfd, name, fileFlags, follow) }
+	if !wait {
+		return open()
+	}
+	return retryOutOfFDs(open)
 }
 
 // unblock clears O_NONBLOCK on a file found to be a regular file or a

@@ -539,7 +539,7 @@ func (s *walk) visit(dirfd int, name, path string, st *sys.Stat_t, explicit, fol
 	if !sh.open {
 		return // wholly another shard's
 	}
-	fd, noatime, err := openFile(s.w.Faults, dirfd, name, path, follow)
+	fd, noatime, err := openFile(s.w.Faults, dirfd, name, path, follow, true)
 	if err != nil {
 		s.openFailed(path, st, err, sh)
 		return
@@ -558,7 +558,7 @@ func (s *walk) visit(dirfd int, name, path string, st *sys.Stat_t, explicit, fol
 // then counted as a symlink, or followed with Follow) or why it cannot
 // be read.
 func (s *walk) visitListed(dirfd int, name, path string) bool {
-	fd, noatime, err := openFile(s.w.Faults, dirfd, name, path, s.w.Follow)
+	fd, noatime, err := openFile(s.w.Faults, dirfd, name, path, s.w.Follow, true)
 	if err != nil {
 		return false
 	}
