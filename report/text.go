@@ -40,7 +40,13 @@ func (s *Report) Headline() []string {
 	} else if on == nil {
 		on = off
 	}
+	// A sample's figures are estimates: said on each line (with dedup,
+	// USED is left out to keep the line short: dedup never lowers it).
+	estimated := s.Sample != nil && s.Sample.Sampled > 0
 	switch {
+	case off != nil && estimated:
+		lines = append(lines, fmt.Sprintf("Space (estimate): without dedup USED %s, ALLOC %s; with dedup ALLOC %s",
+			iec(off.Used), iec(off.Alloc), iec(on.Alloc)))
 	case off != nil:
 		lines = append(lines, fmt.Sprintf("Space: without dedup USED %s, ALLOC %s; with dedup USED %s, ALLOC %s",
 			iec(off.Used), iec(off.Alloc), iec(on.Used), iec(on.Alloc)))
@@ -48,7 +54,11 @@ func (s *Report) Headline() []string {
 		lines = append(lines, "Space: none estimated: no content fell in the sample; use a smaller N")
 	}
 	if d := s.DDT; d != nil {
-		line := fmt.Sprintf("RAM: dedup table %s (%s)", iec(d.InCore), english.Count(d.Entries, "entry"))
+		ram := "RAM: "
+		if estimated {
+			ram = "RAM (estimate): "
+		}
+		line := fmt.Sprintf("%sdedup table %s (%s)", ram, iec(d.InCore), english.Count(d.Entries, "entry"))
 		if a := d.ARC; a != nil {
 			line += fmt.Sprintf("; with %s of RAM %s", iec(a.RAM), arcWords(a.Verdict))
 		}

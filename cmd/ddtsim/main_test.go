@@ -348,6 +348,13 @@ func TestSummaryWording(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "    caution    from a sample flagged above as unreliable") {
 		t.Errorf("--sample 1/2: exit %d\n%s", code, out)
 	}
+	// Each line of a sample's headline says it is an estimate (found by
+	// a new user: only the verdict did).
+	for i, l := range strings.SplitN(out, "\n", 4)[:3] {
+		if !strings.Contains(l, "(estimate)") {
+			t.Errorf("--sample 1/2: headline line %d not marked an estimate: %q", i+1, l)
+		}
+	}
 	code, out, _ = runT("-o", "dedup=on", "--ram", "4G", "../../testdata/sample")
 	if code != 0 || strings.Contains(out, "caution") || !strings.Contains(out, "  saved        1.22 MiB of the 2.48 MiB of file data (49.0%)\n") {
 		t.Errorf("full scan: exit %d\n%s", code, out)
