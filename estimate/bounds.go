@@ -26,19 +26,28 @@ func halfWidth(n, popN, v, span, delta float64) float64 {
 	if n <= 0 {
 		return math.Inf(1)
 	}
-	rho := 1.0
-	if popN > 0 {
-		if n >= popN {
-			return 0
-		}
-		if n <= popN/2 {
-			rho = 1 - (n-1)/popN
-		} else {
-			rho = (1 - n/popN) * (1 + 1/n)
-		}
+	rho := serflingRho(n, popN)
+	if rho == 0 {
+		return 0
 	}
 	l := math.Log(5 / delta)
 	return math.Sqrt(max(v, 0)*2*rho*l/n) + kappa*span*l/n
+}
+
+// serflingRho is the finite-population factor ρ of a sample without
+// replacement of n of popN (Bardenet and Maillard 2015): 1 − (n−1)/N up to
+// half the population, (1 − n/N)(1 + 1/n) beyond; 1 for an unknown
+// population (popN ≤ 0), 0 when the sample is the population.
+func serflingRho(n, popN float64) float64 {
+	switch {
+	case popN <= 0:
+		return 1
+	case n >= popN:
+		return 0
+	case n <= popN/2:
+		return 1 - (n-1)/popN
+	}
+	return (1 - n/popN) * (1 + 1/n)
 }
 
 // hoeffdingSerfling is the Hoeffding form of the same bound: how far the
@@ -51,16 +60,9 @@ func hoeffdingSerfling(n, popN, span, delta float64) float64 {
 	if n <= 0 {
 		return math.Inf(1)
 	}
-	rho := 1.0
-	if popN > 0 {
-		if n >= popN {
-			return 0
-		}
-		if n <= popN/2 {
-			rho = 1 - (n-1)/popN
-		} else {
-			rho = (1 - n/popN) * (1 + 1/n)
-		}
+	rho := serflingRho(n, popN)
+	if rho == 0 {
+		return 0
 	}
 	return span * math.Sqrt(rho*math.Log(1/delta)/(2*n))
 }
