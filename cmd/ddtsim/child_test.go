@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -61,9 +62,18 @@ func faultChild() (*env, error) {
 // test if the child does not end within two minutes.
 func runChild(t *testing.T, env []string, args ...string) (int, string, string) {
 	t.Helper()
+	return runProgram(t, fmt.Sprintf("ddtsim %q", args), env, os.Args[0], args...)
+}
+
+// runProgram runs prog with args, this test binary running as ddtsim
+// (DDTSIM_TEST_RUN_MAIN=1) with env added, and returns its exit status,
+// stdout and stderr; what names the run if it does not end within two
+// minutes (the test then ends).
+func runProgram(t *testing.T, what string, env []string, prog string, args ...string) (int, string, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Env = append(append(os.Environ(), "DDTSIM_TEST_RUN_MAIN=1"), env...)
 	var out, errs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errs
@@ -71,7 +81,7 @@ func runChild(t *testing.T, env []string, args ...string) (int, string, string) 
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
-		t.Fatalf("ddtsim %q did not end: stderr %q", args, errs.String())
+		t.Fatalf("%s did not end: stderr %q", what, errs.String())
 	case errors.As(err, &ee):
 		return ee.ExitCode(), out.String(), errs.String()
 	case err != nil:

@@ -3,13 +3,9 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"errors"
+	"fmt"
 	"os"
-	"os/exec"
 	"testing"
-	"time"
 )
 
 // runUnderVMLimit runs this test binary as ddtsim with args under
@@ -18,23 +14,8 @@ import (
 // stdout and stderr.
 func runUnderVMLimit(t *testing.T, kib string, args ...string) (int, string, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", append([]string{"-c", `ulimit -v "$1" && shift && exec "$0" "$@"`, os.Args[0], kib}, args...)...)
-	cmd.Env = append(os.Environ(), "DDTSIM_TEST_RUN_MAIN=1")
-	var out, errs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errs
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		t.Fatalf("ddtsim %q under ulimit -v %s did not end: %s", args, kib, errs.String())
-	case errors.As(err, &ee):
-		return ee.ExitCode(), out.String(), errs.String()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return 0, out.String(), errs.String()
+	sh := append([]string{"-c", `ulimit -v "$1" && shift && exec "$0" "$@"`, os.Args[0], kib}, args...)
+	return runProgram(t, fmt.Sprintf("ddtsim %q under ulimit -v %s", args, kib), nil, "sh", sh...)
 }
 
 // TestVirtualMemoryLimit: under ulimit -v 1500000 (issue 29, item 7) a
