@@ -2,6 +2,7 @@ package estimate
 
 import (
 	"math"
+	"slices"
 
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 )
@@ -15,8 +16,9 @@ const Confidence = 0.95
 type Input struct {
 	// Fraction is the plan's probability of reading a record (Plan).
 	Fraction float64
-	// Records are the records that hold data (not lying wholly in a hole
-	// of the source file), read or not: the population sampled.
+	// Records are the records ZFS would store (not those lying wholly in
+	// a hole of the source file that stay holes), read or not: the
+	// population sampled.
 	Records uint64
 	// Read are those of them read: the sample (what Entries holds, and
 	// the all-zero records that became holes, and the embedded ones).
@@ -105,6 +107,7 @@ func Compute(in Input) *Estimate {
 	var sl, sp, sd, cmp pairs // (stored LSIZE, l), (PSIZE, l), (DSIZE, l), (stored LSIZE, PSIZE)
 	var ns, nl, nl2 float64   // stored records, their Σ l and Σ l²
 	cnt := Fingerprint{Seen: map[uint64]float64{}}
+	seenD := map[uint64]float64{} // Σ DSIZE, bytes, of the contents read k times
 	wgt := Fingerprint{Seen: map[uint64]float64{}}
 	var sampleEntries, sampleAlloc, sampleL, sampleP float64
 	in.Entries(func(x ddt.Entry) bool {
@@ -122,6 +125,7 @@ func Compute(in Input) *Estimate {
 		nl += l * r
 		nl2 += l * l * r
 		cnt.Seen[x.Refcnt]++
+		seenD[x.Refcnt] += float64(x.DSize)
 		cnt.Records += r
 		wgt.Seen[x.Refcnt] += d
 		wgt.Records += d * r
@@ -186,7 +190,12 @@ func Compute(in Input) *Estimate {
 			e.Compress = ddt.Interval{Value: 1, Low: 1, High: math.Max(1, lm/512)}
 			e.Combined = ddt.Interval{Value: 1, Low: 0, High: math.Max(1, lm/512) * math.Max(1, e.Stored.High)}
 		}
+		// The ends: nothing stored, or every record that may be stored
+		// a content of its own at the largest sizes.
 		e.Histogram, e.Best, e.Worst = &ddt.Histogram{}, &ddt.Histogram{}, &ddt.Histogram{}
+		all := ddt.Stat{Blocks: roundOut(e.Stored.High, true), LSize: roundOut(e.RefLSize.High, true),
+			PSize: roundOut(e.RefPSize.High, true), DSize: roundOut(e.RefDSize.High, true)}
+		e.Worst[0] = ddt.Bucket{Allocated: all, Referenced: all}
 		return e
 	}
 	uc, err := solveUnseen(cnt, p, delta)
@@ -206,12 +215,21 @@ func Compute(in Input) *Estimate {
 		return iv
 	}
 	e.Entries = clampIv(ddt.Interval{Value: uc.Point, Low: uc.Low, High: uc.High}, sampleEntries, e.Stored.High)
-	e.AllocDSize = clampIv(ddt.Interval{Value: uw.Point * dm, Low: uw.Low * dm, High: uw.High * dm}, sampleAlloc, e.RefDSize.High)
+	// The point: the count program's contents per multiplicity, each at
+	// the mean DSIZE of the contents read as often as one of that
+	// multiplicity would be (dsizeOf); the weighted program's own point
+	// strayed twice as far (TestDedupErrorByScale). Its range stands.
+	dj := dsizeOf(cnt, seenD, p)
+	var allocPoint float64
+	for j, w := range uc.Hist {
+		allocPoint += w * dj(j)
+	}
+	e.AllocDSize = clampIv(ddt.Interval{Value: allocPoint, Low: uw.Low * dm, High: uw.High * dm}, sampleAlloc, e.RefDSize.High)
 	e.Dedup = ratioOf(e.RefDSize, e.AllocDSize)
 	e.Dedup.Low = math.Max(e.Dedup.Low, 1)
 	e.Dedup.Value = math.Max(e.Dedup.Value, 1)
 	e.Combined = ratioOf(total(sl, lm, one, 1, delta/2), e.AllocDSize)
-	e.Histogram = histogramOf(uc, uw, dm, e)
+	e.Histogram = histogramOf(uc, dj, e)
 	e.Best = scaled(e.Histogram, e, true)
 	e.Worst = scaled(e.Histogram, e, false)
 	return e
@@ -259,21 +277,18 @@ func plainUnseen(f Fingerprint, p float64, recs ddt.Interval) Unseen {
 }
 
 // histogramOf builds the point histogram: per refcnt bucket the entries
-// of the count program's solution and the DSIZE of the weighted one;
+// of the count program's solution, at DSIZE dj(j) each;
 // LSIZE and PSIZE follow DSIZE at the sample's ratios; each column is
 // then scaled to the totals estimated (entries and allocated DSIZE from
 // the programs, referenced blocks and sizes from the sample's means).
-func histogramOf(uc, uw Unseen, dmax float64, e *Estimate) *ddt.Histogram {
+func histogramOf(uc Unseen, dj func(j uint64) float64, e *Estimate) *ddt.Histogram {
 	var ab, rb, ad, rd [64]float64
 	for j, w := range uc.Hist {
 		b := bucket(j)
 		ab[b] += w
 		rb[b] += w * float64(j)
-	}
-	for j, w := range uw.Hist {
-		b := bucket(j)
-		ad[b] += w * dmax
-		rd[b] += w * dmax * float64(j)
+		ad[b] += w * dj(j)
+		rd[b] += w * dj(j) * float64(j)
 	}
 	sum := func(a [64]float64) float64 {
 		var s float64
@@ -315,6 +330,35 @@ func histogramOf(uc, uw Unseen, dmax float64, e *Estimate) *ddt.Histogram {
 			Referenced: ddt.Stat{Blocks: round(rb[b] * frb * grb), LSize: round(r * lr), PSize: round(r * pr), DSize: round(r)},
 		}
 	}
+	// Each column adds up to its total exactly: the rows' rounding is
+	// settled on the largest row (a figure at the end of its range, the
+	// DSIZE of incompressible data, was a byte short of it).
+	settle := func(total float64, col func(*ddt.Bucket) *uint64) {
+		var sum uint64
+		big := -1
+		for b := range h {
+			v := *col(&h[b])
+			sum += v
+			if v > 0 && (big < 0 || v > *col(&h[big])) {
+				big = b
+			}
+		}
+		want := round(total)
+		if big < 0 || want == sum {
+			return
+		}
+		if v := col(&h[big]); want > sum || *v > sum-want {
+			*v = *v + want - sum
+		}
+	}
+	settle(e.Entries.Value, func(k *ddt.Bucket) *uint64 { return &k.Allocated.Blocks })
+	settle(e.AllocDSize.Value, func(k *ddt.Bucket) *uint64 { return &k.Allocated.DSize })
+	settle(e.AllocDSize.Value*lr, func(k *ddt.Bucket) *uint64 { return &k.Allocated.LSize })
+	settle(e.AllocDSize.Value*pr, func(k *ddt.Bucket) *uint64 { return &k.Allocated.PSize })
+	settle(e.Stored.Value, func(k *ddt.Bucket) *uint64 { return &k.Referenced.Blocks })
+	settle(e.RefDSize.Value, func(k *ddt.Bucket) *uint64 { return &k.Referenced.DSize })
+	settle(e.RefLSize.Value, func(k *ddt.Bucket) *uint64 { return &k.Referenced.LSize })
+	settle(e.RefPSize.Value, func(k *ddt.Bucket) *uint64 { return &k.Referenced.PSize })
 	return h
 }
 
@@ -332,13 +376,18 @@ func scaled(h *ddt.Histogram, e *Estimate, best bool) *ddt.Histogram {
 	}
 	fe, fa := end(e.Entries, !best), end(e.AllocDSize, !best)
 	fs, fr := end(e.Stored, best), end(e.RefDSize, best)
+	// Rounded outwards (up at a high end, down at a low one), so that a
+	// figure at the end of its range, such as the referenced DSIZE of
+	// incompressible data, is not a byte short of it.
+	ra := func(v float64) uint64 { return roundOut(v, !best) }
+	rr := func(v float64) uint64 { return roundOut(v, best) }
 	out := &ddt.Histogram{}
 	for b, k := range h {
 		out[b] = ddt.Bucket{
-			Allocated: ddt.Stat{Blocks: round(float64(k.Allocated.Blocks) * fe), LSize: round(float64(k.Allocated.LSize) * fa),
-				PSize: round(float64(k.Allocated.PSize) * fa), DSize: round(float64(k.Allocated.DSize) * fa)},
-			Referenced: ddt.Stat{Blocks: round(float64(k.Referenced.Blocks) * fs), LSize: round(float64(k.Referenced.LSize) * fr),
-				PSize: round(float64(k.Referenced.PSize) * fr), DSize: round(float64(k.Referenced.DSize) * fr)},
+			Allocated: ddt.Stat{Blocks: ra(float64(k.Allocated.Blocks) * fe), LSize: ra(float64(k.Allocated.LSize) * fa),
+				PSize: ra(float64(k.Allocated.PSize) * fa), DSize: ra(float64(k.Allocated.DSize) * fa)},
+			Referenced: ddt.Stat{Blocks: rr(float64(k.Referenced.Blocks) * fs), LSize: rr(float64(k.Referenced.LSize) * fr),
+				PSize: rr(float64(k.Referenced.PSize) * fr), DSize: rr(float64(k.Referenced.DSize) * fr)},
 		}
 	}
 	return out
@@ -354,6 +403,18 @@ func bucket(j uint64) int {
 	return b
 }
 
+// roundOut is v rounded up (or down), within a relative 1e-12 of an
+// integer taken as that integer.
+func roundOut(v float64, up bool) uint64 {
+	if r := math.Round(v); math.Abs(v-r) <= 1e-12*math.Abs(v) {
+		return round(r)
+	}
+	if up {
+		return round(math.Ceil(v))
+	}
+	return round(math.Floor(v))
+}
+
 func round(v float64) uint64 {
 	if v <= 0 || math.IsNaN(v) {
 		return 0
@@ -362,4 +423,48 @@ func round(v float64) uint64 {
 		return math.MaxUint64
 	}
 	return uint64(math.Round(v))
+}
+
+// dsizeOf returns the mean DSIZE, bytes, expected of a content of
+// multiplicity j (a refcnt of the whole data), from the sample's contents:
+// seenD[k] is the DSIZE summed over the f.Seen[k] contents read k times. A
+// content of multiplicity j is read k times with probability Bin(j, p)(k);
+// its DSIZE is taken as the mean of the contents read k times, averaged
+// over k ≥ 1 with those weights (a row k the sample has none of lends
+// the nearest row's mean). Contents never read are assumed of the size
+// of those read of the same multiplicity: the point estimate's one
+// assumption, which the weighted program's range does not make.
+func dsizeOf(f Fingerprint, seenD map[uint64]float64, p float64) func(j uint64) float64 {
+	ks := sortedKeys(f.Seen)
+	mean := func(k uint64) float64 {
+		i, _ := slices.BinarySearch(ks, k)
+		switch {
+		case i == len(ks):
+			i--
+		case ks[i] != k && i > 0 && k-ks[i-1] < ks[i]-k:
+			i--
+		}
+		return seenD[ks[i]] / f.Seen[ks[i]]
+	}
+	cache := map[uint64]float64{}
+	return func(j uint64) float64 {
+		if v, ok := cache[j]; ok {
+			return v
+		}
+		var s, w float64
+		if len(ks) > 0 {
+			top := min(j, ks[len(ks)-1]+uint64(6*math.Sqrt(float64(ks[len(ks)-1])))+6)
+			for k := uint64(1); k <= top; k++ {
+				b := binomRange(j, p, k, k)
+				s += b * mean(k)
+				w += b
+			}
+		}
+		v := 0.0
+		if w > 0 {
+			v = s / w
+		}
+		cache[j] = v
+		return v
+	}
 }
