@@ -119,7 +119,8 @@ type Options struct {
 	// (Counters.Records, Unread, ScannedBytes) but not read, hashed or
 	// put in the table, which then holds the sample (estimate.Compute).
 	// Records lying wholly in a hole of the source file are accounted as
-	// in a full scan. Distinct from Sample, which reads every record and
+	// in a full scan, unless ZFS would store their zeros (compression=off
+	// copied without holes): then they are sampled like data. Distinct from Sample, which reads every record and
 	// keeps 1/N of the contents.
 	Read estimate.Plan
 	// Done, when set, is called each time records [first, end) of file f
@@ -257,12 +258,14 @@ type Counters struct {
 	Unread         uint64 `json:"unread,omitempty"` // records holding data left unread by --read (Options.Read)
 	TableBytes     uint64 `json:"table_bytes"`      // the table's own memory at its peak (ddt.Table.PeakBytes)
 	SpillRuns      uint64 `json:"spill_runs"`       // times the table was spilled to disk (Options.Mem)
-	// With --read (Options.Read active) the LSIZE of the records holding
-	// data (not wholly in a source hole), which the metadata gives
-	// without reading (zio.FileRecords): DataLSize their sum, bytes, read
-	// or not; MaxLSize the largest; ReadLSize the sum over those read and
-	// ReadLSizeSq the sum of their squares in 512-byte sectors, Σ
-	// (LSIZE/512)² (estimate.Input). 0 without --read.
+	// With --read (Options.Read active): Population, the records the
+	// plan samples, read or not (those ZFS would store: not the ones
+	// wholly in a source hole that stay holes); and their LSIZE, which
+	// the metadata gives without reading (zio.FileRecords): DataLSize
+	// their sum, bytes; MaxLSize the largest; ReadLSize the sum over
+	// those read and ReadLSizeSq the sum of their squares in 512-byte
+	// sectors, Σ (LSIZE/512)² (estimate.Input). 0 without --read.
+	Population  uint64 `json:"population,omitempty"`
 	DataLSize   uint64 `json:"data_lsize,omitempty"`
 	MaxLSize    uint64 `json:"max_lsize,omitempty"`
 	ReadLSize   uint64 `json:"read_lsize,omitempty"`
@@ -295,6 +298,7 @@ func (c *Counters) add(o *Counters) {
 	c.Compressed += o.Compressed
 	c.Unsampled += o.Unsampled
 	c.Unread += o.Unread
+	c.Population += o.Population
 	c.DataLSize += o.DataLSize
 	c.MaxLSize = max(c.MaxLSize, o.MaxLSize)
 	c.ReadLSize += o.ReadLSize

@@ -92,19 +92,21 @@ func (s *run) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, a *ac
 
 // unread accounts record i of fl, which the plan (Options.Read) does not
 // read, as unread, and returns true; it returns false for a record lying
-// wholly in a hole of the source file, which is known without reading
-// and accounted as in a full scan (the plan samples only records with
-// data). Its block pointer is tallied as data of a content of its own.
+// wholly in a hole of the source file that ZFS leaves a hole, which is
+// known without reading and accounted as in a full scan (the plan samples
+// only the records ZFS would store: storesZeros). Its block pointer is
+// tallied as data of a content of its own.
 func (s *run) unread(fl *file, i uint64, a *accountant, bps *bpTally) bool {
 	lsize := uint64(fl.lsize)
 	off := i * lsize
 	n := min(lsize, fl.src.Size-off)
-	if !fl.src.HasData(off, off+n) {
+	if !fl.src.HasData(off, off+n) && !s.storesZeros(fl) {
 		return false
 	}
 	a.mu.Lock()
 	a.c.Records++
 	a.c.Unread++
+	a.c.Population++
 	a.c.DataLSize += lsize
 	a.c.MaxLSize = max(a.c.MaxLSize, lsize)
 	a.c.ScannedBytes += n
@@ -117,6 +119,17 @@ func (s *run) unread(fl *file, i uint64, a *accountant, bps *bpTally) bool {
 	a.next = i + 1
 	a.mu.Unlock()
 	return true
+}
+
+// storesZeros reports whether ZFS would store an all-zero record of fl
+// as a block (compression=off, copied without holes: Lane.Record) rather
+// than leave a hole. With --read such records, those lying wholly in a
+// hole of the source file among them, are records to sample like any
+// other: before, the source's holes were accounted in full while the
+// estimator took the table for a sample, and the range of USED missed a
+// sparse file copied with --sparse never (TestReadSparseNever).
+func (s *run) storesZeros(fl *file) bool {
+	return !s.opts.Policy.ZeroIsHole() && !fl.copyHoles
 }
 
 // readRecord is what reading one record gave.
@@ -170,8 +183,10 @@ func (s *run) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane,
 	p := s.opts.Policy
 	if r.sourceHole {
 		c.SourceHoles++
-	} else if fl.planned {
+	}
+	if fl.planned && (!r.sourceHole || s.storesZeros(fl)) {
 		l := uint64(fl.lsize)
+		c.Population++
 		c.DataLSize += l
 		c.MaxLSize = max(c.MaxLSize, l)
 		c.ReadLSize += l

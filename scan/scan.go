@@ -642,7 +642,7 @@ func (res *Result) Report(ram uint64) (*report.Report, error) {
 	}
 	if res.read.Active() {
 		c := res.Analysis.Counters
-		pop := c.Records - c.SourceHoles
+		pop := c.Population
 		est := estimate.Compute(estimate.Input{Fraction: res.read.Fraction, Records: pop, Read: pop - c.Unread,
 			LSize: c.DataLSize, MaxLSize: c.MaxLSize, ReadLSize: c.ReadLSize, ReadLSizeSq: c.ReadLSizeSq,
 			MaxDSize: p.DSize(c.MaxLSize),
