@@ -77,18 +77,33 @@ func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
 		return
 	}
 	s.Raw.Referenced, s.Raw.Allocated = p.RawSize(s.Total.Referenced.DSize), p.RawSize(s.Total.Allocated.DSize)
-	var ends [2]*Report
-	for i, h := range []*ddt.Histogram{r.Best, r.Worst} {
+	// The ends best and worst for dedup (the verdict's), then each with
+	// its entries all in one class of the table (unique or duplicate) or
+	// half in each: the DDT's size depends on the split, which the sample
+	// knows less well than the total. On unique data the point put a few
+	// entries in the duplicate class, and the range of the DDT RAM missed
+	// the truth, which has no duplicate object; with few records read the
+	// point may have no duplicate class where the truth has one.
+	var ends []*Report
+	var hs []*ddt.Histogram
+	for _, h := range []*ddt.Histogram{r.Best, r.Worst} {
+		hs = append(hs, h, classes(h, 1), classes(h, 0), classes(h, 0.5))
+	}
+	for _, h := range hs {
 		c := *s
 		c.Read, c.DDT, c.Space, c.Decision = nil, nil, nil, nil
 		c.setHistogram(h)
 		c.EstimateDDT(p, ram)
 		c.EstimateSpace(p)
-		ends[i] = &c
+		ends = append(ends, &c)
 	}
 	iv := func(point uint64, f func(*Report) uint64) ddt.Interval {
-		a, b := float64(f(ends[0])), float64(f(ends[1]))
-		return ddt.Interval{Value: float64(point), Low: math.Min(math.Min(a, b), float64(point)), High: math.Max(math.Max(a, b), float64(point))}
+		v := ddt.Interval{Value: float64(point), Low: float64(point), High: float64(point)}
+		for _, c := range ends {
+			x := float64(f(c))
+			v.Low, v.High = math.Min(v.Low, x), math.Max(v.High, x)
+		}
+		return v
 	}
 	if off, on := s.spaceByDedup(); off != nil && on != nil {
 		sp := func(dedup bool, alloc bool) func(*Report) uint64 {
@@ -142,6 +157,29 @@ func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
 	s.Decision.WorthIt = r.Verdict == "worth it"
 	s.Decision.Text = fmt.Sprintf("Decision (%s from a %s read, 95%% range): dedup saves %.1f%% to %.1f%% of the size without dedup, for a DDT of %s to %s in RAM: %s (%s)",
 		EstimateMark, pct(r.Fraction), 100*share(worst), 100*share(best), nicenum.Format(uint64(r.DDTInCore.Low), true), nicenum.Format(uint64(r.DDTInCore.High), true), r.Verdict, Rule)
+}
+
+// classes is h with the allocated columns of every row moved, the share
+// unique of them to row 0 (refcnt 1, the unique class of the table) and
+// the rest to row 1 (refcnt 2–3, the duplicate class); the referenced
+// columns stay in their rows: the same totals, split otherwise between
+// the classes.
+func classes(h *ddt.Histogram, unique float64) *ddt.Histogram {
+	out := *h
+	var all ddt.Stat
+	for i := range out {
+		a := out[i].Allocated
+		all.Blocks += a.Blocks
+		all.LSize += a.LSize
+		all.PSize += a.PSize
+		all.DSize += a.DSize
+		out[i].Allocated = ddt.Stat{}
+	}
+	part := func(v uint64) uint64 { return uint64(math.Round(float64(v) * unique)) }
+	out[0].Allocated = ddt.Stat{Blocks: part(all.Blocks), LSize: part(all.LSize), PSize: part(all.PSize), DSize: part(all.DSize)}
+	out[1].Allocated = ddt.Stat{Blocks: all.Blocks - out[0].Allocated.Blocks, LSize: all.LSize - out[0].Allocated.LSize,
+		PSize: all.PSize - out[0].Allocated.PSize, DSize: all.DSize - out[0].Allocated.DSize}
+	return &out
 }
 
 // share is a decision's dedup share, 0 without one.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -120,36 +121,32 @@ func harnessSets(t testing.TB, dir string, scale int) map[string][]string {
 // with --read their ranges.
 type figure struct {
 	name string
-	// derived: built by the report on the estimated histogram (space,
-	// DDT RAM); their coverage is measured and printed but not yet held
-	// to 90% (the README says where it falls short).
-	derived bool
-	get     func(r *report.Report) (v float64, iv ddt.Interval)
+	get  func(r *report.Report) (v float64, iv ddt.Interval)
 }
 
 var figures = []figure{
-	{"dedup", false, func(r *report.Report) (float64, ddt.Interval) {
+	{"dedup", func(r *report.Report) (float64, ddt.Interval) {
 		return ratio(r, func(x *ddt.Ratios) float64 { return x.Dedup }), ivOf(r, func(e *report.ReadEstimate) ddt.Interval { return e.Dedup })
 	}},
-	{"compress", false, func(r *report.Report) (float64, ddt.Interval) {
+	{"compress", func(r *report.Report) (float64, ddt.Interval) {
 		return ratio(r, func(x *ddt.Ratios) float64 { return x.Compress }), ivOf(r, func(e *report.ReadEstimate) ddt.Interval { return e.Compress })
 	}},
-	{"DDT entries", false, func(r *report.Report) (float64, ddt.Interval) {
+	{"DDT entries", func(r *report.Report) (float64, ddt.Interval) {
 		return float64(r.Total.Allocated.Blocks), ivOf(r, func(e *report.ReadEstimate) ddt.Interval { return e.Entries })
 	}},
-	{"on disk w/o dedup", false, func(r *report.Report) (float64, ddt.Interval) {
+	{"on disk w/o dedup", func(r *report.Report) (float64, ddt.Interval) {
 		return float64(r.Total.Referenced.DSize), ivOf(r, func(e *report.ReadEstimate) ddt.Interval { return e.RefDSize })
 	}},
-	{"on disk w/ dedup", false, func(r *report.Report) (float64, ddt.Interval) {
+	{"on disk w/ dedup", func(r *report.Report) (float64, ddt.Interval) {
 		return float64(r.Total.Allocated.DSize), ivOf(r, func(e *report.ReadEstimate) ddt.Interval { return e.AllocDSize })
 	}},
-	{"USED w/o dedup", true, func(r *report.Report) (float64, ddt.Interval) {
+	{"USED w/o dedup", func(r *report.Report) (float64, ddt.Interval) {
 		return used(r, false, false), ivOf(r, func(e *report.ReadEstimate) ddt.Interval { return e.UsedWithout })
 	}},
-	{"ALLOC w/ dedup", true, func(r *report.Report) (float64, ddt.Interval) {
+	{"ALLOC w/ dedup", func(r *report.Report) (float64, ddt.Interval) {
 		return used(r, true, true), ivOf(r, func(e *report.ReadEstimate) ddt.Interval { return e.AllocWith })
 	}},
-	{"DDT RAM", true, func(r *report.Report) (float64, ddt.Interval) {
+	{"DDT RAM", func(r *report.Report) (float64, ddt.Interval) {
 		return float64(r.DDT.InCore), ivOf(r, func(e *report.ReadEstimate) ddt.Interval { return e.DDTInCore })
 	}},
 }
@@ -206,8 +203,10 @@ func TestReadHarness(t *testing.T) {
 	if stress.On() {
 		scale, seeds = 2048, 50
 	}
-	sets := harnessSets(t, t.TempDir(), scale)
 	names := []string{"clones", "backups", "unique", "small", "mix", "golden"}
+	fracs := []float64{0.01, 0.05, 0.15}
+	scale, seeds, names, fracs = harnessEnv(t, scale, seeds, names, fracs)
+	sets := harnessSets(t, t.TempDir(), scale)
 	var table strings.Builder
 	fmt.Fprintf(&table, "| data set | read | records | bytes read / asked |")
 	for _, f := range figures {
@@ -216,7 +215,7 @@ func TestReadHarness(t *testing.T) {
 	table.WriteString("\n|---|---|---|---|" + strings.Repeat("---|", len(figures)) + "\n")
 	for _, name := range names {
 		truth, full := scanReport(t, sets[name], estimate.Plan{})
-		for _, frac := range []float64{0.01, 0.05, 0.15} {
+		for _, frac := range fracs {
 			errs := make([][]float64, len(figures))
 			cover := make([]int, len(figures))
 			var readSum float64
@@ -229,6 +228,8 @@ func TestReadHarness(t *testing.T) {
 					got = iv.Value
 					if iv.Low <= want*(1+1e-9)+1e-9 && want <= iv.High*(1+1e-9)+1e-9 {
 						cover[i]++
+					} else if os.Getenv("DBG") != "" {
+						fmt.Printf("MISS %s %g seed %d %s: truth %.0f range %+v (entries %+v stored %+v)\n", name, frac, s+1, f.name, want, iv, rep.Read.Entries, rep.Read.Stored)
 					}
 					if want != 0 {
 						errs[i] = append(errs[i], math.Abs(got/want-1))
@@ -243,7 +244,7 @@ func TestReadHarness(t *testing.T) {
 			for i, f := range figures {
 				cov := float64(cover[i]) / float64(seeds)
 				fmt.Fprintf(&table, " %.1f%% / %.0f%% |", 100*median(errs[i]), 100*cov)
-				if cov < 0.9 && !f.derived {
+				if cov < 0.9 {
 					t.Errorf("%s at %.0f%%: %s: the 95%% range held the truth in %d of %d runs", name, 100*frac, f.name, cover[i], seeds)
 				}
 			}
@@ -251,6 +252,37 @@ func TestReadHarness(t *testing.T) {
 		}
 	}
 	t.Logf("median relative error / coverage of the 95%% ranges, %d seeds:\n%s", seeds, table.String())
+}
+
+// harnessEnv lets a run of the harness choose its size, seeds, data sets
+// and fractions (for the larger tables of docs/read-estimates.md):
+// DDTSIM_HARNESS="scale=32768 seeds=20 sets=clones,backups read=1,5".
+func harnessEnv(t *testing.T, scale, seeds int, names []string, fracs []float64) (int, int, []string, []float64) {
+	for _, kv := range strings.Fields(os.Getenv("DDTSIM_HARNESS")) {
+		k, v, _ := strings.Cut(kv, "=")
+		var err error
+		switch k {
+		case "scale":
+			scale, err = strconv.Atoi(v)
+		case "seeds":
+			seeds, err = strconv.Atoi(v)
+		case "sets":
+			names = strings.Split(v, ",")
+		case "read":
+			fracs = nil
+			for _, f := range strings.Split(v, ",") {
+				var x float64
+				x, err = strconv.ParseFloat(f, 64)
+				fracs = append(fracs, x/100)
+			}
+		default:
+			err = fmt.Errorf("unknown key")
+		}
+		if err != nil {
+			t.Fatalf("DDTSIM_HARNESS: %s: %v", kv, err)
+		}
+	}
+	return scale, seeds, names, fracs
 }
 
 func median(v []float64) float64 {
@@ -314,5 +346,57 @@ func TestReadMarksEstimates(t *testing.T) {
 	c := rep.Counters
 	if c.Unread == 0 || c.Stored+c.Unread+c.Holes+c.Embedded != c.Records {
 		t.Errorf("counters: %d records, %d unread, %d stored, %d holes", c.Records, c.Unread, c.Stored, c.Holes)
+	}
+}
+
+// TestReadSparseNever: with compression=off and files copied without
+// holes (cp --sparse=never), ZFS stores the zeros of a source file's holes
+// as blocks; --read samples them like data. Before, they went into the
+// table in full while the estimator took it for a sample: a file of 64M
+// of data and 192M of hole, with a copy, gave USED 160–161 MiB for a
+// truth of 545 MiB. The ranges hold the full scan's figures.
+func TestReadSparseNever(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(8, 8))
+	data := make([]byte, 8<<20)
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	for _, name := range []string{"a", "b"} {
+		p := filepath.Join(dir, name)
+		writeFile(t, p, data)
+		if err := os.Truncate(p, 40<<20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := model.Settings{RecordSize: 16 << 10, Compression: "off", Sparse: model.SparseNever}
+	report := func(plan estimate.Plan) *report.Report {
+		res, err := scan.Run(context.Background(), set, []string{dir}, scan.Options{Read: plan, Jobs: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Close()
+		rep, err := res.Report(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	truth := report(estimate.Plan{})
+	if truth.Counters.ZeroBlocks == 0 {
+		t.Fatalf("the full scan stored no zero blocks: %+v", truth.Counters)
+	}
+	for s := range 8 {
+		rep := report(estimate.Plan{Fraction: 0.05, Seed: uint64(s + 1)})
+		for _, f := range figures {
+			want, _ := f.get(truth)
+			_, iv := f.get(rep)
+			if !(iv.Low <= want*(1+1e-9)+1e-9 && want <= iv.High*(1+1e-9)+1e-9) {
+				t.Errorf("seed %d: %s %.0f outside its range [%.0f, %.0f]", s+1, f.name, want, iv.Low, iv.High)
+			}
+		}
+		if got, max := rep.Counters.ReadBytes, uint64(16<<20)/10+(1<<20); got > max {
+			t.Errorf("seed %d: read %d bytes, more than twice 5%% of the data", s+1, got)
+		}
 	}
 }
