@@ -5,9 +5,11 @@
 // `ddtsim --read P%` reads) so that the scan that reads and the tests that
 // simulate a read choose the very same records.
 //
-// The plan is Bernoulli sampling per record: each record that holds data
-// (a record lying wholly in a hole of the source file is known without
-// reading and is not sampled: it is accounted exactly) is read with
+// The plan is Bernoulli sampling per record: each record that ZFS would
+// store (a record lying wholly in a hole of the source file that ZFS
+// leaves a hole is known without reading and is not sampled: it is
+// accounted exactly; with compression=off copied without holes its zeros
+// are stored, and it is sampled like data) is read with
 // probability P, decided by a hash of the seed, the file's path and the
 // record's index, independently of every other record. Given the number of
 // records read, they are a simple random sample without replacement of the

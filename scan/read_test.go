@@ -228,8 +228,6 @@ func TestReadHarness(t *testing.T) {
 					got = iv.Value
 					if iv.Low <= want*(1+1e-9)+1e-9 && want <= iv.High*(1+1e-9)+1e-9 {
 						cover[i]++
-					} else if os.Getenv("DBG") != "" {
-						fmt.Printf("MISS %s %g seed %d %s: truth %.0f range %+v (entries %+v stored %+v)\n", name, frac, s+1, f.name, want, iv, rep.Read.Entries, rep.Read.Stored)
 					}
 					if want != 0 {
 						errs[i] = append(errs[i], math.Abs(got/want-1))
