@@ -258,7 +258,7 @@ func planDiff(a, b *estimate.Plan) string {
 	if (a == nil) == (b == nil) && (a == nil || *a == *b) {
 		return ""
 	}
-	return "--read: " + desc(a) + " vs " + desc(b) + " (the samples of one read plan add up; others do not)"
+	return "--read: " + desc(a) + " vs " + desc(b) + ": only the samples of one read plan add up"
 }
 
 // input is one saved scan to merge.
