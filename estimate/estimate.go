@@ -36,8 +36,11 @@ type Input struct {
 	// by the largest the sample saw.
 	MaxDSize uint64
 	// Entries calls f with each entry of the sample's table (Refcnt: the
-	// times the content was read), until f returns false.
+	// times the content was read), until f returns false; Tally, when
+	// set, is that table already tallied (a merge's), and Entries is not
+	// used. The order of the entries does not change the estimate.
 	Entries func(f func(ddt.Entry) bool)
+	Tally   *Tally
 }
 
 // Estimate is what a sample says of the whole data, each figure a point
@@ -87,16 +90,19 @@ func Compute(in Input) *Estimate {
 	n := float64(in.Read)
 	// The units: the largest LSIZE and DSIZE any record can have (from
 	// the metadata; the sample's largest when the caller gave none).
+	tally := in.Tally
+	if tally == nil {
+		tally = TallyOf(in.Entries)
+	}
 	lm, dm := float64(in.MaxLSize), float64(in.MaxDSize)
 	if lm == 0 || dm == 0 {
-		in.Entries(func(x ddt.Entry) bool {
+		tally.each(func(x ddt.Entry, _ uint64) {
 			if in.MaxLSize == 0 {
 				lm = math.Max(lm, float64(x.LSize))
 			}
 			if in.MaxDSize == 0 {
 				dm = math.Max(dm, float64(x.DSize))
 			}
-			return true
 		})
 	}
 	lm, dm = math.Max(lm, 1), math.Max(dm, 1)
@@ -110,11 +116,11 @@ func Compute(in Input) *Estimate {
 	seenD := map[uint64]float64{} // Σ DSIZE, bytes, of the contents read k times
 	wgt := Fingerprint{Seen: map[uint64]float64{}}
 	var sampleEntries, sampleAlloc, sampleL, sampleP float64
-	in.Entries(func(x ddt.Entry) bool {
-		if x.PSize == 0 {
-			return true // embedded: not in the table zdb -S counts
-		}
-		r := float64(x.Refcnt)
+	// Each kind of entry (the embedded ones left out: zdb -S does not
+	// count them) weighs its count c: c contents, r·c records.
+	tally.each(func(x ddt.Entry, k uint64) {
+		c := float64(k)
+		r := float64(x.Refcnt) * c
 		l, ps, d := float64(x.LSize)/lm, float64(x.PSize)/lm, float64(x.DSize)/dm
 		st.add(1, r)
 		sl.add(l, l, r)
@@ -124,16 +130,15 @@ func Compute(in Input) *Estimate {
 		ns += r
 		nl += l * r
 		nl2 += l * l * r
-		cnt.Seen[x.Refcnt]++
-		seenD[x.Refcnt] += float64(x.DSize)
+		cnt.Seen[x.Refcnt] += c
+		seenD[x.Refcnt] += float64(x.DSize) * c
 		cnt.Records += r
-		wgt.Seen[x.Refcnt] += d
+		wgt.Seen[x.Refcnt] += d * c
 		wgt.Records += d * r
-		sampleEntries++
-		sampleAlloc += float64(x.DSize)
+		sampleEntries += c
+		sampleAlloc += float64(x.DSize) * c
 		sampleL += float64(x.LSize) * r
 		sampleP += float64(x.PSize) * r
-		return true
 	})
 	// The rest of the records read hold nothing zdb -S counts: 0 stored,
 	// of the LSIZE the metadata gave (what is not the stored ones').
@@ -221,8 +226,8 @@ func Compute(in Input) *Estimate {
 	// strayed twice as far (TestDedupErrorByScale). Its range stands.
 	dj := dsizeOf(cnt, seenD, p)
 	var allocPoint float64
-	for j, w := range uc.Hist {
-		allocPoint += w * dj(j)
+	for _, j := range sortedKeys(uc.Hist) {
+		allocPoint += uc.Hist[j] * dj(j)
 	}
 	e.AllocDSize = clampIv(ddt.Interval{Value: allocPoint, Low: uw.Low * dm, High: uw.High * dm}, sampleAlloc, e.RefDSize.High)
 	e.Dedup = ratioOf(e.RefDSize, e.AllocDSize)
@@ -268,7 +273,8 @@ func compressRange(q pairs, popN, lm, delta float64) ddt.Interval {
 func plainUnseen(f Fingerprint, p float64, recs ddt.Interval) Unseen {
 	var seen float64
 	u := Unseen{Hist: map[uint64]float64{}}
-	for k, w := range f.Seen {
+	for _, k := range sortedKeys(f.Seen) {
+		w := f.Seen[k]
 		seen += w
 		u.Hist[uint64(math.Max(1, math.Round(float64(k)/p)))] += w
 	}
@@ -283,7 +289,9 @@ func plainUnseen(f Fingerprint, p float64, recs ddt.Interval) Unseen {
 // the programs, referenced blocks and sizes from the sample's means).
 func histogramOf(uc Unseen, dj func(j uint64) float64, e *Estimate) *ddt.Histogram {
 	var ab, rb, ad, rd [64]float64
-	for j, w := range uc.Hist {
+	// In a fixed order: the sums do not depend on the maps' order.
+	for _, j := range sortedKeys(uc.Hist) {
+		w := uc.Hist[j]
 		b := bucket(j)
 		ab[b] += w
 		rb[b] += w * float64(j)

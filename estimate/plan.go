@@ -13,9 +13,15 @@ import (
 // hash of Seed, the file's path and the record's index (see the package
 // comment for why single records and not runs). The same plan over the
 // same files reads the same records, in one run or in shards.
+// In a saved scan's manifest it is {"fraction": F, "seed": S}.
 type Plan struct {
-	Fraction float64 // (0, 1]; 1 reads every record
-	Seed     uint64
+	Fraction float64 `json:"fraction"` // (0, 1]; 1 reads every record
+	Seed     uint64  `json:"seed"`
+}
+
+// String describes the plan in messages: "5% of the records, seed 1".
+func (p Plan) String() string {
+	return fmt.Sprintf("%g%% of the records, seed %d", 100*p.Fraction, p.Seed)
 }
 
 // Active reports whether the plan leaves records unread (0 < Fraction < 1).

@@ -57,9 +57,11 @@ type program struct {
 // come from contents of multiplicity j, so that the coefficients stay
 // near 1 whatever the data's size.
 func newProgram(f Fingerprint, p float64) *program {
+	// The keys in order: the rows' sums do not depend on the map's.
+	keys := sortedKeys(f.Seen)
 	var maxK uint64
-	for k := range f.Seen {
-		maxK = max(maxK, k)
+	if len(keys) > 0 {
+		maxK = keys[len(keys)-1]
 	}
 	pr := &program{p: p, scale: math.Max(f.Records, 1), nrec: f.Records}
 	// Multiplicities: every j up to 32, then growing by 12%, up to where
@@ -97,9 +99,9 @@ func newProgram(f Fingerprint, p float64) *program {
 			row[i] = binomRange(j, p, r.a, r.b) / (float64(j) * p) * pr.scale
 		}
 		var o float64
-		for k, w := range f.Seen {
+		for _, k := range keys {
 			if k >= r.a && k <= r.b {
-				o += w
+				o += f.Seen[k]
 			}
 		}
 		pr.rows = append(pr.rows, row)
@@ -212,9 +214,9 @@ func (pr *program) solve(l, lRec float64) (lo, hi float64, xlo, xhi []float64, o
 func solveUnseen(f Fingerprint, p, delta float64) (Unseen, error) {
 	if p >= 1 {
 		u := Unseen{Hist: map[uint64]float64{}}
-		for k, w := range f.Seen {
-			u.Point += w
-			u.Hist[k] += w
+		for _, k := range sortedKeys(f.Seen) {
+			u.Point += f.Seen[k]
+			u.Hist[k] += f.Seen[k]
 		}
 		u.Low, u.High = u.Point, u.Point
 		return u, nil

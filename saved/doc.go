@@ -2,7 +2,7 @@
 // with everything needed to add it to other scans (ddtsim merge) or to
 // continue it (ddtsim resume), and merges them in bounded memory.
 //
-// # Format, version 3
+// # Format, versions 3 and 4
 //
 // A saved scan is a directory holding a manifest and the table as Apache
 // Parquet files, so that any engine that reads Parquet (DuckDB, Spark,
@@ -29,7 +29,7 @@
 // with a dot. It is one JSON object:
 //
 //	format     "ddtsim saved scan"
-//	version    3
+//	version    3, or 4 for a scan made with --read (read below)
 //	ddtsim     version of the ddtsim that wrote it
 //	created    time written (RFC 3339)
 //	host       host name of the machine scanned
@@ -54,6 +54,11 @@
 //	           which a resume reads (what lies below them too) whatever the
 //	           position
 //	shard      {index, count}: a scan made with --shard index/count only
+//	read       {fraction, seed}: a scan made with --read only (version 4):
+//	           the plan that chose the records read (estimate.Plan); the
+//	           table holds those records only, and the counters unread,
+//	           data_lsize, max_lsize, read_lsize and read_lsize_sq say
+//	           what the estimate needs of the others
 //	counters   the scan's counters (analyzer.Counters, under their JSON names)
 //	partitions [{file, rows, bytes, blake3}]: the 16 part files, in order,
 //	           with their row count, size and BLAKE3-256 (hex)
@@ -70,6 +75,11 @@
 // target (.NAME.PID-N.tmp), every file synced, which then takes the
 // target's place; what a write killed half way leaves beside the target
 // is removed by the next write (or resume) once its process is gone.
+//
+// Version 4 is version 3 with read: a reader of version 3 would take the
+// table of the records read for the whole data's, so a scan with a plan
+// takes the new number, and one without keeps 3, which older readers
+// read.
 //
 // Version 2 is read too: the same but for position, its files listing
 // every file the scan took records from. Version 3 changed the number

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ddtsim/ddtsim/estimate"
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/zfs/model"
 )
@@ -39,6 +40,13 @@ type Header struct {
 	// Shard is the share of a sharded scan (ddtsim scan --shard i/N):
 	// {"index": i, "count": N}; absent for a scan of everything.
 	Shard *source.Shard `json:"shard,omitempty"`
+	// Read is the plan of a scan made with --read (format version 4):
+	// {"fraction": F, "seed": S}, the records read chosen by it
+	// (estimate.Plan); the table holds those records only, and the
+	// counters say what the estimate needs of the others (Population,
+	// Unread, DataLSize, MaxLSize, ReadLSize, ReadLSizeSq). Absent for a scan
+	// that read every record.
+	Read *estimate.Plan `json:"read,omitempty"`
 }
 
 // Options are the scan's settings that decide which files are scanned

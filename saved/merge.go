@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/estimate"
 	"github.com/ddtsim/ddtsim/text/english"
 	"github.com/ddtsim/ddtsim/text/escape"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
@@ -42,8 +43,12 @@ type Merged struct {
 	Summary   ddt.Summary
 	// Sample is the estimate for the whole data of scans made with
 	// --sample (nil without): from every entry of the merged sample.
-	Sample  *ddt.SampleEstimate
-	Partial []string // the saved scans holding interrupted scans
+	Sample *ddt.SampleEstimate
+	// ReadSample is, for scans made with --read (Header.Read), the merged
+	// table of the records read tallied for the estimate
+	// (estimate.Compute, with the summed counters); nil without.
+	ReadSample *estimate.Tally
+	Partial    []string // the saved scans holding interrupted scans
 	// Missing says, one sentence per sharded scan, which of its shards
 	// were not given (also in Notes): the result covers the others'
 	// shares only.
@@ -131,6 +136,9 @@ func MergeHistogram(paths []string, h *ddt.Histogram) (*Merged, error) {
 	if m.Model.Sample > 1 {
 		return nil, fmt.Errorf("the scans were made with --sample %d: the estimate for the whole data needs every sampled entry, not a histogram: use ddtsim merge", m.Model.Sample)
 	}
+	if m.Read != nil {
+		return nil, fmt.Errorf("the scans were made with --read (%s): the estimate for the whole data needs the sample's entries, not a histogram: use ddtsim merge", m.Read)
+	}
 	for i, in := range scans {
 		if in.legacy {
 			return nil, fmt.Errorf("%s: a saved scan of format version 1 has no Parquet table for an engine to read: save it again with ddtsim resume, or use ddtsim merge", paths[i])
@@ -195,6 +203,11 @@ func combine(paths []string) (*Merged, []*input, error) {
 			diffs = append(diffs, paths[i]+": "+strings.Join(d, "; "))
 		}
 	}
+	for i := 1; i < len(paths); i++ {
+		if d := planDiff(hdrs[0].Read, hdrs[i].Read); d != "" {
+			diffs = append(diffs, paths[i]+": "+d)
+		}
+	}
 	if diffs != nil {
 		return nil, nil, &ModelError{First: paths[0], Diffs: diffs}
 	}
@@ -229,6 +242,23 @@ func combine(paths []string) (*Merged, []*input, error) {
 		}
 	}
 	return m, scans, nil
+}
+
+// planDiff says how two scans' read plans (Header.Read) differ: "" when
+// they are the same. Merge adds the samples of scans that read with one
+// plan, and computes the estimate once; samples of other fractions or
+// seeds are not one sample, and a sample is not a full scan.
+func planDiff(a, b *estimate.Plan) string {
+	desc := func(p *estimate.Plan) string {
+		if p == nil {
+			return "every record (no --read)"
+		}
+		return p.String()
+	}
+	if (a == nil) == (b == nil) && (a == nil || *a == *b) {
+		return ""
+	}
+	return "--read: " + desc(a) + " vs " + desc(b) + ": only the samples of one read plan add up"
 }
 
 // input is one saved scan to merge.
@@ -312,8 +342,9 @@ func (s *memSource) close() {}
 type partResult struct {
 	hist     ddt.Histogram
 	sum      ddt.Summary
-	sampled  []ddt.Entry // with a sample: every stored entry
-	disagree uint64      // keys whose PSIZE differs between scans
+	sampled  []ddt.Entry     // with a sample: every stored entry
+	tally    *estimate.Tally // with a read plan: the entries tallied
+	disagree uint64          // keys whose PSIZE differs between scans
 }
 
 // mergeTables merges the tables partition by partition, several at once
@@ -338,7 +369,7 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 	sample := m.Model.Sample > 1
 	results := make([]*partResult, Partitions)
 	if err := eachPartition(jobs, func(p int) (err error) {
-		results[p], err = mergePartition(p, scans, policy, sample)
+		results[p], err = mergePartition(p, scans, policy, sample, m.Read != nil)
 		return err
 	}); err != nil {
 		return err
@@ -355,6 +386,12 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 		m.Summary.EmbeddedLSize += r.sum.EmbeddedLSize
 		disagree += r.disagree
 		sampled = append(sampled, r.sampled...)
+		if r.tally != nil {
+			if m.ReadSample == nil {
+				m.ReadSample = estimate.NewTally()
+			}
+			m.ReadSample.Merge(r.tally) // the partitions' keys are disjoint
+		}
 	}
 	if sample {
 		m.Sample = ddt.EstimateSample(func(f func(ddt.Entry) bool) {
@@ -372,8 +409,9 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 }
 
 // mergePartition merges partition p of every scan: a k-way merge of
-// sorted streams, adding the refcnts of equal keys.
-func mergePartition(p int, scans []*input, policy *zio.Policy, sample bool) (*partResult, error) {
+// sorted streams, adding the refcnts of equal keys. With sample every
+// entry is kept, with read they are tallied.
+func mergePartition(p int, scans []*input, policy *zio.Policy, sample, read bool) (*partResult, error) {
 	var h mergeHeap
 	defer func() {
 		for _, s := range h.srcs {
@@ -406,6 +444,9 @@ func mergePartition(p int, scans []*input, policy *zio.Policy, sample bool) (*pa
 	}
 	h.init()
 	res := &partResult{}
+	if read {
+		res.tally = estimate.NewTally()
+	}
 	for len(h.srcs) > 0 {
 		top := h.srcs[0]
 		cur, hi, lo := top.row, top.hi, top.lo
@@ -441,6 +482,9 @@ func mergePartition(p int, scans []*input, policy *zio.Policy, sample bool) (*pa
 		res.sum.Entries++
 		res.sum.Refs += ref
 		res.hist.Add(ref, uint64(cur.LSize), uint64(cur.PSize), uint64(cur.DSize))
+		if read {
+			res.tally.Add(ddt.Entry{Refcnt: ref, LSize: uint32(cur.LSize), PSize: uint32(cur.PSize), DSize: uint64(cur.DSize)})
+		}
 		if sample {
 			res.sampled = append(res.sampled, ddt.Entry{Refcnt: ref, LSize: uint32(cur.LSize), PSize: uint32(cur.PSize), DSize: uint64(cur.DSize)})
 		}
@@ -676,8 +720,10 @@ func overlaps(files []string, hdrs []*Header, group []int) []string {
 }
 
 // AddCounters adds every counter of src to dst (for scans of different
-// files, every counter adds up).
+// files, every counter adds up), but MaxLSize, the largest of the two.
 func AddCounters(dst, src *analyzer.Counters) {
+	maxL := max(dst.MaxLSize, src.MaxLSize)
+	defer func() { dst.MaxLSize = maxL }()
 	d := reflect.ValueOf(dst).Elem()
 	s := reflect.ValueOf(src).Elem()
 	for i := 0; i < d.NumField(); i++ {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/ddtsim/ddtsim/analyzer"
+	"github.com/ddtsim/ddtsim/estimate"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"github.com/ddtsim/ddtsim/zfs/model"
 )
@@ -202,9 +204,12 @@ func TestMergeRefusesDamagedTables(t *testing.T) {
 			m.Model.Copies = 1 // the rows' DSIZE are of copies=2
 			m.Paths = nil      // (only this one is merged: see corrupt)
 		}, []string{"part-", "a table of another model"}},
-		{"version 4", func(dir string, m *Manifest) {
-			m.Version = 4
-		}, []string{"_manifest.json", "format version 4"}},
+		{"version 5", func(dir string, m *Manifest) {
+			m.Version = 5
+		}, []string{"_manifest.json", "format version 5"}},
+		{"a read plan in version 3", func(dir string, m *Manifest) {
+			m.Read = &estimate.Plan{Fraction: 0.05, Seed: 1}
+		}, []string{"_manifest.json", "read plan"}},
 		{"partitions missing from the manifest", func(dir string, m *Manifest) {
 			m.Parts = m.Parts[:8]
 		}, []string{"_manifest.json", "8 partitions listed, want 16"}},
@@ -372,5 +377,85 @@ func TestWriteInPasses(t *testing.T) {
 		if got := readParts(t, dir); !reflect.DeepEqual(got, want) {
 			t.Errorf("budget %d: partition files differ from one pass's", budget)
 		}
+	}
+}
+
+// Scans made with --read keep their plan (format version 4; without a
+// plan, version 3, which older readers read); merged, they give the
+// tally of the merged table of the records read, the counters summed
+// (MaxLSize the largest); scans of another plan, or a full scan, are
+// refused as scans of other properties are, and so is the SQL path,
+// which sees only a histogram.
+func TestMergeReadPlans(t *testing.T) {
+	t.Parallel()
+	m, _ := testModel(t)
+	m.Sample = 1
+	paths, all := randomScans(t, m, 2, 800, 3)
+	plan := &estimate.Plan{Fraction: 0.05, Seed: 7}
+	for i, p := range paths {
+		sc, err := Read(p, DecodeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Version != 3 {
+			t.Errorf("a scan without a plan written as version %d", sc.Version)
+		}
+		sc.Read = plan
+		sc.Counters.Unread, sc.Counters.DataLSize, sc.Counters.MaxLSize = 100, 100<<17, uint64(64<<10)<<i
+		if err := Write(p, sc); err != nil {
+			t.Fatal(err)
+		}
+		mf, err := ReadManifest(p)
+		if err != nil || mf.Version != 4 || mf.Read == nil || *mf.Read != *plan {
+			t.Fatalf("saved plan: %v, version %d, %+v", err, mf.Version, mf.Read)
+		}
+	}
+	got, err := Merge(paths, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Read == nil || *got.Read != *plan || got.ReadSample == nil {
+		t.Fatalf("merged plan %+v, tally %v", got.Read, got.ReadSample)
+	}
+	if c := got.Counters; c.Unread != 200 || c.DataLSize != 200<<17 || c.MaxLSize != 128<<10 {
+		t.Errorf("counters: unread %d, data %d, largest %d", c.Unread, c.DataLSize, c.MaxLSize)
+	}
+	want := estimate.TallyOf(func(f func(ddt.Entry) bool) { all.Range(func(_ ddt.Key, e ddt.Entry) bool { return f(e) }) })
+	in := estimate.Input{Fraction: plan.Fraction, Records: 5000, Read: 1000, MaxLSize: 128 << 10, MaxDSize: 256 << 10, LSize: 5000 << 17}
+	a, b := in, in
+	a.Tally, b.Tally = want, got.ReadSample
+	if want.Len() == 0 || !reflect.DeepEqual(estimate.Compute(a), estimate.Compute(b)) {
+		t.Errorf("the merged tally (%d kinds) is not one table's (%d kinds)", got.ReadSample.Len(), want.Len())
+	}
+	if _, err := MergeHistogram(paths, func() *ddt.Histogram { h, _ := all.Summarize(); return h }()); err == nil || !strings.Contains(err.Error(), "--read") {
+		t.Errorf("MergeHistogram of --read scans: %v", err)
+	}
+
+	// Another seed, another fraction, a full scan: refused.
+	other, _ := randomScans(t, m, 1, 50, 4)
+	for _, o := range []*estimate.Plan{{Fraction: 0.05, Seed: 8}, {Fraction: 0.15, Seed: 7}, nil} {
+		sc, err := Read(other[0], DecodeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.Read = o
+		if err := Write(other[0], sc); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Merge(append([]string{paths[0]}, other[0]), MergeOptions{})
+		var me *ModelError
+		if !errors.As(err, &me) || !strings.Contains(err.Error(), "--read: 5% of the records, seed 7 vs ") {
+			t.Errorf("plan %+v merged with 5%% seed 7: %v", o, err)
+		}
+	}
+}
+
+// AddCounters adds every counter but the largest LSIZE, of which it
+// keeps the largest.
+func TestAddCountersMaxLSize(t *testing.T) {
+	a := analyzer.Counters{Records: 3, MaxLSize: 4096, ReadLSize: 10}
+	AddCounters(&a, &analyzer.Counters{Records: 4, MaxLSize: 512, ReadLSize: 5})
+	if a.Records != 7 || a.MaxLSize != 4096 || a.ReadLSize != 15 {
+		t.Errorf("%+v", a)
 	}
 }

@@ -19,12 +19,25 @@ import (
 	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
-// Version is the format version this package writes (the manifest's
-// "version"); it reads it and versions 1 and 2. Version 3 keeps a scan's
-// progress as a position in the walk's order (Header.Position) where 2
-// listed every file: a ddtsim reading only version 2 would scan again the
-// files behind the position, so the version changed.
-const Version = 3
+// Version is the newest format version this package writes (the
+// manifest's "version"); it reads it and versions 1 to 3. Version 3 keeps
+// a scan's progress as a position in the walk's order (Header.Position)
+// where 2 listed every file: a ddtsim reading only version 2 would scan
+// again the files behind the position, so the version changed. Version 4
+// is version 3 with the plan of a scan made with --read (Header.Read): a
+// ddtsim reading only version 3 would take its table of the records read
+// for the whole data's. A scan without a plan is written as version 3
+// (WriteVersion), which older ddtsims read.
+const Version = 4
+
+// WriteVersion is the format version a scan with header h is written in:
+// 4 with a read plan, else 3.
+func WriteVersion(h *Header) int {
+	if h.Read != nil {
+		return 4
+	}
+	return 3
+}
 
 // Format is the manifest's "format": what the directory is.
 const Format = "ddtsim saved scan"
@@ -87,8 +100,8 @@ func setTableCounters(c *analyzer.Counters, st ddt.Summary) {
 	c.EmbeddedLSize = st.EmbeddedLSize
 }
 
-// Write saves s in the directory path (format version 3: a manifest and
-// Partitions Parquet files) so that path holds either what it held before
+// Write saves s in the directory path (format version 3, or 4 with a
+// read plan: WriteVersion; a manifest and Partitions Parquet files) so that path holds either what it held before
 // or all of the new scan: everything is written to a new directory beside
 // path and synced, which then takes path's place (an exchange of the two
 // where the system has renameat2, else two renames); the old content is
@@ -177,7 +190,7 @@ func (w *Writer) write(path string, s *Scan, table func(dir string) ([]Part, err
 	if err != nil {
 		return err
 	}
-	m := Manifest{Format: Format, Version: Version, Header: s.Header, Counters: s.Counters, Parts: parts}
+	m := Manifest{Format: Format, Version: WriteVersion(&s.Header), Header: s.Header, Counters: s.Counters, Parts: parts}
 	b, err := json.MarshalIndent(&m, "", "  ")
 	if err != nil {
 		return err
@@ -359,12 +372,15 @@ func ReadManifest(dir string) (*Manifest, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", name, ErrNotScan)
 	}
-	if probe.Version != Version && probe.Version != 2 {
+	if probe.Version < 2 || probe.Version > Version {
 		return nil, fmt.Errorf("%s: %w: format version %d; this ddtsim reads versions 1 to %d (it was written by another ddtsim: use that one, or a newer one)", name, ErrVersion, probe.Version, Version)
 	}
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", name, ErrCorrupt, err)
+	}
+	if m.Read != nil && (m.Version < 4 || !(m.Read.Fraction > 0 && m.Read.Fraction <= 1)) {
+		return nil, fmt.Errorf("%s: %w: read plan %+v in format version %d", name, ErrCorrupt, *m.Read, m.Version)
 	}
 	if len(m.Parts) != Partitions {
 		return nil, fmt.Errorf("%s: %w: %d partitions listed, want %d", name, ErrCorrupt, len(m.Parts), Partitions)
@@ -390,7 +406,7 @@ type DecodeOptions struct {
 	HeaderOnly bool
 }
 
-// Read reads the saved scan at path: a directory (format version 2 or 3) or a
+// Read reads the saved scan at path: a directory (format version 2 to 4) or a
 // file of format version 1. The table is read into memory (Merge does
 // not need to). Errors name the file at fault.
 func Read(path string, opts DecodeOptions) (*Scan, error) {

@@ -43,7 +43,8 @@ func CheckJobs(n int) error {
 // Validate checks the options for a scan of paths with set, as Run does
 // before it scans anything; the error is an *OptionError. It refuses
 // Jobs out of range, a Shard out of range or with By, By of an unknown
-// kind or with a sample, Top below 0 or without By, TmpDir without Mem or
+// kind or with a sample, Read with a sample or By, or other than the
+// plan of the scan resumed, Top below 0 or without By, TmpDir without Mem or
 // inside the paths (the scan would read its own spill runs; with
 // OneFileSystem, one on another file system is accepted). Save is checked
 // by OpenSaver.
@@ -73,9 +74,15 @@ func (o *Options) Validate(set model.Settings, paths []string) error {
 			return &OptionError{Option: "--read", Value: v, Reason: "not with --sample yet: the estimator needs every content of the records read"}
 		case o.By != "":
 			return &OptionError{Option: "--read", Value: v, Reason: "not with --by yet: a breakdown needs every block"}
-		case o.Shard.Sharded() || o.Save != "" || o.Saver != nil || o.Resume != nil:
-			return &OptionError{Option: "--read", Value: v, Reason: "not with --shard, --save or resume yet: a saved scan does not keep the read plan"}
 		}
+	}
+	if r := o.Resume; r != nil && o.Read.Active() && (r.Read == nil || *r.Read != o.Read) {
+		saved := "every record"
+		if r.Read != nil {
+			saved = r.Read.String()
+		}
+		return &OptionError{Option: "--read", Value: o.Read.String(),
+			Reason: "the saved scan read " + saved + ": a resumed scan goes on with its own plan"}
 	}
 	switch {
 	case o.Top < 0:

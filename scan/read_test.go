@@ -3,20 +3,29 @@ package scan_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/estimate"
+	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/testutil/stress"
+	"github.com/ddtsim/ddtsim/internal/testutil/vdisktest"
 	"github.com/ddtsim/ddtsim/report"
+	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"github.com/ddtsim/ddtsim/zfs/model"
@@ -291,32 +300,33 @@ func median(v []float64) float64 {
 	return v[len(v)/2]
 }
 
+// markedEstimate checks that the --read report rep says it is an
+// estimate in every format: ESTIMATE in the text, the HTML and the zdb
+// -S text (its heading), read_estimate in the JSON, estimate,true in the
+// CSV. It returns the text.
+func markedEstimate(t *testing.T, what string, rep *report.Report) string {
+	t.Helper()
+	text, js, csv, html := writeReport(t, rep)
+	for name, out := range map[string]string{"text": text, "html": html, "zdb": rep.Zdb} {
+		if !strings.Contains(out, "ESTIMATE") {
+			t.Errorf("%s: %s output does not say ESTIMATE", what, name)
+		}
+	}
+	if !strings.Contains(js, `"read_estimate"`) || !strings.Contains(csv, "estimate,true") {
+		t.Errorf("%s: JSON or CSV does not mark the estimate:\n%s", what, csv)
+	}
+	if !strings.HasPrefix(rep.Zdb, "ESTIMATE") {
+		t.Errorf("%s: zdb text not headed as an estimate: %.80q", what, rep.Zdb)
+	}
+	return text
+}
+
 // TestReadMarksEstimates: a --read report says ESTIMATE in every format,
 // the zdb -S text included, and its table holds only the records read.
 func TestReadMarksEstimates(t *testing.T) {
 	sets := harnessSets(t, t.TempDir(), 64)
 	rep, _ := scanReport(t, sets["clones"], estimate.Plan{Fraction: 0.15, Seed: 3})
-	var text, js, csv, html bytes.Buffer
-	for _, w := range []struct {
-		b  *bytes.Buffer
-		fn func() error
-	}{{&text, func() error { return rep.WriteText(&text) }}, {&js, func() error { return rep.WriteJSON(&js) }},
-		{&csv, func() error { return rep.WriteCSV(&csv) }}, {&html, func() error { return rep.WriteHTML(&html) }}} {
-		if err := w.fn(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, out := range map[string]string{"text": text.String(), "html": html.String(), "zdb": rep.Zdb} {
-		if !strings.Contains(out, "ESTIMATE") {
-			t.Errorf("%s output does not say ESTIMATE", name)
-		}
-	}
-	if !strings.Contains(js.String(), `"read_estimate"`) || !strings.Contains(csv.String(), "estimate,true") {
-		t.Errorf("JSON or CSV does not mark the estimate:\n%s", csv.String())
-	}
-	if !strings.HasPrefix(rep.Zdb, "ESTIMATE") {
-		t.Errorf("zdb text not headed as an estimate: %.80q", rep.Zdb)
-	}
+	text := markedEstimate(t, "one scan", rep)
 	// The headline gives ranges and says ESTIMATE on each line; no line
 	// of the text outside the zdb table is wider than report.TextWidth.
 	head := rep.Headline()
@@ -333,10 +343,10 @@ func TestReadMarksEstimates(t *testing.T) {
 	if first, _, _ := strings.Cut(rep.Zdb, "\n"); utf8.RuneCountInString(first) > report.TextWidth {
 		t.Errorf("zdb heading of %d columns: %q", utf8.RuneCountInString(first), first)
 	}
-	if !strings.Contains(text.String(), "  saved        about ") || strings.Contains(text.String(), "\n    by ") {
-		t.Errorf("saved line not marked an estimate, or causes credited:\n%s", text.String())
+	if !strings.Contains(text, "  saved        about ") || strings.Contains(text, "\n    by ") {
+		t.Errorf("saved line not marked an estimate, or causes credited:\n%s", text)
 	}
-	for _, l := range strings.Split(text.String(), "\n") {
+	for _, l := range strings.Split(text, "\n") {
 		if n := utf8.RuneCountInString(l); n > report.TextWidth && !strings.Contains(rep.Zdb, l) {
 			t.Errorf("line of %d columns: %q", n, l)
 		}
@@ -344,6 +354,290 @@ func TestReadMarksEstimates(t *testing.T) {
 	c := rep.Counters
 	if c.Unread == 0 || c.Stored+c.Unread+c.Holes+c.Embedded != c.Records {
 		t.Errorf("counters: %d records, %d unread, %d stored, %d holes", c.Records, c.Unread, c.Stored, c.Holes)
+	}
+}
+
+// writeReport is rep in every format: text, JSON, CSV, HTML.
+func writeReport(t testing.TB, rep *report.Report) (text, js, csv, html string) {
+	t.Helper()
+	var b [4]bytes.Buffer
+	for _, fn := range []func() error{func() error { return rep.WriteText(&b[0]) }, func() error { return rep.WriteJSON(&b[1]) },
+		func() error { return rep.WriteCSV(&b[2]) }, func() error { return rep.WriteHTML(&b[3]) }} {
+		if err := fn(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b[0].String(), b[1].String(), b[2].String(), b[3].String()
+}
+
+// sameOutside is want == got but for the lines of the figures that a
+// merge does not share with one scan whatever the plan: the table's
+// memory (a merge streams the tables: its readers' memory) and the
+// compressor runs (each shard compresses the first copy of a content it
+// meets), which TestShardsMergedEqualOneScan leaves out too.
+func sameOutside(t *testing.T, name, want, got string) {
+	t.Helper()
+	keep := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(s, "\n") {
+			if !strings.Contains(l, "table_bytes") && !strings.Contains(l, "compressed_runs") && !strings.Contains(l, "memory       table ") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	if d := cmp.Diff(keep(want), keep(got)); d != "" {
+		t.Errorf("%s differs (-one scan +merged shards):\n%s", name, d)
+	}
+}
+
+// The shards of a --read scan, saved and merged, are the sample of the
+// one scan with the same plan: the same records read, the same counters,
+// and the estimate computed once from the merged table gives the one
+// scan's report, the same text, JSON, CSV and HTML (but for the table's
+// memory and the compressor runs: sameOutside). With files larger than
+// 256 KiB split between the shards, a split file has the indirect
+// blocks of each piece counted (analyzer.Counters), which moves zfs list
+// USED: there the estimate itself and the zdb -S text are the one scan's.
+func TestReadShardsMergedEqualOneScan(t *testing.T) {
+	t.Parallel()
+	sets := harnessSets(t, t.TempDir(), 128)
+	set := model.Settings{RecordSize: 16 << 10}
+	plan := estimate.Plan{Fraction: 0.15, Seed: 3}
+	single, err := scan.Run(context.Background(), set, sets["mix"], scan.Options{Read: plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer single.Close()
+	want, err := single.Report(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		n     uint32
+		split bool
+	}{{1, false}, {3, false}, {3, true}} {
+		t.Run(fmt.Sprintf("%d-split-%v", c.n, c.split), func(t *testing.T) {
+			dir := t.TempDir()
+			var files []string
+			readers := map[string]map[uint32]bool{}
+			var mu sync.Mutex
+			for i := range c.n {
+				f := filepath.Join(dir, fmt.Sprint(i))
+				opts := scan.Options{Read: plan, Shard: source.Shard{Index: i, Count: c.n}, Save: f,
+					Done: func(fi analyzer.FileInfo, first, end uint64) {
+						mu.Lock()
+						defer mu.Unlock()
+						if readers[fi.Path] == nil {
+							readers[fi.Path] = map[uint32]bool{}
+						}
+						readers[fi.Path][i] = true
+					}}
+				if c.split {
+					opts.Faults = splitSmall()
+				}
+				res, err := scan.Run(context.Background(), set, sets["mix"], opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Close()
+				files = append(files, f)
+			}
+			shared := 0
+			for _, r := range readers {
+				if len(r) > 1 {
+					shared++
+				}
+			}
+			if c.split != (shared > 0) {
+				t.Errorf("%d files split between shards", shared)
+			}
+			merged := mergeShards(t, files)
+			got, err := merged.Report(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Read == nil {
+				t.Fatal("the merged report has no estimate")
+			}
+			markedEstimate(t, "merged shards", got)
+			sameCounters(t, single.Analysis.Counters, merged.Analysis.Counters)
+			if !reflect.DeepEqual(got.Read.Estimate, want.Read.Estimate) || got.Zdb != want.Zdb {
+				t.Errorf("estimate of the merged shards %+v, of one scan %+v", got.Read.Estimate, want.Read.Estimate)
+			}
+			if c.split {
+				return
+			}
+			wt, wj, wc, wh := writeReport(t, want)
+			gt, gj, gc, gh := writeReport(t, got)
+			sameOutside(t, "text", wt, gt)
+			sameOutside(t, "JSON", wj, gj)
+			sameOutside(t, "CSV", wc, gc)
+			sameOutside(t, "HTML", wh, gh)
+		})
+	}
+}
+
+// A resumed scan goes on with its saved plan: another plan given, or one
+// for a scan saved without, is refused before anything is read.
+func TestReadResumeKeepsPlan(t *testing.T) {
+	saved5 := estimate.Plan{Fraction: 0.05, Seed: 1}
+	for _, c := range []struct {
+		saved, given *estimate.Plan
+		want         string
+	}{
+		{&saved5, &estimate.Plan{Fraction: 0.05, Seed: 2}, "--read 5% of the records, seed 2: the saved scan read 5% of the records, seed 1: a resumed scan goes on with its own plan"},
+		{&saved5, &estimate.Plan{Fraction: 0.15, Seed: 1}, "--read 15% of the records, seed 1: the saved scan read 5% of the records, seed 1"},
+		{nil, &saved5, "--read 5% of the records, seed 1: the saved scan read every record"},
+		{&saved5, &saved5, ""},
+		{&saved5, nil, ""},
+	} {
+		opts := scan.Options{Resume: &saved.Scan{Header: saved.Header{Read: c.saved}}}
+		if c.given != nil {
+			opts.Read = *c.given
+		}
+		err := opts.Validate(model.Settings{}, []string{"."})
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("saved %+v, given %+v: %v; want %q", c.saved, c.given, err, c.want)
+		}
+	}
+}
+
+// covers checks that each figure the harness holds to 90% of the --read
+// report rep has a range that holds its value in truth, a full scan's
+// report.
+func covers(t *testing.T, what string, truth, rep *report.Report) {
+	t.Helper()
+	if rep.Read == nil {
+		t.Fatalf("%s: no estimate", what)
+	}
+	for _, f := range figures {
+		want, _ := f.get(truth)
+		_, iv := f.get(rep)
+		if !(iv.Low <= want*(1+1e-9) && want <= iv.High*(1+1e-9)) || want == 0 {
+			t.Errorf("%s: %s %v not in the range %v–%v", what, f.name, want, iv.Low, iv.High)
+		}
+	}
+}
+
+// cloneImages writes n raw disk images of 4 MiB under dir: one base of
+// 64K records, half of them text-like (compressible), in each image one
+// MiB of its own and one MiB of zeros (holes with --guest's sparse copy,
+// a zero block otherwise), the rest the base's.
+func cloneImages(t *testing.T, dir string, n int) []string {
+	rng := rand.New(rand.NewPCG(8, 9))
+	var base []byte
+	for range 64 {
+		base = append(base, record(rng, 64<<10)...)
+	}
+	var paths []string
+	for i := range n {
+		img := append([]byte(nil), base...)
+		for o := (i % 3) << 20; o < (i%3+1)<<20; o += 64 << 10 {
+			copy(img[o:], record(rng, 64<<10))
+		}
+		clear(img[3<<20:])
+		p := filepath.Join(dir, fmt.Sprintf("vm%d.img", i))
+		writeFile(t, p, img)
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// --read with --zvol and with --guest: the ranges of the estimates hold
+// a full scan's figures; a --guest scan interrupted in its second image
+// and resumed gives the uninterrupted one's estimate, and a --zvol scan
+// in 3 shards merged too.
+func TestReadZvolAndGuest(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	raws := cloneImages(t, dir, 6)
+	zset, err := model.Parse(model.Text{Zvol: true, VolBlockSize: "16K", Properties: []string{"dedup=on"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(set model.Settings, opts scan.Options, paths []string) *report.Report {
+		t.Helper()
+		res, err := scan.Run(context.Background(), set, paths, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Close()
+		rep, err := res.Report(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	truth := run(zset, scan.Options{}, raws)
+	if truth.Ratios == nil || truth.Ratios.Dedup < 2 || truth.Ratios.Compress < 1.2 {
+		t.Fatalf("the volumes neither dedup nor compress: %+v", truth.Ratios)
+	}
+	plan := estimate.Plan{Fraction: 0.15, Seed: 11}
+	for seed := range uint64(3) {
+		covers(t, fmt.Sprintf("--zvol, seed %d", seed), truth, run(zset, scan.Options{Read: estimate.Plan{Fraction: 0.15, Seed: seed}}, raws))
+	}
+	// In 3 shards, the volumes split between them (chunks of 256 KiB).
+	one := run(zset, scan.Options{Read: plan}, raws)
+	var shards []string
+	for i := range uint32(3) {
+		f := filepath.Join(t.TempDir(), "shard")
+		run(zset, scan.Options{Read: plan, Save: f, Faults: splitSmall(), Shard: source.Shard{Index: i, Count: 3}}, raws)
+		shards = append(shards, f)
+	}
+	merged, err := mergeShards(t, shards).Report(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	markedEstimate(t, "--zvol shards merged", merged)
+	if !reflect.DeepEqual(merged.Read.Estimate, one.Read.Estimate) || merged.Zdb != one.Zdb {
+		t.Errorf("--zvol: the merged shards' estimate %+v, one scan's %+v", merged.Read.Estimate, one.Read.Estimate)
+	}
+
+	vdisktest.QemuImg(t)
+	gdir := t.TempDir()
+	for i, raw := range raws {
+		args := [][]string{{"-O", "qcow2"}, {"-O", "vmdk", "-o", "subformat=streamOptimized"}, {"-O", "vhdx"}}[i%3]
+		vdisktest.Run(t, append(append([]string{"convert", "-q", "-f", "raw"}, args...), raw, filepath.Join(gdir, fmt.Sprintf("vm%d.%s", i, args[1])))...)
+	}
+	gset := guestSettings(t)
+	gset.Compression = "lz4"
+	gtruth := run(gset, scan.Options{}, []string{gdir})
+	if gtruth.Counters.Files != 6 || gtruth.Counters.SourceHoles == 0 {
+		t.Fatalf("guest images: %d files, %d records in holes", gtruth.Counters.Files, gtruth.Counters.SourceHoles)
+	}
+	for seed := range uint64(3) {
+		covers(t, fmt.Sprintf("--guest, seed %d", seed), gtruth, run(gset, scan.Options{Read: estimate.Plan{Fraction: 0.15, Seed: seed}}, []string{gdir}))
+	}
+	// Interrupted in its second image, saved, resumed.
+	want := run(gset, scan.Options{Read: plan, Jobs: 1}, []string{gdir})
+	save := filepath.Join(t.TempDir(), "scan")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	part, err := scan.Run(ctx, gset, []string{gdir}, scan.Options{Read: plan, Jobs: 1, Save: save, Done: func(f analyzer.FileInfo, first, end uint64) {
+		if filepath.Base(f.Path) == "vm1.vmdk" {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) || !part.Partial {
+		t.Fatalf("interrupted scan: %v", err)
+	}
+	part.Close()
+	sc, err := saved.Read(save, saved.DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Complete || sc.Read == nil || *sc.Read != plan {
+		t.Fatalf("saved: complete %v, plan %+v", sc.Complete, sc.Read)
+	}
+	again, err := scan.Resumable(sc, save)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := run(again, scan.Options{Save: save, Resume: sc}, []string{gdir})
+	markedEstimate(t, "--guest resumed", got)
+	if !reflect.DeepEqual(got.Read.Estimate, want.Read.Estimate) || got.Zdb != want.Zdb {
+		t.Errorf("--guest: the resumed estimate %+v, the uninterrupted one's %+v", got.Read.Estimate, want.Read.Estimate)
 	}
 }
 

@@ -119,7 +119,10 @@ type Options struct {
 	// Read, when active (estimate.Plan.Active), reads only a random
 	// fraction of the records holding data (analyzer.Options.Read): the
 	// report's figures are estimates with 95% ranges (report.ReadEstimate).
-	// Not with a sample, By, Shard, Save or Resume yet.
+	// Not with a sample or By. The plan is saved (Save), a resumed scan
+	// goes on with the saved plan (Read left zero, or equal to it), and
+	// the shards of a scan each read their share with it: merged, they
+	// are the sample of one scan with the plan, and give its estimate.
 	Read estimate.Plan
 	// SaveWriter, for tests only, writes Save and its checkpoints through
 	// its test seams (saved.Writer); nil outside tests (saved.Write).
@@ -165,6 +168,7 @@ type Result struct {
 	missing     []string
 	read        estimate.Plan       // Options.Read
 	sample      *ddt.SampleEstimate // a merged sample's estimate (no table)
+	readSample  *estimate.Tally     // a merged --read scan's sample (no table)
 }
 
 // SaveError is the failure to write Options.Save: the scan itself
@@ -259,6 +263,9 @@ func Run(ctx context.Context, set model.Settings, paths []string, opts Options) 
 	}
 	if err := opts.Validate(set, paths); err != nil {
 		return nil, &UsageError{err}
+	}
+	if r := opts.Resume; r != nil && r.Read != nil {
+		opts.Read = *r.Read // the same records chosen: same seed, paths, indices
 	}
 	if r := opts.Resume; r != nil && shardOf(r.Shard) != shardOf(savedShard(opts.Shard)) {
 		return nil, &UsageError{fmt.Errorf("the saved scan is %s, this scan %s: resume it with its own shard",
@@ -504,6 +511,10 @@ func (res *Result) header(opts *Options, tracker *saved.Tracker, inFlight []anal
 		Files:    files,
 		Shard:    savedShard(opts.Shard),
 	}
+	if res.read.Active() {
+		plan := res.read
+		hdr.Read = &plan
+	}
 	hdr.Host, _ = os.Hostname()
 	if wd, err := os.Getwd(); err == nil {
 		hdr.Dir = saved.Path(wd)
@@ -581,7 +592,7 @@ func FromSaved(sc *saved.Scan) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Settings: set, Policy: p, Paths: saved.Strings(sc.Paths), Analysis: sc.Result(), Partial: !sc.Complete,
-		Problems: sc.Problems, shard: shardOf(sc.Shard)}, nil
+		Problems: sc.Problems, shard: shardOf(sc.Shard), read: planOf(sc.Read)}, nil
 }
 
 // FromMerged returns the result of merged saved scans, as Run returned
@@ -592,8 +603,24 @@ func FromMerged(m *saved.Merged) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Settings: set, Policy: p, Paths: saved.Strings(m.Paths), Analysis: m.Result(), Partial: !m.Complete,
-		Problems: m.Problems, sample: m.Sample, interrupted: m.Partial, missing: m.Missing}, nil
+	res := &Result{Settings: set, Policy: p, Paths: saved.Strings(m.Paths), Analysis: m.Result(), Partial: !m.Complete,
+		Problems: m.Problems, sample: m.Sample, interrupted: m.Partial, missing: m.Missing, read: planOf(m.Read)}
+	if res.read.Active() {
+		res.readSample = m.ReadSample
+		if res.readSample == nil {
+			res.readSample = estimate.NewTally() // nothing stored was read
+		}
+	}
+	return res, nil
+}
+
+// planOf is the read plan a saved header records: the zero Plan (every
+// record read) for none.
+func planOf(p *estimate.Plan) estimate.Plan {
+	if p == nil {
+		return estimate.Plan{}
+	}
+	return *p
 }
 
 // Close releases what the result keeps on disk (the table's spilled runs
@@ -645,7 +672,7 @@ func (res *Result) Report(ram uint64) (*report.Report, error) {
 		pop := c.Population
 		est := estimate.Compute(estimate.Input{Fraction: res.read.Fraction, Records: pop, Read: pop - c.Unread,
 			LSize: c.DataLSize, MaxLSize: c.MaxLSize, ReadLSize: c.ReadLSize, ReadLSizeSq: c.ReadLSizeSq,
-			MaxDSize: p.DSize(c.MaxLSize),
+			MaxDSize: p.DSize(c.MaxLSize), Tally: res.readSample,
 			Entries: func(f func(ddt.Entry) bool) {
 				res.Analysis.Table.Range(func(_ ddt.Key, e ddt.Entry) bool { return f(e) })
 			}})
