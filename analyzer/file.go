@@ -157,6 +157,26 @@ func (o *Options) walker(paths []string) *source.Walker {
 	if o.Guest {
 		w.Guest, w.GuestParts = guest.Open, guest.Parts
 	}
+	if o.Read.Active() && o.Policy != nil {
+		// With --read a file none of whose records the plan reads is not
+		// opened (a file that looks sparse still is: its holes are
+		// mapped), and the others are read at scattered offsets.
+		plan, zvol, rs := o.Read, o.Zvol, o.Policy.RecordSize
+		w.RandomReads = true
+		w.Opens = func(path string, size uint64) bool {
+			_, n := zio.FileRecords(size, rs)
+			if zvol {
+				_, n = zio.ZvolRecords(size, rs)
+			}
+			key := plan.FileKey(path)
+			for i := range n {
+				if plan.Reads(key, i) {
+					return true
+				}
+			}
+			return false
+		}
+	}
 	return w
 }
 

@@ -692,3 +692,32 @@ func TestReadSparseNever(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOpensOnlyFilesRead: --read opens only the files of which it
+// reads a record (and those that look sparse): 400 one-record files at 5%
+// open about 20, and the estimate is the one of a walk that opens them
+// all (the same records are read).
+func TestReadOpensOnlyFilesRead(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(5, 5))
+	for i := range 400 {
+		writeFile(t, filepath.Join(dir, fmt.Sprint(i)), record(rng, 4096))
+	}
+	var mu sync.Mutex
+	opens := 0
+	faults := &source.Faults{BeforeOpen: func(string) { mu.Lock(); opens++; mu.Unlock() }}
+	plan := estimate.Plan{Fraction: 0.05, Seed: 9}
+	res, err := scan.Run(context.Background(), model.Settings{}, []string{dir}, scan.Options{Read: plan, Jobs: 2, Faults: faults})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	c := res.Analysis.Counters
+	read := c.Population - c.Unread
+	if c.Files != 400 || read == 0 || uint64(opens) != read {
+		t.Errorf("%d files, %d records read, %d opened; want 400 files, one opened for each record read", c.Files, read, opens)
+	}
+	if read > 40 {
+		t.Errorf("read %d of 400 records at 5%%", read)
+	}
+}

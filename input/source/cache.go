@@ -320,11 +320,16 @@ type fileCache struct {
 // fstat st, its identity id) of size bytes with data extents data: res
 // is what of it was cached when it was opened, held (acquireResidency)
 // when held (not with Walker.KeepCache, nor for a file under cacheMin).
-// It advises a file of dropMin bytes or more sequential, held or not;
-// nil when nothing more is to be done. faults are the walk's.
-func newFileCache(fd int, st *sys.Stat_t, id devIno, size uint64, data []Extent, res residency, held bool, faults *Faults) pageCacher {
+// It advises a file of dropMin bytes or more sequential (random, when
+// random: Walker.RandomReads), held or not; nil when nothing more is to
+// be done. faults are the walk's.
+func newFileCache(fd int, st *sys.Stat_t, id devIno, size uint64, data []Extent, res residency, held, random bool, faults *Faults) pageCacher {
 	if size >= dropMin {
-		fadvise(faults, fd, 0, 0, fadvSequential)
+		advice := fadvSequential
+		if random {
+			advice = fadvRandom
+		}
+		fadvise(faults, fd, 0, 0, advice)
 	}
 	if !held {
 		return nil

@@ -20,6 +20,7 @@ const canDrop = true
 const (
 	fadvDontneed   = unix.FADV_DONTNEED
 	fadvSequential = unix.FADV_SEQUENTIAL
+	fadvRandom     = unix.FADV_RANDOM
 )
 
 // fadviseSys is posix_fadvise(2) of [off, off+n) (n 0: to the end of the

@@ -20,6 +20,7 @@ const canDrop = false
 const (
 	fadvDontneed   = 4
 	fadvSequential = 2
+	fadvRandom     = 1
 )
 
 // fadviseSys does nothing: no posix_fadvise here.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"sort"
 
 	"github.com/ddtsim/ddtsim/input/vdisk"
@@ -123,6 +124,25 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 // maxEmptyReads is how many reads in a row may return nothing and no
 // error before File.ReadAt gives up (as bufio does).
 const maxEmptyReads = 100
+
+// Opened reports whether f was opened: false for a file Walker.Opens
+// said is not to be read, whose Reader reads nothing.
+func (f *File) Opened() bool {
+	_, no := f.Reader.(unopenedReader)
+	return !no
+}
+
+// unopenedReader is the Reader of a file the walk did not open
+// (Walker.Opens): every read fails, saying so.
+type unopenedReader struct{ path string }
+
+func (r unopenedReader) ReadAt(p []byte, off int64) (int, error) {
+	return 0, &os.PathError{Op: "read", Path: r.path, Err: errors.New("not opened: the walk was told nothing of it would be read")}
+}
+
+func (unopenedReader) Changed() error { return nil }
+
+func (unopenedReader) Close() error { return nil }
 
 // Changed is f.Reader.Changed: an error wrapping ErrChanged when the file
 // changed since it was opened. Call it once all its reading is done.

@@ -72,6 +72,23 @@ type Walker struct {
 	// are dropped once read, those that were cached before it was opened
 	// kept: see cache.go.
 	KeepCache bool
+	// Opens, when set, is asked of every regular file that does not look
+	// sparse, before it is opened, by its path as the walk names it and
+	// its size from its lstat: a file for which it returns false is
+	// yielded without being opened (File.Opened false: its Reader reads
+	// nothing; it has no holes mapped). A consumer that reads only some
+	// records of the files (--read) saves the open, fstat and close of
+	// each file it reads nothing of: on 200,000 small files, about 0.7 s
+	// a scan (scripts/bench-read.sh). Every file is lstat'ed first, and
+	// none is opened ahead (Openers is ignored). Not with Guest.
+	Opens func(path string, size uint64) bool
+	// RandomReads: the files are read at scattered offsets, not from
+	// start to end (--read): large files are advised POSIX_FADV_RANDOM
+	// when opened, not POSIX_FADV_SEQUENTIAL, so that the kernel's
+	// readahead does not read what is not asked (cache.go). Without it,
+	// reading 15% of the records of 20 GiB brought 4.8 GiB in from the
+	// disk for 3.0 GiB read (scripts/bench-read.sh).
+	RandomReads bool
 	// Openers > 0 opens (and fstats) the regular files of the directory
 	// being walked ahead of the walk, in that many goroutines (ahead.go);
 	// what Walk yields and counts is the same. Not in a sharded walk,
@@ -151,7 +168,7 @@ type walk struct {
 // bytes and 8 bytes an entry (listing.go).
 func (w *Walker) Walk(ctx context.Context, yield func(*File), warn func(path string, err error)) Counters {
 	s := newWalk(w, yield, warn)
-	if !w.Shard.Sharded() {
+	if !w.Shard.Sharded() && !s.lstatFirst() {
 		s.open = newOpeners(w.Openers, w.Faults)
 	}
 	defer func() {
@@ -465,7 +482,7 @@ func dtOf(mode uint32) uint8 {
 // DirEntry.Info would: that stat decides what it is (a file's size, as
 // listed, is counted when it cannot be opened).
 func (s *walk) entry(ctx context.Context, l *level) {
-	if l.list.typ(l.i) == sys.DT_REG && !s.w.Shard.Sharded() {
+	if l.list.typ(l.i) == sys.DT_REG && !s.w.Shard.Sharded() && !s.lstatFirst() {
 		if r, ok := s.take(l, l.i); ok {
 			if r.fd >= 0 {
 				s.openedStat(r.path, r.fd, r.noatime, false, &r.st, share{open: true, counted: true})
@@ -539,6 +556,13 @@ func (s *walk) visit(dirfd int, name, path string, st *sys.Stat_t, explicit, fol
 	if !sh.open {
 		return // wholly another shard's
 	}
+	if s.lstatFirst() && st.Mode&sys.S_IFMT == sys.S_IFREG && uint64(st.Blocks)*512 >= uint64(st.Size) &&
+		!s.w.Opens(path, uint64(st.Size)) {
+		if file := s.unopened(path, st, sh); file != nil {
+			s.yield(file)
+		}
+		return
+	}
 	fd, noatime, err := openFile(s.w.Faults, dirfd, name, path, follow, true)
 	if err != nil {
 		s.openFailed(path, st, err, sh)
@@ -592,6 +616,34 @@ func (s *walk) openedStat(path string, fd int, noatime, explicit bool, st *sys.S
 		return
 	}
 	s.yield(file)
+}
+
+// lstatFirst: the walk lstats every file before opening it, to ask
+// Walker.Opens.
+func (s *walk) lstatFirst() bool { return s.w.Opens != nil && s.w.Guest == nil }
+
+// unopened is the File of the regular file at path whose lstat (stat if
+// followed) is st, not opened (Walker.Opens); nil for a name of an inode
+// already yielded (as prepareFile).
+func (s *walk) unopened(path string, st *sys.Stat_t, sh share) *File {
+	id := devIno{uint64(st.Dev), st.Ino}
+	if s.rep.fileMet(id, uint64(st.Nlink), s.w.CountLinks) {
+		switch {
+		case st.Nlink < 2:
+			count(&s.c.RepeatedFiles, 1, sh.counted)
+			return nil
+		case !s.w.CountLinks:
+			count(&s.c.HardLinks, 1, sh.counted)
+			return nil
+		}
+	}
+	size := uint64(st.Size)
+	count(&s.c.Files, 1, sh.counted)
+	count(&s.c.LogicalBytes, size, sh.counted)
+	file := &File{Path: path, Arg: s.arg, Dev: uint64(st.Dev), Ino: st.Ino, Size: size, Mtime: st.Mtim.Nano(),
+		Regular: true, Reader: unopenedReader{path: path}}
+	s.setShare(file, sh, size)
+	return file
 }
 
 // openFailed handles a file that could not be opened: the problem is
@@ -808,7 +860,7 @@ func (s *walk) prepareFile(path string, r *osReader, stp *sys.Stat_t, sh share) 
 	if looksSparse && size > 0 {
 		file.Data = dataExtents(r.fd, size)
 	}
-	file.cache = newFileCache(r.fd, &st, id, size, file.Data, res, held, s.w.Faults)
+	file.cache = newFileCache(r.fd, &st, id, size, file.Data, res, held, s.w.RandomReads, s.w.Faults)
 	s.setShare(file, sh, size)
 	return file, nil
 }
