@@ -143,7 +143,7 @@ func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
 	if s.Decision == nil {
 		return
 	}
-	best, worst := ends[0].Decision, ends[1].Decision
+	best, worst := ends[0].Decision, ends[len(ends)/2].Decision // r.Best's and r.Worst's
 	switch {
 	case best == nil || worst == nil:
 		r.Verdict = "undecided: nothing to decide on at one end of the range"
