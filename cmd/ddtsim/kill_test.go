@@ -34,7 +34,7 @@ func killRounds(t *testing.T) int {
 
 // ddtsimProc runs this test binary as ddtsim (TestMain) with args.
 func ddtsimProc(args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
-	cmd := exec.Command(os.Args[0], args...)
+	cmd := selfCommand(args...)
 	cmd.Env = append(os.Environ(), "DDTSIM_TEST_RUN_MAIN=1")
 	var out, errs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errs

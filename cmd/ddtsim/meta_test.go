@@ -86,7 +86,11 @@ func TestVersionOfReleaseBuild(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	out, err := exec.Command(bin, "--version").Output()
+	prog, args := bin, []string{"--version"}
+	if emu := os.Getenv("DDTSIM_TEST_EXEC"); emu != "" {
+		prog, args = emu, append([]string{bin}, args...)
+	}
+	out, err := exec.Command(prog, args...).Output()
 	if err != nil {
 		t.Fatal(err)
 	}

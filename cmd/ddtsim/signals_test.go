@@ -33,7 +33,7 @@ func startDdtsim(t *testing.T, save string) (*exec.Cmd, *bytes.Buffer, *bytes.Bu
 	if err := os.WriteFile(filepath.Join(dir, "text"), b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-j", "1", "-o", "compression=gzip-9", "--save", save, dir)
+	cmd := selfCommand("-j", "1", "-o", "compression=gzip-9", "--save", save, dir)
 	cmd.Env = append(os.Environ(), "DDTSIM_TEST_RUN_MAIN=1", "DDTSIM_TEST_READY_FD=3")
 	var out, errs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errs
@@ -144,7 +144,8 @@ func TestClosedStdout(t *testing.T) {
 		{">&-", []string{"--save", save, sampleDir}, 0, "ddtsim: note: standard output is closed: the report is not printed, only saved\n"},
 		{">/dev/null", []string{"--json", sampleDir}, 0, ""},
 	} {
-		cmd := exec.Command("sh", append([]string{"-c", `exec "$0" "$@" ` + c.redirect, os.Args[0]}, c.args...)...)
+		prog, args := selfArgs(c.args...)
+		cmd := exec.Command("sh", append([]string{"-c", `exec "$0" "$@" ` + c.redirect, prog}, args...)...)
 		cmd.Env = append(os.Environ(), "DDTSIM_TEST_RUN_MAIN=1")
 		var errs bytes.Buffer
 		cmd.Stderr = &errs
