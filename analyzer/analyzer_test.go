@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -50,7 +51,9 @@ func TestZeroRecordsAndSparseModes(t *testing.T) {
 	testkit.Write(t, filepath.Join(dir, "dense"), append(testkit.Rand(3, 128<<10), make([]byte, 128<<10)...))
 	writeSparse(t, filepath.Join(dir, "sparse"))
 	st := testkit.Stat(t, filepath.Join(dir, "sparse"), false)
-	fsHoles := st.Blocks*512 < st.Size
+	// On Windows a file has holes only once marked sparse (Wine 8 reports
+	// the allocation of the Linux file below, holes included).
+	fsHoles := st.Blocks*512 < st.Size && runtime.GOOS != "windows"
 	cases := []struct {
 		name              string
 		comp              zio.Compression

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -142,11 +143,18 @@ func TestSavingsCredited(t *testing.T) {
 	s := decisionScan(t, p, 0, dir)
 	s.EstimateSpace(p)
 	d := s.Decision
-	if d == nil || d.HolesSaves != 255<<20 || d.CompressionSaves != 0 || d.EmbeddedSaves != 0 || d.DedupSaves != 0 {
-		t.Fatalf("credits %+v, want holes 255 MiB, compression 0", d)
+	holes, dedup, by := int64(255<<20), int64(0), "holes 255 MiB (2040 holes)"
+	if runtime.GOOS == "windows" {
+		// There a file has holes only once marked sparse: this one's
+		// 2040 records of zeros are data, stored with compression=off,
+		// and dedup keeps one of them.
+		holes, dedup, by = 0, 2039*128<<10, "holes 0 B (0 holes)"
+	}
+	if d == nil || d.HolesSaves != holes || d.CompressionSaves != 0 || d.EmbeddedSaves != 0 || d.DedupSaves != dedup {
+		t.Fatalf("credits %+v, want holes %d, dedup %d, compression 0", d, holes, dedup)
 	}
 	o := render(t, s)
-	if !strings.Contains(o.text, "    by         holes 255 MiB (2040 holes), embedded records 0 B (0 records), compression 0 B,") {
+	if !strings.Contains(o.text, "    by         "+by+", embedded records 0 B (0 records), compression 0 B,") {
 		t.Errorf("text does not credit the holes:\n%s", o.text)
 	}
 

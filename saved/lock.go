@@ -13,7 +13,8 @@ import (
 // same directory (two ddtsim --save DIR, or a resume and a scan) do not
 // replace each other's scan unnoticed: the second is refused, naming the
 // first. The lock is a file beside the directory, LockName, locked with
-// flock(2) by the writer for as long as it runs: the kernel releases it
+// flock(2) (on Windows LockFileEx, exclusive, on one byte past its
+// content) by the writer for as long as it runs: the kernel releases it
 // when the writer ends, killed included. The file holds the writer's
 // process ID (decimal, a newline), for the message of the one refused. A
 // writer that ends removes it; one killed leaves it, unlocked, for the

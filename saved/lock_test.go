@@ -1,10 +1,12 @@
-//go:build unix
-
 package saved
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -41,4 +43,67 @@ func TestLock(t *testing.T) {
 		t.Fatalf("lock after Unlock: %v", err)
 	}
 	b.Unlock()
+}
+
+// TestLockOtherProcess: a lock held by another process refuses this one,
+// naming that process; when that process ends without unlocking (killed),
+// the system releases its lock, the lock file stays with its PID, and the
+// next writer takes it.
+func TestLockOtherProcess(t *testing.T) {
+	if p := os.Getenv("DDTSIM_LOCK_CHILD"); p != "" { // the other process
+		if _, err := TakeLock(p); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		fmt.Println("locked")
+		io.Copy(io.Discard, os.Stdin) // hold it until killed
+		os.Exit(0)
+	}
+	path := filepath.Join(t.TempDir(), "scan")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLockOtherProcess$")
+	cmd.Env = append(os.Environ(), "DDTSIM_LOCK_CHILD="+path)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "locked\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child: %q, %v", line, err)
+	}
+	child := cmd.Process.Pid
+	_, err = TakeLock(path)
+	var le *LockedError
+	if !errors.As(err, &le) || le.PID != child {
+		t.Errorf("lock held by process %d: %v; want a LockedError naming it", child, err)
+	}
+	if pid, held := LockHolder(path); pid != child || !held {
+		t.Errorf("LockHolder: %d, %v; want %d, held", pid, held, child)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if pid, held := LockHolder(path); pid != child || held {
+		t.Errorf("LockHolder after the holder was killed: %d, %v; want %d, not held", pid, held, child)
+	}
+	l, err := TakeLock(path)
+	if err != nil {
+		t.Fatalf("lock after the holder was killed: %v", err)
+	}
+	if pid, held := LockHolder(path); pid != os.Getpid() || !held {
+		t.Errorf("LockHolder: %d, %v; want %d, held", pid, held, os.Getpid())
+	}
+	if err := l.Unlock(); err != nil {
+		t.Error(err)
+	}
 }

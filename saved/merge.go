@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -679,15 +680,34 @@ func differing(hdrs []*Header, what string, value func(*Header) string, conseque
 // the other). Merge cannot tell whether they hold the same files (another
 // host, a shared mount, files changed in between): it adds them.
 func overlaps(files []string, hdrs []*Header, group []int) []string {
+	// A scan's paths follow the rules of the system that made it: a
+	// working directory from the root ("/home/a") is a Unix system's,
+	// its paths slash paths wherever they are merged (on Windows too);
+	// the others are this system's.
+	unix := func(h *Header) bool { return strings.HasPrefix(string(h.Dir), "/") }
 	abs := func(h *Header, p Path) string {
 		s := string(p)
+		if unix(h) {
+			if !path.IsAbs(s) {
+				s = path.Join(string(h.Dir), s)
+			}
+			return path.Clean(s)
+		}
 		if !filepath.IsAbs(s) {
 			s = filepath.Join(string(h.Dir), s)
 		}
 		return filepath.Clean(s)
 	}
 	inside := func(a, b string) bool { // a is b or inside it
-		return a == b || strings.HasPrefix(a, strings.TrimSuffix(b, "/")+"/")
+		if a == b {
+			return true
+		}
+		for _, sep := range []string{"/", string(filepath.Separator)} {
+			if strings.HasPrefix(a, strings.TrimSuffix(b, sep)+sep) {
+				return true
+			}
+		}
+		return false
 	}
 	var notes []string
 	for i := range hdrs {

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/analyzer"
@@ -90,8 +91,9 @@ func TestSweepEqualsScans(t *testing.T) {
 		}
 		c := res.Counters
 		// Every byte read once, but for the source holes (the golden
-		// inputs' sparse files), which are not read at all.
-		if want := sumSizes(t, paths); c.ReadBytes+c.HoleBytes != want || c.LogicalBytes != want || c.HoleBytes == 0 || c.HoleBytes > 4<<20 {
+		// inputs' sparse files), which are not read at all; on Windows
+		// none, as the files are not marked sparse.
+		if want := sumSizes(t, paths); c.ReadBytes+c.HoleBytes != want || c.LogicalBytes != want || (c.HoleBytes == 0) != (runtime.GOOS == "windows") || c.HoleBytes > 4<<20 {
 			t.Errorf("sparse=%v: read %d bytes + %d in holes, logical %d; the files hold %d", sparse, c.ReadBytes, c.HoleBytes, c.LogicalBytes, want)
 		}
 		for i, l := range res.Lanes {
@@ -139,7 +141,7 @@ func TestSweepProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := res.Counters
-	if c.HoleBytes == 0 || c.Files == 0 {
+	if c.HoleBytes == 0 && runtime.GOOS != "windows" || c.Files == 0 { // on Windows no holes: not marked sparse
 		t.Fatalf("counters %+v: the test needs files and source holes", c)
 	}
 	if uint64(prog.Files.Load()) != c.Files || uint64(prog.BytesPending.Load()) != c.LogicalBytes || uint64(prog.BytesDone.Load()) != c.ReadBytes+c.HoleBytes {

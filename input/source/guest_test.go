@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -52,7 +53,11 @@ func TestGuestHook(t *testing.T) {
 		t.Fatalf("%d files yielded, counters %+v; want disk.img and plain.txt, one part", len(files), c)
 	}
 	disk, plain := files[0], files[1]
-	if disk.Size != 1<<20 || !disk.LooksSparse || len(disk.Data) != 1 || disk.Data[0] != (Extent{Off: 64 << 10, End: 128 << 10}) {
+	data := Extent{Off: 64 << 10, End: 128 << 10}
+	if runtime.GOOS == "windows" {
+		data = Extent{Off: 0, End: 1 << 20} // not marked sparse: no holes
+	}
+	if disk.Size != 1<<20 || !disk.LooksSparse || len(disk.Data) != 1 || disk.Data[0] != data {
 		t.Errorf("disk.img: size %d, sparse %v, data %v", disk.Size, disk.LooksSparse, disk.Data)
 	}
 	// A raw file of a walk with Guest is copied as images are (sparse).

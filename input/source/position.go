@@ -1,5 +1,7 @@
 package source
 
+import "os"
+
 // Position is a place in a Walker's walk order, the order in which it
 // yields files: the paths named in the order given (Arg, their index);
 // below a directory, its entries sorted by name (bytewise, as
@@ -28,8 +30,10 @@ func (a Position) Compare(b Position) int {
 	return comparePaths(a.Path, b.Path)
 }
 
-// comparePaths compares two slash-separated paths component by component,
-// each component bytewise; a path comes before the paths below it.
+// comparePaths compares two paths component by component, each component
+// bytewise; a path comes before the paths below it. The components are
+// separated as the system separates them (os.IsPathSeparator: "/", and on
+// Windows "\\" too, which the walk's filepath.Join puts there).
 func comparePaths(x, y string) int {
 	for {
 		if x == y {
@@ -53,11 +57,11 @@ func comparePaths(x, y string) int {
 	}
 }
 
-// cutSlash splits p at its first slash: the component before it, the
+// cutSlash splits p at its first separator: the component before it, the
 // rest after it, and whether there was one.
 func cutSlash(p string) (string, string, bool) {
 	for i := 0; i < len(p); i++ {
-		if p[i] == '/' {
+		if os.IsPathSeparator(p[i]) {
 			return p[:i], p[i+1:], true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -13,7 +14,11 @@ import (
 func TestPositionIsWalkOrder(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	for _, p := range []string{"a/x", "a/y/z", "a.txt", "a-b", "a0", "b", "a/y.z", "a/y/a", "A", "a/\xff", "a/ä"} {
+	names := []string{"a/x", "a/y/z", "a.txt", "a-b", "a0", "b", "a/y.z", "a/y/a", "a/ä"}
+	if runtime.GOOS != "windows" { // there "A" is "a", and a name is Unicode
+		names = append(names, "A", "a/\xff")
+	}
+	for _, p := range names {
 		full := filepath.Join(dir, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			t.Fatal(err)
@@ -29,8 +34,8 @@ func TestPositionIsWalkOrder(t *testing.T) {
 		got = append(got, Position{Arg: f.Arg, Path: f.Path})
 		f.Close()
 	}, nil)
-	if len(got) != 11 { // the second path named is a repeat
-		t.Fatalf("walked %d files, want 11: %v", len(got), got)
+	if len(got) != len(names) { // the second path named is a repeat
+		t.Fatalf("walked %d files, want %d: %v", len(got), len(names), got)
 	}
 	for i := 1; i < len(got); i++ {
 		if c := got[i-1].Compare(got[i]); c != -1 {

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -106,6 +107,9 @@ func TestWalkSpecialEntries(t *testing.T) {
 // named twice (or inside another) is yielded once (was analyzer's).
 func TestFollowLinksAndRepeats(t *testing.T) {
 	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("windows: symbolic links need a privilege there, and Wine 8's cannot be followed")
+	}
 	dir := t.TempDir()
 	sub := filepath.Join(dir, "sub")
 	writeFile(t, filepath.Join(sub, "f"), randBytes(3, 128<<10))
@@ -154,6 +158,9 @@ func TestSpecialFilesNamedExplicitly(t *testing.T) {
 // analyzer's TestSymlinkArgumentsAndRepeatedFile).
 func TestSymlinkArgumentsAndRepeatedFile(t *testing.T) {
 	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("windows: symbolic links need a privilege there, and Wine 8's cannot be followed")
+	}
 	dir := t.TempDir()
 	real := filepath.Join(dir, "real")
 	f := filepath.Join(real, "f")
@@ -192,7 +199,7 @@ func TestVanishedFile(t *testing.T) {
 		}
 	}}
 	r := walkT(t, &Walker{Faults: faults}, dir)
-	if len(r.warns) != 1 || !strings.Contains(r.warns[0], "no such file") || r.c.Files != 1 || len(r.files) != 1 {
+	if len(r.warns) != 1 || !strings.Contains(r.warns[0], testkit.NotExistText(t)) || r.c.Files != 1 || len(r.files) != 1 {
 		t.Errorf("warnings %q, counters %+v; want one ENOENT warning and 1 file", r.warns, r.c)
 	}
 }
@@ -201,6 +208,9 @@ func TestVanishedFile(t *testing.T) {
 // one is all data (Data nil); an all-hole one has no extent.
 func TestDataExtents(t *testing.T) {
 	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("windows: a file written with gaps has holes only once marked sparse (FSCTL_SET_SPARSE)")
+	}
 	dir := t.TempDir()
 	sparse := filepath.Join(dir, "sparse")
 	h, err := os.Create(sparse)

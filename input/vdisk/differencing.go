@@ -6,6 +6,7 @@ import (
 	"io"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
 
@@ -19,18 +20,24 @@ import (
 // parent locator entries of a VHD's dynamic disk header (Microsoft's
 // "Virtual Hard Disk Image Format Specification" 1.0, "Dynamic Disk
 // Header Format"), the Parent Locator metadata item of a VHDX
-// ([MS-VHDX] 1.0, "Parent Locator"). Backslashes are made slashes, then
-// come:
+// ([MS-VHDX] 2.6.2.6.3, "VHDX Parent Locator", which says to try
+// relative_path, volume_path, then absolute_win32_path). The images are
+// made on Windows and separate with backslashes: they separate here too,
+// on every system (a name is made of the system's separators,
+// filepath.FromSlash). Then come:
 //
 //   - rel, a path relative to the child's directory (VHD W2ru, VHDX
-//     relative_path), unless it is absolute or starts with a drive
-//     letter; the Opener resolves it against that directory;
-//   - each of abs that is an absolute path here (VHD W2ku and the path
-//     of the MacX file URL, VHDX absolute_win32_path); one with a drive
-//     letter or a UNC path ("//server") is not;
+//     relative_path: `.\parent.vhdx`, `..\base\parent.vhdx`), unless it
+//     is absolute or starts with a drive letter; the Opener resolves it
+//     against that directory (Dir, Join);
+//   - each of abs that is an absolute path on this system (VHD W2ku and
+//     the path of the MacX file URL, VHDX volume_path and
+//     absolute_win32_path): on Windows one with a drive letter, a UNC
+//     path or a `\\?\` prefix (`\\?\Volume{GUID}\…`, `\\?\d:\…`),
+//     elsewhere one from the root but not a UNC path ("//server");
 //   - the base name of rel, of each of abs and of each of other (names
-//     without a place here: the VHD header's parent name, VHDX
-//     volume_path), for a parent copied next to its child.
+//     without a place here, as the VHD header's parent name), for a
+//     parent copied next to its child.
 //
 // Empty strings give nothing. The caller's check of the parent's
 // identity (VHD unique id, VHDX DataWriteGuid) keeps a wrong file found
@@ -53,7 +60,7 @@ func ParentNames(rel string, abs []string, other ...string) []string {
 		add(filepath.FromSlash(r))
 	}
 	for _, a := range abs {
-		if a := slash(a); path.IsAbs(a) && !strings.HasPrefix(a, "//") {
+		if a := slash(a); absHere(a) {
 			add(filepath.FromSlash(a))
 		}
 	}
@@ -65,9 +72,26 @@ func ParentNames(rel string, abs []string, other ...string) []string {
 	return names
 }
 
+// absHere reports whether p, a path with slashes, is absolute on this
+// system: on Windows with a volume (filepath.IsAbs), elsewhere from the
+// root but not "//server/share/…", which names a Windows share.
+func absHere(p string) bool {
+	if runtime.GOOS == "windows" {
+		return filepath.IsAbs(filepath.FromSlash(p))
+	}
+	return path.IsAbs(p) && !strings.HasPrefix(p, "//")
+}
+
 // isWinAbs reports whether p (slashes) starts with a drive letter.
 func isWinAbs(p string) bool {
 	return len(p) >= 2 && p[1] == ':' && (p[0]|0x20 >= 'a' && p[0]|0x20 <= 'z')
+}
+
+// IsDriveURLPath reports whether p, the path of a file URL, starts with
+// a slash and a drive letter ("/C:/vms/base.vhd", RFC 8089 appendix E.2):
+// the path on Windows is p without its first slash.
+func IsDriveURLPath(p string) bool {
+	return len(p) >= 3 && p[0] == '/' && isWinAbs(p[1:])
 }
 
 // SectorBitmap is part of the sector bitmap of one block of a

@@ -2,30 +2,49 @@ package vdisk
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 )
 
+// TestParentNames: the names recorded by Windows (backslashes) are paths
+// on every system; absolute ones only where they are absolute.
 func TestParentNames(t *testing.T) {
+	vol := `\\?\Volume{26a21bda-a627-11d7-9931-806e6f6e6963}\vm\p.vhdx`
 	for _, c := range []struct {
-		rel   string
-		abs   []string
-		other []string
-		want  []string
+		rel       string
+		abs       []string
+		other     []string
+		unix, win []string
 	}{
 		// VHD: W2ru, W2ku and MacX, then the header's parent name.
 		{`..\base.vhd`, []string{`C:\images\base.vhd`, "/Users/u/base.vhd"}, []string{"base.vhd"},
-			[]string{"../base.vhd", "/Users/u/base.vhd", "base.vhd"}},
-		// VHDX: relative_path, absolute_win32_path, volume_path.
-		{`.\base.vhdx`, []string{`C:\vm\base.vhdx`}, []string{`\\?\Volume{26a21bda-a627-11d7-9931-806e6f6e6963}\vm\p.vhdx`},
-			[]string{"./base.vhdx", "base.vhdx", "p.vhdx"}},
+			[]string{"../base.vhd", "/Users/u/base.vhd", "base.vhd"},
+			[]string{`..\base.vhd`, `C:\images\base.vhd`, "base.vhd"}},
+		// VHDX: relative_path, volume_path, absolute_win32_path
+		// ([MS-VHDX] 2.6.2.6.3's examples and order).
+		{`..\..\path2\sub3\parent.vhdx`, []string{vol, `\\?\d:\path2\sub3\parent.vhdx`}, nil,
+			[]string{"../../path2/sub3/parent.vhdx", "parent.vhdx", "p.vhdx"},
+			[]string{`..\..\path2\sub3\parent.vhdx`, vol, `\\?\d:\path2\sub3\parent.vhdx`, "parent.vhdx", "p.vhdx"}},
+		// As Hyper-V writes them (no \\?\ in absolute_win32_path).
+		{`.\base.vhdx`, []string{"", `C:\vm\base.vhdx`}, nil,
+			[]string{"./base.vhdx", "base.vhdx"},
+			[]string{`.\base.vhdx`, `C:\vm\base.vhdx`, "base.vhdx"}},
 		// An absolute relative path, a UNC path, a drive-relative one.
-		{"/abs/a.vhd", []string{`\\server\share\b.vhd`, "d:c.vhd"}, nil, []string{"a.vhd", "b.vhd", "d:c.vhd"}},
-		{`x:\a.vhd`, []string{"/p/q.vhd"}, nil, []string{"/p/q.vhd", "a.vhd", "q.vhd"}},
-		{"", []string{"", ""}, []string{"", "/", "."}, nil},
+		{"/abs/a.vhd", []string{`\\server\share\b.vhd`, "d:c.vhd"}, nil,
+			[]string{"a.vhd", "b.vhd", "d:c.vhd"},
+			[]string{`\\server\share\b.vhd`, "a.vhd", "b.vhd", "d:c.vhd"}},
+		{`x:\a.vhd`, []string{"/p/q.vhd"}, nil,
+			[]string{"/p/q.vhd", "a.vhd", "q.vhd"},
+			[]string{"a.vhd", "q.vhd"}},
+		{"", []string{"", ""}, []string{"", "/", "."}, nil, nil},
 	} {
-		if got := ParentNames(c.rel, c.abs, c.other...); !slices.Equal(got, c.want) {
-			t.Errorf("ParentNames(%q, %q, %q) = %q, want %q", c.rel, c.abs, c.other, got, c.want)
+		want := c.unix
+		if runtime.GOOS == "windows" {
+			want = c.win
+		}
+		if got := ParentNames(c.rel, c.abs, c.other...); !slices.Equal(got, want) {
+			t.Errorf("ParentNames(%q, %q, %q) = %q, want %q", c.rel, c.abs, c.other, got, want)
 		}
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // Extent is a range of guest bytes, [Off, End).
@@ -194,32 +193,51 @@ func ReadFull(f io.ReaderAt, path string, q []byte, off int64) error {
 }
 
 // Dir returns the directory of an image's path, as text: path up to its
-// last slash ("." when there is none), not cleaned. With Join it locates
-// the files an image names (backing files, extents, parents, data files)
-// as qemu does: a ".." in them then goes where the kernel takes it, also
-// when a directory on the way is a symlink (filepath.Dir and Join clean
-// "link/.." away lexically, and would look in the wrong place).
+// last separator ("." when there is none), not cleaned. With Join it
+// locates the files an image names (backing files, extents, parents, data
+// files) as qemu does: a ".." in them then goes where the kernel takes it,
+// also when a directory on the way is a symlink (filepath.Dir and Join
+// clean "link/.." away lexically, and would look in the wrong place).
+//
+// The separators are the system's (os.IsPathSeparator): "/" on Unix, where
+// a backslash is a character of a name, and both "\" and "/" on Windows,
+// where a path's volume (filepath.VolumeName: "C:", "\\server\share")
+// is kept: Dir(`C:\vms\a.vhdx`) is `C:\vms`, Dir(`C:\a.vhdx`) is `C:\`.
 func Dir(path string) string {
-	i := strings.LastIndexByte(path, '/')
+	vol := filepath.VolumeName(path)
+	rest := path[len(vol):]
+	i := len(rest) - 1
+	for i >= 0 && !os.IsPathSeparator(rest[i]) {
+		i--
+	}
 	switch {
+	case i < 0 && vol != "":
+		return vol // "C:a.vhdx": the drive's current directory
 	case i < 0:
 		return "."
 	case i == 0:
-		return "/"
+		return vol + rest[:1]
 	}
-	return path[:i]
+	return vol + rest[:i]
 }
 
-// Join returns name when it is absolute, else dir + "/" + name, not
-// cleaned (see Dir).
+// Join returns name when it is absolute, else dir, the system's separator
+// and name, not cleaned (see Dir). On Windows the slashes of name are made
+// backslashes (both separate there, but not after a `\\?\` prefix in dir),
+// and a name rooted without a volume (`\vms\a.vhdx`) is taken on dir's
+// volume, as Windows would for the image's own folder.
 func Join(dir, name string) string {
 	if filepath.IsAbs(name) || dir == "" {
 		return name
 	}
-	if strings.HasSuffix(dir, "/") {
+	name = filepath.FromSlash(name)
+	if name != "" && os.IsPathSeparator(name[0]) {
+		return filepath.VolumeName(dir) + name // Windows only: rooted on Unix is absolute
+	}
+	if last := dir[len(dir)-1]; os.IsPathSeparator(last) || len(dir) == len(filepath.VolumeName(dir)) {
 		return dir + name
 	}
-	return dir + "/" + name
+	return dir + string(filepath.Separator) + name
 }
 
 // Filer is implemented by the Disks of this package's readers: Files

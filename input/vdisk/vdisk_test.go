@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -43,13 +45,42 @@ func TestExtentAlgebra(t *testing.T) {
 
 func TestDirJoin(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct{ path, dir, name, joined string }{
-		{"link/web1.qcow2", "link", "../base/b.qcow2", "link/../base/b.qcow2"}, // not cleaned: link may be a symlink
+	type dj struct{ path, dir, name, joined string }
+	cases := []dj{
+		{"link/web1.qcow2", "link", "b.qcow2", "link/b.qcow2"},
 		{"web1.qcow2", ".", "b.qcow2", "./b.qcow2"},
-		{"/web1.qcow2", "/", "b.qcow2", "/b.qcow2"},
-		{"a/b/../c.vmdk", "a/b/..", "c-flat.vmdk", "a/b/../c-flat.vmdk"},
-		{"a/c.vmdk", "a", "/abs/x.vmdk", "/abs/x.vmdk"},
-	} {
+	}
+	if runtime.GOOS == "windows" {
+		for i := range cases {
+			cases[i].joined = filepath.FromSlash(cases[i].joined)
+		}
+		cases = append(cases,
+			// Not cleaned (see Dir); slashes in names made backslashes.
+			dj{`link\web1.qcow2`, "link", "../base/b.qcow2", `link\..\base\b.qcow2`},
+			dj{`a\b\..\c.vmdk`, `a\b\..`, "c-flat.vmdk", `a\b\..\c-flat.vmdk`},
+			dj{`C:\vms\child.vhdx`, `C:\vms`, `..\base\p.vhdx`, `C:\vms\..\base\p.vhdx`},
+			dj{`C:/vms/child.vhdx`, `C:/vms`, `.\p.vhdx`, `C:/vms\.\p.vhdx`},
+			dj{`\web1.qcow2`, `\`, "b.qcow2", `\b.qcow2`},
+			dj{`C:\child.vhdx`, `C:\`, "p.vhdx", `C:\p.vhdx`},
+			dj{`C:child.vhdx`, `C:`, "p.vhdx", `C:p.vhdx`},
+			dj{`\\srv\share\c.vhdx`, `\\srv\share\`, "p.vhdx", `\\srv\share\p.vhdx`},
+			dj{`\\?\C:\vms\c.vhdx`, `\\?\C:\vms`, "sub/p.vhdx", `\\?\C:\vms\sub\p.vhdx`},
+			// Absolute; rooted on the image's volume.
+			dj{`C:\vms\c.vmdk`, `C:\vms`, `D:\x.vmdk`, `D:\x.vmdk`},
+			dj{`C:\vms\c.vmdk`, `C:\vms`, "/abs/x.vmdk", `C:\abs\x.vmdk`},
+		)
+	} else {
+		cases = append(cases,
+			dj{"link/web1.qcow2", "link", "../base/b.qcow2", "link/../base/b.qcow2"}, // not cleaned: link may be a symlink
+			dj{"/web1.qcow2", "/", "b.qcow2", "/b.qcow2"},
+			dj{"a/b/../c.vmdk", "a/b/..", "c-flat.vmdk", "a/b/../c-flat.vmdk"},
+			dj{"a/c.vmdk", "a", "/abs/x.vmdk", "/abs/x.vmdk"},
+			// A backslash is part of a name here.
+			dj{`a\b.vmdk`, ".", `c\d.vmdk`, `./c\d.vmdk`},
+			dj{`C:\vms\child.vhdx`, ".", "p.vhdx", "./p.vhdx"},
+		)
+	}
+	for _, c := range cases {
 		if d := Dir(c.path); d != c.dir {
 			t.Errorf("Dir(%q) = %q, want %q", c.path, d, c.dir)
 		}

@@ -3,6 +3,7 @@ package outpath
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -14,6 +15,15 @@ func TestInsideThroughSymlinks(t *testing.T) {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := CheckCreatable(filepath.Join(other, "new.html")); err != nil {
+		t.Errorf("CheckCreatable in a writable directory: %v", err)
+	}
+	if err := CheckCreatable(other); err == nil {
+		t.Error("CheckCreatable accepted a directory")
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("windows: symbolic links need a privilege there, and Wine 8's cannot be followed")
 	}
 	// A link outside the scanned tree that leads into it, and a dangling
 	// link whose target would be created inside it.
@@ -37,12 +47,6 @@ func TestInsideThroughSymlinks(t *testing.T) {
 		if err != nil || in != c.inside {
 			t.Errorf("Inside(%s) = %q, %q, %v; want inside %q", c.name, out, in, err, c.inside)
 		}
-	}
-	if err := CheckCreatable(filepath.Join(other, "new.html")); err != nil {
-		t.Errorf("CheckCreatable in a writable directory: %v", err)
-	}
-	if err := CheckCreatable(other); err == nil {
-		t.Error("CheckCreatable accepted a directory")
 	}
 	loop := filepath.Join(other, "loop")
 	os.Symlink(loop, loop)

@@ -6,6 +6,7 @@ package escape
 import (
 	"encoding/base64"
 	"fmt"
+	"os"
 	"strings"
 	"unicode/utf8"
 )
@@ -19,11 +20,23 @@ import (
 // \n or \t, so that ordinary names stay readable: a name "tab\there"
 // with a backslash prints as tab\\there, one with a tab as tab\there).
 //
-// Path is injective: two different names never print the same (the
-// display of one escaped always holds \x, \u, \n or \t, and a name
-// shown as it is holds none), so a group or a path printed stands for one
-// name.
-func Path(p string) string {
+// Path is injective (on Windows, see below): two different names never
+// print the same (the display of one escaped always holds \x, \u, \n or
+// \t, and a name shown as it is holds none), so a group or a path printed
+// stands for one name.
+//
+// On Windows a backslash separates the names of a path, and no name holds
+// one: there it is kept as it is, never doubled, and never makes a path
+// escaped (C:\users\new\tab prints as it is; C:\users\evil<U+202E>txt
+// as C:\users\evil\u202etxt). A name alone is still shown injectively;
+// two paths print the same only when a name in one begins with what reads
+// as an escape where the other holds the character escaped (the folder
+// "evil" holding "u202etxt", against the name "evil<U+202E>txt"), and
+// JSON keeps the bytes of the changed one (Base64).
+func Path(p string) string { return escapePath(p, os.PathSeparator == '\\') }
+
+// escapePath is Path; winSep: a backslash separates (Windows).
+func escapePath(p string, winSep bool) string {
 	clean := utf8.ValidString(p)
 	if clean {
 		for i, r := range p {
@@ -31,7 +44,7 @@ func Path(p string) string {
 				clean = false
 				break
 			}
-			if r == '\\' && i+1 < len(p) && strings.IndexByte("xunt", p[i+1]) >= 0 {
+			if r == '\\' && !winSep && i+1 < len(p) && strings.IndexByte("xunt", p[i+1]) >= 0 {
 				clean = false // would read as an escape
 				break
 			}
@@ -46,6 +59,8 @@ func Path(p string) string {
 		switch {
 		case r == utf8.RuneError && n <= 1:
 			fmt.Fprintf(&b, "\\x%02x", p[i])
+		case r == '\\' && winSep:
+			b.WriteByte('\\')
 		case r == '\\':
 			b.WriteString("\\\\")
 		case r == '\n':

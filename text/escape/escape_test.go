@@ -1,6 +1,9 @@
 package escape
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 func TestPath(t *testing.T) {
 	t.Parallel()
@@ -31,8 +34,33 @@ func TestPath(t *testing.T) {
 		"tab\there.txt":                `tab\there.txt`,
 		"arabic \u0627":                "arabic \u0627", // right-to-left letters are not controls
 	} {
-		if got := Path(in); got != want {
-			t.Errorf("Path(%q) = %q, want %q", in, got, want)
+		if got := escapePath(in, false); got != want {
+			t.Errorf("Path(%q) = %q, want %q (Unix)", in, got, want)
+		}
+		if runtime.GOOS != "windows" && Path(in) != want {
+			t.Errorf("Path(%q) = %q, want %q", in, Path(in), want)
+		}
+	}
+}
+
+// On Windows a backslash separates: never doubled, never read as the
+// start of an escape.
+func TestPathWindows(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		`C:\users\new\tab\x64\u1234`:   `C:\users\new\tab\x64\u1234`,
+		`\\server\share\not\escaped`:   `\\server\share\not\escaped`,
+		"C:\\users\\evil\u202etxt.exe": `C:\users\evil\u202etxt.exe`,
+		"C:\\users\\d\xff1":            `C:\users\d\xff1`,
+		"C:\\tmp\\c1\u0085\\new":       `C:\tmp\c1\u0085\new`,
+		"C:\\tmp\\line\nbreak\\x":      `C:\tmp\line\nbreak\x`,
+		"plain/slash\\mixed":           `plain/slash\mixed`,
+	} {
+		if got := escapePath(in, true); got != want {
+			t.Errorf("Path(%q) = %q, want %q (Windows)", in, got, want)
+		}
+		if runtime.GOOS == "windows" && Path(in) != want {
+			t.Errorf("Path(%q) = %q, want %q", in, Path(in), want)
 		}
 	}
 }
@@ -40,25 +68,33 @@ func TestPath(t *testing.T) {
 // Path is injective: no two names of up to 5 symbols made of backslashes,
 // the letters of the escapes, hex digits, bytes that are not UTF-8 and
 // control characters print the same.
+// On Windows, no name holds a backslash: names of up to 5 of the other
+// symbols print apart there too.
 func TestPathInjective(t *testing.T) {
 	t.Parallel()
 	symbols := []string{`\`, "x", "u", "n", "t", "f", "8", "5", "\xff", "\x85", "\xc2", "\n", "\t", "\u0085", "\x7f", "\u202e"}
-	seen := map[string]string{}
-	var walk func(s string, depth int)
-	walk = func(s string, depth int) {
-		p := Path(s)
-		if prev, ok := seen[p]; ok && prev != s {
-			t.Fatalf("Path(%q) = Path(%q) = %q", prev, s, p)
+	for _, win := range []bool{false, true} {
+		syms := symbols
+		if win {
+			syms = symbols[1:]
 		}
-		seen[p] = s
-		if depth == 5 {
-			return
+		seen := map[string]string{}
+		var walk func(s string, depth int)
+		walk = func(s string, depth int) {
+			p := escapePath(s, win)
+			if prev, ok := seen[p]; ok && prev != s {
+				t.Fatalf("windows %v: Path(%q) = Path(%q) = %q", win, prev, s, p)
+			}
+			seen[p] = s
+			if depth == 5 {
+				return
+			}
+			for _, c := range syms {
+				walk(s+c, depth+1)
+			}
 		}
-		for _, c := range symbols {
-			walk(s+c, depth+1)
-		}
+		walk("", 0)
 	}
-	walk("", 0)
 }
 
 func TestBase64(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -193,6 +194,42 @@ func (f *failAfter) Write(b []byte) (int, error) {
 	return f.File.Write(b)
 }
 
+// osReason is the system's text for the error of try (a *os.PathError's),
+// called with a new directory: how the system words a reason
+// ("no such file or directory" on Unix, "The system cannot find the path
+// specified." on Windows).
+func osReason(t *testing.T, try func(dir string) error) string {
+	t.Helper()
+	var pe *os.PathError
+	if err := try(t.TempDir()); !errors.As(err, &pe) {
+		if err != nil {
+			return err.Error()
+		}
+		return "" // only on a system without the case's cause (no /dev/full)
+	}
+	return pe.Err.Error()
+}
+
+// createIn makes the spill's first run file in dir as the table does.
+func createIn(dir string) error {
+	f, err := os.OpenFile(filepath.Join(dir, "run-000001"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		f.Close()
+	}
+	return err
+}
+
+// writeTo writes a byte to the file at path.
+func writeTo(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.Write([]byte{0})
+	return err
+}
+
 // A full disk, a missing or unwritable directory: the warning names the
 // directory and the reason, the table stays in memory from then on, and
 // the result is the same as without spilling.
@@ -217,16 +254,16 @@ func TestSpillWriteErrors(t *testing.T) {
 		}, "no space left on device", 1},
 		{"/dev/full", func(tb *Table, dir string) {
 			tb.spill.create = func(string) (runFile, error) { return os.OpenFile("/dev/full", os.O_WRONLY, 0) }
-		}, "no space left on device", 0},
+		}, osReason(t, func(string) error { return writeTo("/dev/full") }), 0},
 		{"directory removed", func(tb *Table, dir string) {
 			os.Remove(dir)
-		}, "no such file or directory", 0},
+		}, osReason(t, func(dir string) error { return createIn(filepath.Join(dir, "gone")) }), 0},
 		{"directory not writable", func(tb *Table, dir string) {
 			os.Chmod(dir, 0o500)
 		}, "permission denied", 0},
 		{"a file in the way", func(tb *Table, dir string) {
 			os.WriteFile(filepath.Join(dir, "run-000001"), nil, 0o600)
-		}, "file exists", 0},
+		}, osReason(t, func(dir string) error { createIn(dir); return createIn(dir) }), 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, err := os.Stat("/dev/full"); err != nil && c.name == "/dev/full" {
@@ -234,6 +271,9 @@ func TestSpillWriteErrors(t *testing.T) {
 			}
 			if os.Geteuid() == 0 && c.name == "directory not writable" {
 				t.Skip("root writes to read-only directories")
+			}
+			if runtime.GOOS == "windows" && c.name == "directory not writable" {
+				t.Skip("windows: a folder's read-only attribute does not stop files being made in it")
 			}
 			var mu sync.Mutex
 			var warns []error

@@ -67,6 +67,9 @@ func (d *disk) locators(h header) (map[string]string, error) {
 				continue
 			}
 			kv[key] = u.Path
+			if vdisk.IsDriveURLPath(u.Path) {
+				kv[key] = u.Path[1:] // file:///C:/vms/base.vhd
+			}
 		} else {
 			kv[key] = utf16String(b, binary.LittleEndian)
 		}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -103,9 +104,7 @@ type opener struct{ names []string }
 
 func (o *opener) open(dir, name string) (vdisk.Disk, error) {
 	o.names = append(o.names, name)
-	if !filepath.IsAbs(name) {
-		name = filepath.Join(dir, name)
-	}
+	name = vdisk.Join(dir, name) // as input/guest's opener
 	b, err := os.ReadFile(name)
 	if err != nil {
 		return nil, err
@@ -178,23 +177,42 @@ func diffPair(t *testing.T, dir string, locators map[uint32]string) (string, []b
 
 func TestDifferencing(t *testing.T) {
 	t.Parallel()
+	win := runtime.GOOS == "windows"
+	absOpened := "[parent.vhd]"
+	if win {
+		absOpened = `[C:\vms\parent.vhd parent.vhd]` // absolute there, tried first
+	}
 	for _, c := range []struct {
 		name     string
 		locators map[uint32]string
 		opened   string
 	}{
-		{"relative", map[uint32]string{platW2ku: `C:\vms\parent.vhd`, platW2ru: `.\parent.vhd`}, "[./parent.vhd]"},
-		{"absolute only", map[uint32]string{platW2ku: `C:\vms\parent.vhd`}, "[parent.vhd]"},
+		{"relative", map[uint32]string{platW2ku: `C:\vms\parent.vhd`, platW2ru: `.\parent.vhd`}, fmt.Sprintf("[%s]", filepath.FromSlash("./parent.vhd"))},
+		{"absolute only", map[uint32]string{platW2ku: `C:\vms\parent.vhd`}, absOpened},
 		{"file URL", nil, ""}, // set below: an absolute path here
 		{"header name only", nil, "[parent.vhd]"},
+		// Backslashes, as Windows writes them, out of the child's
+		// folder: the child is moved to sub/ below.
+		{"relative up", map[uint32]string{platW2ru: `..\parent.vhd`}, fmt.Sprintf("[%s]", filepath.FromSlash("../parent.vhd"))},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			if c.name == "file URL" {
-				c.locators = map[uint32]string{platMacX: "file://" + filepath.ToSlash(filepath.Join(dir, "parent.vhd"))}
+				p := filepath.ToSlash(filepath.Join(dir, "parent.vhd")) // C:/… on Windows
+				c.locators = map[uint32]string{platMacX: "file:///" + strings.TrimPrefix(p, "/")}
 				c.opened = fmt.Sprintf("[%s]", filepath.Join(dir, "parent.vhd"))
 			}
 			child, want := diffPair(t, dir, c.locators)
+			if c.name == "relative up" {
+				moved := filepath.Join(dir, "sub", "child.vhd")
+				if err := os.Mkdir(filepath.Dir(moved), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(child, moved); err != nil {
+					t.Fatal(err)
+				}
+				child = moved
+			}
 			var o opener
 			f, err := os.Open(child)
 			if err != nil {

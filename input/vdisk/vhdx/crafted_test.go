@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -86,9 +87,7 @@ func (o *opener) open(dir, name string) (vdisk.Disk, error) {
 	o.mu.Lock()
 	o.names = append(o.names, name)
 	o.mu.Unlock()
-	if !filepath.IsAbs(name) {
-		name = filepath.Join(dir, name)
-	}
+	name = vdisk.Join(dir, name) // as input/guest's opener
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -189,7 +188,7 @@ func TestDifferencing(t *testing.T) {
 	if d.Format() != "vhdx differencing" || d.Size() != 7*mib {
 		t.Errorf("Format, Size = %q, %d", d.Format(), d.Size())
 	}
-	if fmt.Sprint(o.names) != "[./parent.vhdx]" {
+	if fmt.Sprint(o.names) != fmt.Sprint([]string{filepath.FromSlash("./parent.vhdx")}) {
 		t.Errorf("opened %q, want the relative_path", o.names)
 	}
 	got := readAll(t, d)
@@ -218,6 +217,40 @@ func TestDifferencing(t *testing.T) {
 	}
 }
 
+// TestDifferencingBackslashes: a child whose relative_path climbs out of
+// its folder with backslashes, as Windows writes it, finds its parent
+// there on every system, whatever the working directory.
+func TestDifferencingBackslashes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base")
+	kids := filepath.Join(dir, "vms", "kids")
+	for _, d := range []string{base, kids} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rel := `..\..\base\parent.vhdx`
+	made, want := diffPair(t, base, [][2]string{
+		{"parent_linkage", linkGUID},
+		{"relative_path", rel},
+		{"absolute_win32_path", `C:\elsewhere\parent.vhdx`},
+	})
+	child := filepath.Join(kids, "child.vhdx")
+	if err := os.Rename(made, child); err != nil {
+		t.Fatal(err)
+	}
+	var o opener
+	d := openFile(t, child, o.open)
+	defer d.Close()
+	if w := filepath.FromSlash("../../base/parent.vhdx"); fmt.Sprint(o.names) != fmt.Sprint([]string{w}) {
+		t.Errorf("opened %q, want [%s]", o.names, w)
+	}
+	if !bytes.Equal(readAll(t, d), want) {
+		t.Errorf("guest bytes differ")
+	}
+}
+
 // TestDifferencingOwnAllocation: over a parent with holes, a partially
 // present block allocates only this file's sectors.
 func TestDifferencingOwnAllocation(t *testing.T) {
@@ -229,7 +262,8 @@ func TestDifferencingOwnAllocation(t *testing.T) {
 	write(t, dir, "p.vhdx", pb.bytes())
 	cb := newBuilder(2*mib, mib)
 	cb.parent = true
-	cb.locator = [][2]string{{"parent_linkage", linkGUID}, {"volume_path", `\\?\Volume{26a21bda-a627-11d7-9931-806e6f6e6963}\vms\p.vhdx`}}
+	vol := `\\?\Volume{26a21bda-a627-11d7-9931-806e6f6e6963}\vms\p.vhdx`
+	cb.locator = [][2]string{{"parent_linkage", linkGUID}, {"volume_path", vol}}
 	cb.blocks[0] = blk{stPartially, bytes.Repeat([]byte{9}, mib)}
 	bm := make([]byte, mib/512/8)
 	setBits(bm, 8, 16)
@@ -238,8 +272,12 @@ func TestDifferencingOwnAllocation(t *testing.T) {
 	child := write(t, dir, "c.vhdx", cb.bytes())
 	var o opener
 	d := openFile(t, child, o.open)
-	if fmt.Sprint(o.names) != "[p.vhdx]" {
-		t.Errorf("opened %q, want the volume_path's base name", o.names)
+	wantNames := []string{"p.vhdx"}
+	if runtime.GOOS == "windows" {
+		wantNames = []string{vol, "p.vhdx"} // a path there, of no volume here
+	}
+	if fmt.Sprint(o.names) != fmt.Sprint(wantNames) {
+		t.Errorf("opened %q, want %q", o.names, wantNames)
 	}
 	wantAlloc := []vdisk.Extent{{Off: 8 * 512, End: 16 * 512}, {Off: 2040 * 512, End: 2 * mib}}
 	if fmt.Sprint(d.Allocated()) != fmt.Sprint(wantAlloc) {

@@ -72,7 +72,7 @@ func (d *disk) openParent(loc metaItem, open vdisk.Opener) error {
 	if link == "" {
 		return d.ErrAt(loc.off, "parent locator without parent_linkage")
 	}
-	names := vdisk.ParentNames(kv["relative_path"], []string{kv["absolute_win32_path"]}, kv["volume_path"])
+	names := vdisk.ParentNames(kv["relative_path"], []string{kv["volume_path"], kv["absolute_win32_path"]})
 	if len(names) == 0 {
 		return d.ErrAt(loc.off, "parent locator names no parent file")
 	}

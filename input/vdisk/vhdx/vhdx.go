@@ -156,9 +156,10 @@ type disk struct {
 // Open opens the VHDX image in f, named path in errors. On success the
 // Disk owns f (and the parent it opened); on error the caller closes f.
 // open opens a differencing disk's parent: it is called as
-// open(vdisk.Dir(path), name) for each name the parent locator gives,
-// relative_path first, then absolute_win32_path, then volume_path, until
-// one opens; a nil open refuses a differencing disk. The parent must be a
+// open(vdisk.Dir(path), name) for each name the parent locator gives
+// (vdisk.ParentNames): relative_path, volume_path, absolute_win32_path
+// as [MS-VHDX] 2.6.2.6.3 orders them (the absolute ones where they are
+// absolute), then their base names, until one opens; a nil open refuses a differencing disk. The parent must be a
 // VHDX image whose DataWriteGuid is the locator's parent_linkage (or
 // parent_linkage2).
 func Open(f *os.File, path string, open vdisk.Opener) (vdisk.Disk, error) {

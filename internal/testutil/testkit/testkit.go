@@ -4,6 +4,8 @@
 package testkit
 
 import (
+	"errors"
+	"io/fs"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -79,4 +81,18 @@ func WorkedHistogram() *ddt.Histogram {
 func Stress(t testing.TB) {
 	t.Helper()
 	stress.Require(t)
+}
+
+// NotExistText is the system's text for opening a file that does not
+// exist: "no such file or directory" on Unix, "The system cannot find the
+// file specified." on Windows ("File not found." under Wine), for tests
+// that want an error to say so.
+func NotExistText(t testing.TB) string {
+	t.Helper()
+	_, err := os.Open(filepath.Join(t.TempDir(), "none"))
+	var pe *os.PathError
+	if !errors.As(err, &pe) || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("opening a missing file: %v", err)
+	}
+	return pe.Err.Error()
 }
