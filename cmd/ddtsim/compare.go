@@ -52,6 +52,8 @@ func (c *compareCmd) Run(std *streams) error {
 		return fail("--ram belongs to the scan command: a comparison of histograms has no DDT size (ddtsim --ram SIZE PATH prints it)")
 	case s.Sample != "" && !noSampling(s.Sample):
 		return fail("--sample %s: compare needs the exact prediction: a sampled one is an estimate, and setting it beside zdb's exact table would blame the pool for the sampling error; run compare without --sample (ddtsim --sample prints the estimate with its intervals)", s.Sample)
+	case s.Read != "":
+		return fail("--read %s: compare needs the exact prediction: an estimate from a fraction of the records read, set beside zdb's exact table, would blame the pool for the sampling error; run compare without --read (ddtsim --read prints the estimate with its ranges)", s.Read)
 	case c.Exported && c.Pool == "":
 		return fail("--exported goes with --pool")
 	case c.Dir != "" && !c.Exported:

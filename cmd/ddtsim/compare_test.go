@@ -316,6 +316,23 @@ func TestComparePoolFailures(t *testing.T) {
 	}
 }
 
+// compare refuses --read, as --sample (found by a new user: it set the
+// raw sample of a 5% read beside the pool's table, "DIFFERENT: 40 of 40
+// cells", and blamed the pool). zdb is not run.
+func TestCompareRefusesRead(t *testing.T) {
+	real := filepath.Join("..", "..", "testdata", "sample-zfs", "lz4-128k-a12.zdb-S.txt")
+	argsFile := fakeZdb(t, "ok", real)
+	for _, a := range [][]string{{"--zdb-output", real}, {"--pool", "tank"}} {
+		code, out, errs := runT(append(append([]string{"compare"}, a...), "--read", "5%", filepath.Join("..", "..", "testdata", "sample"))...)
+		if code != 2 || out != "" || !strings.Contains(errs, "--read 5%: compare needs the exact prediction") {
+			t.Errorf("compare %v --read 5%%: exit %d, stdout %q, stderr %q", a, code, out, errs)
+		}
+	}
+	if _, err := os.Stat(argsFile); err == nil {
+		t.Error("zdb was run")
+	}
+}
+
 // compare refuses --sample: a sampled prediction is an estimate, and set
 // beside zdb's exact table its sampling error would read as the pool's
 // fault. --sample 1 (no sampling) is accepted. zdb is not run.
