@@ -152,6 +152,12 @@ var figures = []figure{
 	{"USED w/o dedup", func(r *report.Report) (float64, ddt.Interval) {
 		return used(r, false, false), ivOf(r, func(e *report.ReadEstimate) ddt.Interval { return e.UsedWithout })
 	}},
+	{"USED w/ dedup", func(r *report.Report) (float64, ddt.Interval) {
+		return used(r, true, false), ivOf(r, func(e *report.ReadEstimate) ddt.Interval { return e.UsedWith })
+	}},
+	{"ALLOC w/o dedup", func(r *report.Report) (float64, ddt.Interval) {
+		return used(r, false, true), ivOf(r, func(e *report.ReadEstimate) ddt.Interval { return e.AllocWithout })
+	}},
 	{"ALLOC w/ dedup", func(r *report.Report) (float64, ddt.Interval) {
 		return used(r, true, true), ivOf(r, func(e *report.ReadEstimate) ddt.Interval { return e.AllocWith })
 	}},
