@@ -184,7 +184,7 @@ func (s *Report) WriteCSV(w io.Writer) error {
 		kv("decision_compression_saves", strconv.FormatInt(d.CompressionSaves, 10))
 		kv("decision_dedup_saves", strconv.FormatInt(d.DedupSaves, 10))
 	}
-	if off, on := s.spaceByDedup(); off != nil || on != nil {
+	if off, on := s.SpaceByDedup(); off != nil || on != nil {
 		for _, f := range []struct {
 			suffix string
 			f      *space.Figures
@@ -241,11 +241,11 @@ func (s *Report) WriteCSV(w io.Writer) error {
 	return bw.Flush()
 }
 
-// spaceByDedup returns what zfs list and zpool list will show (Space)
+// SpaceByDedup returns what zfs list and zpool list will show (Space)
 // without dedup and with it, whichever the scan's policy has; nil for
 // one not predicted (Space.Other nil), both nil without a prediction or
 // when nothing could be estimated (NothingSampled).
-func (s *Report) spaceByDedup() (off, on *space.Figures) {
+func (s *Report) SpaceByDedup() (off, on *space.Figures) {
 	sp := s.Space
 	if sp == nil || s.NothingSampled() {
 		return nil, nil

@@ -37,7 +37,7 @@ func (s *Report) WriteHTML(w io.Writer) error {
 		Dedup:        "-",
 		Compress:     "-",
 	}
-	if off, on := s.spaceByDedup(); off != nil && on != nil {
+	if off, on := s.SpaceByDedup(); off != nil && on != nil {
 		v.NoDedup, v.HasDedup = nicenum.IEC(off.Alloc), nicenum.IEC(on.Alloc)
 	}
 	if data := s.FileData(); of != data {
@@ -116,7 +116,7 @@ type htmlView struct {
 // once (the same either way); nil when there is no prediction or nothing
 // could be estimated.
 func spaceTable(s *Report) []htmlRow {
-	off, on := s.spaceByDedup()
+	off, on := s.SpaceByDedup()
 	if off == nil && on == nil {
 		return nil
 	}

@@ -112,10 +112,10 @@ func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
 		}
 		return v
 	}
-	if off, on := s.spaceByDedup(); off != nil && on != nil {
+	if off, on := s.SpaceByDedup(); off != nil && on != nil {
 		sp := func(dedup bool, alloc bool) func(*Report) uint64 {
 			return func(c *Report) uint64 {
-				o, n := c.spaceByDedup()
+				o, n := c.SpaceByDedup()
 				f := o
 				if dedup {
 					f = n

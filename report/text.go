@@ -34,7 +34,7 @@ func (s *Report) Headline() []string {
 	}
 	var lines []string
 	iec := nicenum.IEC
-	off, on := s.spaceByDedup()
+	off, on := s.SpaceByDedup()
 	if off == nil {
 		off = on
 	} else if on == nil {
@@ -237,7 +237,7 @@ func (s *Report) summaryText() string {
 		}
 		t.item("raw capacity", "%s without dedup, %s with dedup (ASIZE: %s)", t.size(s.Raw.Referenced), t.size(s.Raw.Allocated), s.Raw.Note)
 	}
-	off, on := s.spaceByDedup()
+	off, on := s.SpaceByDedup()
 	if off == nil {
 		off = on
 	} else if on == nil {

@@ -180,11 +180,15 @@ func ivOf(r *report.Report, f func(*report.ReadEstimate) ddt.Interval) ddt.Inter
 	return f(r.Read)
 }
 
-// used is zfs list USED (alloc: zpool list ALLOC) with or without dedup.
+// used is zfs list USED (alloc: zpool list ALLOC) with or without dedup,
+// whichever the scan's dedup property.
 func used(r *report.Report, dedup, alloc bool) float64 {
-	f := &r.Space.Figures
+	f, on := r.SpaceByDedup()
 	if dedup {
-		f = r.Space.Other
+		f = on
+	}
+	if f == nil {
+		return 0
 	}
 	if alloc {
 		return float64(f.Alloc)
