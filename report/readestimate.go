@@ -258,12 +258,18 @@ func (s *Report) readHeadline() []string {
 	}
 	verdict := "none: nothing to decide on"
 	switch {
+	case r.Read == 0 && r.Records > 0:
+		verdict = fmt.Sprintf("none: no record was read (0 of %d); read a larger fraction", r.Records)
 	case r.Verdict == "worth it", r.Verdict == "not worth it":
 		verdict = r.Verdict
 	case r.Verdict != "":
 		verdict = "undecided: the range straddles the rule; read a larger fraction"
 	}
-	return append(lines, fmt.Sprintf("Verdict (%s, %s read): %s", EstimateMark, pct(r.Fraction), verdict))
+	partial := ""
+	if s.Partial {
+		partial = ", partial" // as a full scan's "Verdict (partial)"
+	}
+	return append(lines, fmt.Sprintf("Verdict (%s, %s read%s): %s", EstimateMark, pct(r.Fraction), partial, verdict))
 }
 
 // readCSV writes the estimates as CSV summary rows (field, value):

@@ -309,8 +309,10 @@ func (s *Report) writeSaved(t *textOut) {
 		lo, hi := float64(of)-e.Allocated.High-float64(meta), float64(of)-e.Allocated.Low-float64(meta)
 		t.item("saved", "about %s of the %s of %s (%.1f%%; 95%%: %.1f%% to %.1f%%), estimated from the sample",
 			t.signed(saved), t.size(of), what, pct(float64(saved)), pct(lo), pct(hi))
+	} else if r := s.Read; r != nil && r.Read == 0 {
+		t.item("saved", "not estimated: no record was read (0 of %d); read a larger fraction", r.Records)
 	} else if s.Read != nil {
-		t.item("saved", "about %s of the %s of %s (%.1f%%), estimated from the records read (ranges above)",
+		t.item("saved", "about %s of the %s of %s (%.1f%%), estimated from the records read (the space ranges above)",
 			t.signed(saved), t.size(of), what, pct(float64(saved)))
 	} else if saved < 0 {
 		t.item("saved", "nothing: the pool would take %s more than the %s of %s (%.1f%%): copies, parity, padding "+

@@ -738,3 +738,34 @@ func TestReadOpensOnlyFilesRead(t *testing.T) {
 		t.Errorf("read %d of 400 records at 5%%", read)
 	}
 }
+
+// TestReadNothingReadOrPartial: a --read that read no record says so in
+// the verdict and the saved line, with no point figure for the savings
+// (found by a new user: "saved about 17.4 MiB of the 18.0 MiB (96.7%)"
+// from 0 records read); a partial one says partial in its verdict, as a
+// full scan's does.
+func TestReadNothingReadOrPartial(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(6, 6))
+	for i := range 20 {
+		writeFile(t, filepath.Join(dir, fmt.Sprint(i)), record(rng, 4096))
+	}
+	rep, _ := scanReport(t, []string{dir}, estimate.Plan{Fraction: estimate.MinFraction, Seed: 1})
+	if rep.Read.Read != 0 {
+		t.Fatalf("read %d records at %g", rep.Read.Read, estimate.MinFraction)
+	}
+	text, _, _, _ := writeReport(t, rep)
+	head := rep.Headline()
+	if v := head[len(head)-1]; !strings.Contains(v, "none: no record was read (0 of 20)") {
+		t.Errorf("verdict %q", v)
+	}
+	if !strings.Contains(text, "saved        not estimated: no record was read (0 of 20)") {
+		t.Errorf("no saved line saying nothing was read:\n%s", text)
+	}
+	rep, _ = scanReport(t, []string{dir}, estimate.Plan{Fraction: 0.5, Seed: 1})
+	rep.Partial = true
+	head = rep.Headline()
+	if v := head[len(head)-1]; !strings.HasPrefix(v, "Verdict (ESTIMATE, 50% read, partial): ") {
+		t.Errorf("partial verdict %q", v)
+	}
+}
