@@ -365,7 +365,7 @@ footer{margin-top:28px;color:#7a8291;font-size:12px}
 <p class="note">Sizes are DSIZE (allocated on the pool, all copies) except logical (file bytes). Blocks: the group's stored blocks (zdb -S referenced). {{.Breakdown.Rule}}</p>
 <p class="note">{{.ZerosText}}.</p>
 {{end}}
-<footer>Made by ddtsim. Figures in bytes are exact in the JSON (--json) and CSV (--csv) outputs.</footer>
+<footer>Made by ddtsim. {{if .Estimated}}Every figure is an estimate ({{.Estimated}}); the JSON (--json) and CSV (--csv) outputs give them in bytes with their ranges.{{else}}Figures in bytes are exact in the JSON (--json) and CSV (--csv) outputs.{{end}}</footer>
 </main>
 </body>
 </html>

@@ -41,6 +41,7 @@ const EstimateMark = "ESTIMATE"
 // line saying so). Call FinishRead after EstimateDDT and EstimateSpace.
 func (s *Report) ApplyRead(est *estimate.Estimate, bytesSuffix bool) error {
 	s.Read = &ReadEstimate{Estimate: est, ReadBytes: s.Counters.ReadBytes}
+	s.Estimate = true
 	s.setHistogram(est.Histogram)
 	var zb stringWriter
 	if err := zdb.WriteSimulated(&zb, est.Histogram, bytesSuffix); err != nil {

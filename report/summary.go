@@ -40,9 +40,12 @@ type Report struct {
 	// PathsBase64 holds, when a path had to be escaped (escape.Path),
 	// every path's own bytes in standard base64, in the order of Paths;
 	// absent otherwise.
-	PathsBase64 []string            `json:"paths_base64,omitempty"`
-	Problems    []source.Problem    `json:"problems"`         // every path that could not be read, or changed while read
-	Sample      *ddt.SampleEstimate `json:"sample,omitempty"` // set by a sampled scan: the figures above are estimates
+	PathsBase64 []string         `json:"paths_base64,omitempty"`
+	Problems    []source.Problem `json:"problems"` // every path that could not be read, or changed while read
+	// Estimate is true when every figure is an estimate (--sample or
+	// --read: Sample or Read says how); absent otherwise.
+	Estimate bool                `json:"estimate,omitempty"`
+	Sample   *ddt.SampleEstimate `json:"sample,omitempty"` // set by a sampled scan: the figures above are estimates
 	// Read is set by a scan that read a random fraction of the records
 	// (--read): the figures are estimates, with their ranges here.
 	Read *ReadEstimate `json:"read_estimate,omitempty"`
@@ -331,7 +334,7 @@ func signedNice(v int64) string {
 // for the whole data: the histogram, totals, ratio line and zdb text become
 // the scaled sample (ddt.EstimateSample), and est's intervals are printed.
 func (s *Report) ApplySample(est *ddt.SampleEstimate, bytesSuffix bool) error {
-	s.Sample = est
+	s.Sample, s.Estimate = est, true
 	s.Histogram = []Row{}
 	for i, b := range est.Histogram {
 		if b.Allocated.Blocks != 0 {

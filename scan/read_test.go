@@ -335,6 +335,11 @@ func markedEstimate(t *testing.T, what string, rep *report.Report) string {
 	if !strings.HasPrefix(rep.Zdb, "ESTIMATE") {
 		t.Errorf("%s: zdb text not headed as an estimate: %.80q", what, rep.Zdb)
 	}
+	// Found by a new user: the JSON had no flag at its top, and the HTML
+	// page's footer called its figures exact.
+	if !strings.Contains(js, "\n  \"estimate\": true,") || strings.Contains(html, "are exact") {
+		t.Errorf("%s: JSON without \"estimate\": true at its top, or HTML calling figures exact", what)
+	}
 	return text
 }
 
