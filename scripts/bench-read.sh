@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# bench-read.sh — a full scan against --read P% on the same data, cold,
+# side by side in one run: wall time, bytes the scan counted as read, and
+# what the disks delivered.
+#
+# Usage: scripts/bench-read.sh [SIZE [RUNS [FRACTIONS]]]
+#        SIZE: the data set of package internal/testutil/benchdata (VM-like images
+#        and clones, logs, binaries, small files), default 20G (K, M, G
+#        suffixes); RUNS: cold runs of each command, default 2;
+#        FRACTIONS: the --read fractions, default "1% 5%".
+#        DATA=DIR scans DIR instead (kept; its pages are evicted as below).
+#        BIN=path/to/ddtsim measures another build (default: this tree's).
+#
+# Issue 31 asks --read P% to take at most 2x P of a full scan's wall time
+# on a >= 20 GB estate. The rows are interleaved (full, then each fraction,
+# RUNS times), each with the data set's pages evicted first
+# (posix_fadvise DONTNEED, file by file: go run ./scripts/cmd/pagecache;
+# the host's cache is never dropped as a whole). The table gives the
+# median of the runs and each fraction's time as a share of the full
+# scan's, against the 2x P budget. "counted" is what ddtsim read
+# (ReadBytes in --json); "disk" is /usr/bin/time's file system inputs,
+# which include the kernel's read-ahead and the metadata. The machine
+# is shared: compare the rows of one invocation, not across invocations.
+# Needs SIZE plus 1 GiB free in $TMPDIR (else /tmp); the generated data
+# set is removed at exit.
+set -euo pipefail
+
+size=${1:-20G}
+runs=${2:-2}
+fracs=${3:-1% 5%}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddtsim-bench-read.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+bin=${BIN:-$tmp/ddtsim}
+[[ -n ${BIN:-} ]] || go build -o "$bin" ./cmd/ddtsim
+go build -o "$tmp/pagecache" ./scripts/cmd/pagecache
+pc=$tmp/pagecache
+[[ -x /usr/bin/time ]] || { echo "bench-read: needs GNU time (/usr/bin/time, package time)" >&2; exit 1; }
+command -v jq >/dev/null || { echo "bench-read: needs jq" >&2; exit 1; }
+
+if [[ -n ${DATA:-} ]]; then
+	data=$DATA
+else
+	go build -o "$tmp/gen" ./scripts/cmd/gen
+	want=$(awk -v s="$size" 'BEGIN { n = s + 0; u = toupper(substr(s, length(s))); m = 1
+		if (u == "K") m = 2^10; else if (u == "M") m = 2^20; else if (u == "G") m = 2^30; else if (u == "T") m = 2^40
+		printf "%.0f", n * m / 1024 }')
+	avail=$(df -Pk "$tmp" | awk 'NR == 2 { print $4 }')
+	if ((avail < want + 1048576)); then
+		echo "bench-read: $((avail / 1048576)) GiB free in $tmp; $size and 1 GiB more are needed" >&2
+		exit 1
+	fi
+	echo "bench-read: generating $size of data in $tmp/data" >&2
+	"$tmp/gen" -o "$tmp/data" -size "$size"
+	data=$tmp/data
+fi
+bytes=$(find "$data" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%.0f", s }')
+nfiles=$(find "$data" -type f | wc -l)
+echo "data: $data, $(awk -v n="$bytes" 'BEGIN { printf "%.1f GiB", n / 2^30 }') ($bytes bytes) in $nfiles files; $(nproc) CPUs; kernel $(uname -r)"
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# run LABEL ARGS...: evict the data set, run ddtsim --json ARGS DATA, and
+# append "LABEL wall counted disk" to $tmp/rows.
+run() {
+	local label=$1 t0 t1
+	shift
+	"$pc" evict "$data"
+	t0=$EPOCHREALTIME
+	/usr/bin/time -f '%I' -o "$tmp/time" "$bin" --json "$@" "$data" >"$tmp/out.json"
+	t1=$EPOCHREALTIME
+	local counted disk
+	counted=$(jq '.counters.read_bytes // .counters.ReadBytes // 0' "$tmp/out.json")
+	disk=$(awk -v n="$(tail -n 1 "$tmp/time")" 'BEGIN { printf "%.0f", n * 512 }')
+	echo "$label $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') $counted $disk" >>"$tmp/rows"
+	echo "  $label: $(tail -n 1 "$tmp/rows" | cut -d' ' -f2) s" >&2
+}
+for ((i = 1; i <= runs; i++)); do
+	run full
+	for f in $fracs; do
+		run "$f" --read "$f" --read-seed "$i"
+	done
+done
+
+echo
+printf '%-8s %10s %10s %12s %12s %14s %10s\n' "scan" "wall (med)" "of full" "budget 2xP" "counted" "counted/asked" "disk"
+awk -v bytes="$bytes" '
+	{ n[$1]++; w[$1, n[$1]] = $2; c[$1] += $3; d[$1] += $4; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
+	function med(l,   i, j, t, m, a) {
+		m = n[l]; for (i = 1; i <= m; i++) a[i] = w[l, i]
+		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+		return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+	}
+	END {
+		full = med("full")
+		for (i = 1; i <= k; i++) {
+			l = order[i]; m = med(l); p = (l == "full") ? 1 : (l + 0) / 100
+			printf "%-8s %8.2f s %9.1f%% %11s %9.2f GiB %14s %7.2f GiB\n", l, m, 100 * m / full,
+				(l == "full") ? "-" : sprintf("%.0f%%", 200 * p), c[l] / n[l] / 2^30,
+				(l == "full") ? "-" : sprintf("%.2f", c[l] / n[l] / (p * bytes)), d[l] / n[l] / 2^30
+		}
+	}' "$tmp/rows"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
