@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 )
 
 // TestLock: a second TakeLock of the same saved scan is refused with a
@@ -60,7 +61,7 @@ func TestLockOtherProcess(t *testing.T) {
 		os.Exit(0)
 	}
 	path := filepath.Join(t.TempDir(), "scan")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLockOtherProcess$")
+	cmd := testkit.SelfCommand("-test.run=^TestLockOtherProcess$")
 	cmd.Env = append(os.Environ(), "DDTSIM_LOCK_CHILD="+path)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/ddtsim/ddtsim/input/source"
+
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 )
 
 // faultChild prepares the test binary run as ddtsim (TestMain) as the
@@ -57,23 +59,8 @@ func faultChild() (*env, error) {
 	return e, childFileLimit(k)
 }
 
-// selfArgs is the command line that runs this test binary with args:
-// through the emulator DDTSIM_TEST_EXEC names when it is set (.ci/run runs
-// the linux/arm64 tests under qemu-aarch64-static, whose children the
-// kernel cannot start by themselves where no binfmt_misc handler is
-// registered: "exec format error").
-func selfArgs(args ...string) (string, []string) {
-	if emu := os.Getenv("DDTSIM_TEST_EXEC"); emu != "" {
-		return emu, append([]string{os.Args[0]}, args...)
-	}
-	return os.Args[0], args
-}
-
-// selfCommand is exec.Command of selfArgs.
-func selfCommand(args ...string) *exec.Cmd {
-	prog, a := selfArgs(args...)
-	return exec.Command(prog, a...)
-}
+// selfArgs and selfCommand: testkit.SelfArgs, SelfCommand.
+var selfArgs, selfCommand = testkit.SelfArgs, testkit.SelfCommand
 
 // runChild runs this test binary as ddtsim with args and the environment
 // env added, and returns its exit status, stdout and stderr. It ends the

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -95,4 +96,22 @@ func NotExistText(t testing.TB) string {
 		t.Fatalf("opening a missing file: %v", err)
 	}
 	return pe.Err.Error()
+}
+
+// SelfArgs is the command line that runs this test binary with args:
+// through the emulator DDTSIM_TEST_EXEC names when it is set (.ci/run runs
+// the linux/arm64 tests under qemu-aarch64-static, whose children the
+// kernel cannot start by themselves where no binfmt_misc handler is
+// registered: "exec format error").
+func SelfArgs(args ...string) (string, []string) {
+	if emu := os.Getenv("DDTSIM_TEST_EXEC"); emu != "" {
+		return emu, append([]string{os.Args[0]}, args...)
+	}
+	return os.Args[0], args
+}
+
+// SelfCommand is exec.Command of SelfArgs.
+func SelfCommand(args ...string) *exec.Cmd {
+	prog, a := SelfArgs(args...)
+	return exec.Command(prog, a...)
 }
