@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,28 +45,8 @@ func TakeLock(path string) (*Lock, error) {
 			f.Close()
 			continue
 		}
-		// The PID is for messages only: on a full disk the lock holds
-		// without it.
-		if f.Truncate(0) == nil {
-			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-		}
-		return &Lock{f: f, name: name}, nil
+		return held(f, name), nil
 	}
-}
-
-// Unlock removes the lock file and releases the lock (removed first, so
-// that no other process takes a lock on a file about to go). A nil Lock
-// is unlocked already.
-func (l *Lock) Unlock() error {
-	if l == nil || l.f == nil {
-		return nil
-	}
-	err := os.Remove(l.name)
-	if cerr := l.f.Close(); err == nil {
-		err = cerr
-	}
-	l.f = nil
-	return err
 }
 
 // lockHolder is LockHolder: the lock file's PID, and whether a process
