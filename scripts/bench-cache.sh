@@ -44,22 +44,9 @@ bin=${BIN:-$tmp/ddtsim}
 go build -o "$tmp/pagecache" ./scripts/cmd/pagecache
 pc=$tmp/pagecache
 
-if [[ -n ${DATA:-} ]]; then
-	data=$DATA
-else
-	go build -o "$tmp/gen" ./scripts/cmd/gen
-	want=$(awk -v s="$size" 'BEGIN { n = s + 0; u = toupper(substr(s, length(s))); m = 1
-		if (u == "K") m = 2^10; else if (u == "M") m = 2^20; else if (u == "G") m = 2^30; else if (u == "T") m = 2^40
-		printf "%.0f", n * m / 1024 }')
-	avail=$(df -Pk "$tmp" | awk 'NR == 2 { print $4 }')
-	if ((avail < want + 1048576)); then
-		echo "bench-cache: $((avail / 1048576)) GiB free in $tmp; $size and 1 GiB more are needed" >&2
-		exit 1
-	fi
-	echo "bench-cache: generating $size of data in $tmp/data" >&2
-	"$tmp/gen" -o "$tmp/data" -size "$size"
-	data=$tmp/data
-fi
+# shellcheck source=lib/benchdata.sh
+. scripts/lib/benchdata.sh
+bench_data bench-cache "$size" "$tmp"
 bytes=$(find "$data" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%.0f", s }')
 nfiles=$(find "$data" -type f | wc -l)
 mib() { awk -v n="$1" 'BEGIN { printf "%.0f MiB", n / 1048576 }'; }
