@@ -276,9 +276,10 @@ type Counters struct {
 	// data (package space). In a sharded scan a file split between shards
 	// has the indirect blocks of each piece counted (whole ones where the
 	// pieces hold whole indirect blocks: source.ShardChunkBytes does up to
-	// 1M records; the levels above them once per piece); a resumed scan
-	// counts those of a file cut short by the interruption from where it
-	// resumed.
+	// 1M records; the levels above them once per piece). A file an
+	// interruption cut short is counted once its resumed scan finishes it,
+	// from the block pointers of both (BPTally, Resume.Tally), as an
+	// uninterrupted scan counts it.
 	Indirect space.Blocks `json:"indirect_blocks"`
 	DirZAPs  space.Blocks `json:"directory_zaps"`
 	// PeakRSS is the process's peak resident set, bytes (PeakRSS()). Scan
@@ -316,6 +317,11 @@ type Analysis struct {
 	// A scan cancelled during the walk leaves it false: they count the
 	// files found so far.
 	WalkDone bool
+	// Pending are the block-pointer tallies of the files a cancelled scan
+	// took records from and left unfinished, in no order: their indirect
+	// blocks are not in Counters.Indirect, and a resume goes on from them
+	// (Resume.Tally).
+	Pending []Pending
 }
 
 // Run walks paths (files and directories, recursively), and returns the
@@ -418,6 +424,7 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Analysis
 	res.Counters.Indirect.Add(s.indirectBlocks)
 	res.Counters.DirZAPs = s.dirBlocks
 	s.spaceMu.Unlock()
+	res.Pending = s.pending
 	if r := opts.Resume; r != nil {
 		res.Counters.add(&r.Counters)
 		res.Counters.Changed += r.Counters.Changed
