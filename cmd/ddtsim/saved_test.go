@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/saved"
 )
 
@@ -566,4 +568,41 @@ func TestResumeMidFileEqualsUninterrupted(t *testing.T) {
 		<-ran
 		sameReports(t, file, wantJSON, wantText)
 	})
+}
+
+// A scan without shards that meets files it cannot open (mode 000, for a
+// user other than root: here the open fails by the test seam) prints no
+// shard's "share" line, and its files line says how many of the files
+// could not be read (found by a new user: "share 2 MiB of file data in the
+// shards' shares scanned" in an unsharded scan, and "3 regular files"
+// with nothing about the 2 unread).
+func TestUnreadableFilesReport(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, n := range map[string]int{"a": 2, "b": 1 << 20, "c": 6} {
+		data := bytes.Repeat([]byte{'x'}, n)
+		if name == "b" {
+			data = testkit.Rand(1, n)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := testEnv()
+	e.faults = &source.Faults{OpenFault: func(path string) error {
+		if b := filepath.Base(path); b == "a" || b == "b" {
+			return syscall.EACCES
+		}
+		return nil
+	}}
+	code, out, _ := runWith(e, dir)
+	if code != exitWithErrors || strings.Contains(out, "share ") ||
+		!strings.Contains(out, "3 regular files, 1.00 MiB (2 of them, 1.00 MiB, could not be read); 1 directory") {
+		t.Errorf("exit %d, report:\n%s", code, out)
+	}
+	code, out, _ = runWith(e, "--json", dir)
+	c := jsonDoc(t, out)["counters"].(map[string]any)
+	if code != exitWithErrors || c["unreadable_files"] != 2.0 || c["unreadable_bytes"] != float64(1<<20+2) || c["share_bytes"] != c["logical_bytes"] {
+		t.Errorf("exit %d, counters %v", code, c)
+	}
 }
