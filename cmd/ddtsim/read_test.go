@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -144,6 +145,31 @@ func TestReadResumeAndShardsEqualOneScan(t *testing.T) {
 		code, out, errs := runT("merge", other, shards[1], shards[2])
 		if code != exitUsage || out != "" || !strings.Contains(errs, "different properties") || !strings.Contains(errs, "--read: ") {
 			t.Errorf("%v merged with 15%% seed 5: exit %d, stderr %q", more, code, errs)
+		}
+	}
+}
+
+// --read-seed without --read is refused, as --top without --by is (found
+// by a new user: it was accepted and did nothing); with --read it is
+// taken, and --read alone seeds with 1.
+func TestReadSeedNeedsRead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("some data\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runT("--read-seed", "3", dir)
+	if code != exitUsage || out != "" || errs != "ddtsim: --read-seed 3: needs --read: it seeds the random choice of the records --read reads\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		seed float64
+	}{{[]string{"--read", "50%", "--read-seed", "3"}, 3}, {[]string{"--read", "50%"}, 1}} {
+		code, out, errs = runT(append(append(c.args, "--json"), dir)...)
+		read, _ := jsonDoc(t, out)["read_estimate"].(map[string]any)
+		if code != 0 || read == nil || read["seed"] != c.seed {
+			t.Errorf("%q: exit %d, stderr %q, read_estimate %v; want seed %v", c.args, code, errs, read, c.seed)
 		}
 	}
 }
