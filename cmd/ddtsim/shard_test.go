@@ -231,3 +231,18 @@ func TestShardReportSaysItsShare(t *testing.T) {
 		t.Errorf("the shards' shares add up to %d bytes, the files hold %d", shares, total)
 	}
 }
+
+// The count given is said in the message refusing an index past it
+// (found by a new user: "(the shards of N runs are 0/N to 3/N)").
+func TestShardMessages(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("some data\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	save := filepath.Join(t.TempDir(), "s")
+	code, _, errs := runT("--shard", "4/4", "--save", save, dir)
+	if code != exitUsage || errs != "ddtsim: --shard 4/4: index must be below the count (the shards of 4 runs are 0/4 to 3/4)\n" {
+		t.Errorf("4/4: exit %d, stderr %q", code, errs)
+	}
+}
