@@ -710,7 +710,7 @@ func (res *Result) partialWhy() []string {
 		why = append(why, "the saved scan was interrupted: the figures cover only what it had read; ddtsim resume DIR completes it")
 	}
 	if sh := res.shard; sh.Sharded() {
-		why = append(why, fmt.Sprintf("shard %s: the figures cover this shard's share of the files only; ddtsim merge of the %d saved shards gives the whole", sh, sh.Count))
+		why = append(why, fmt.Sprintf("shard %s: the figures cover this shard's share of the files only; ddtsim merge of the %d saved shards gives the report of the whole tree", sh, sh.Count))
 	}
 	return append(why, res.missing...)
 }

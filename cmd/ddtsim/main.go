@@ -338,7 +338,7 @@ func (s *scanCmd) runContext(ctx context.Context, interruptCode func() int, stdo
 		return saveErr
 	}
 	if sh, _ := s.shard(); sh.Sharded() {
-		fmt.Fprintf(stderr, "ddtsim: note: shard %s: the report above covers this shard's share of the files only (and the directories only in shard 0); ddtsim merge of the %d saved shards gives the whole\n", sh, sh.Count)
+		fmt.Fprintf(stderr, "ddtsim: note: shard %s: the report above covers this shard's share of the files only (and the directories only in shard 0); ddtsim merge of the %d saved shards gives the report of the whole tree\n", sh, sh.Count)
 	}
 	c := pr.res.Analysis.Counters
 	return endStatus(pr.res.Partial, c.Errors, c.Changed, interruptCode)
