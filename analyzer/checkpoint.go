@@ -27,6 +27,7 @@ type accountant struct {
 	// not yet reported to Done; nil when none.
 	fl          *file
 	first, next uint64
+	end         uint64   // the end of the chunk
 	bps         *bpTally // the worker's tally of the chunk (nil: the walk's)
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/ddtsim/ddtsim/input/source"
@@ -247,17 +248,28 @@ type Pending struct {
 // chunks are all done.
 func (fl *file) tally(accts []*accountant) (t BPTally, ok bool) {
 	fl.l1mu.Lock()
-	for g, c := range fl.l1 {
-		t.Groups = append(t.Groups, BPGroup{Group: g, N: c.N, Repeat: c.Repeat, Embedded: c.Embedded})
-	}
+	l1 := maps.Clone(fl.l1)
 	fl.l1mu.Unlock()
-	slices.SortFunc(t.Groups, func(a, b BPGroup) int { return cmp.Compare(a.Group, b.Group) })
 	t.LastData = fl.lastData.Load()
 	for _, a := range accts {
 		if a.fl != fl || a.next <= a.first || a.bps == nil || a.bps.fl != fl || a.bps.cur.N == 0 {
 			continue
 		}
 		b := a.bps
+		if a.next >= a.end {
+			// Every record of the chunk is accounted, its counts not
+			// yet added (found by kill -9 after a checkpoint taken
+			// there: a resume starts no chunk at its end to go on
+			// with them, and lost them).
+			if l1 == nil {
+				l1 = map[uint64]space.L1{}
+			}
+			x := l1[b.group]
+			x.N += b.cur.N
+			x.Repeat += b.cur.Repeat
+			l1[b.group] = x
+			continue
+		}
 		o := OpenChunk{Next: a.next, Group: b.group, N: b.cur.N, Repeat: b.cur.Repeat}
 		for i, h := range b.seen.key {
 			if b.seen.gen[i] == b.seen.cur {
@@ -268,6 +280,10 @@ func (fl *file) tally(accts []*accountant) (t BPTally, ok bool) {
 		t.Open = append(t.Open, o)
 	}
 	slices.SortFunc(t.Open, func(a, b OpenChunk) int { return cmp.Compare(a.Next, b.Next) })
+	for g, c := range l1 {
+		t.Groups = append(t.Groups, BPGroup{Group: g, N: c.N, Repeat: c.Repeat, Embedded: c.Embedded})
+	}
+	slices.SortFunc(t.Groups, func(a, b BPGroup) int { return cmp.Compare(a.Group, b.Group) })
 	return t, len(t.Groups) > 0 || len(t.Open) > 0
 }
 

@@ -50,7 +50,7 @@ func (s *run) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, a *ac
 		buf = make([]byte, s.opts.Policy.RecordSize)
 	}
 	a.mu.Lock()
-	a.fl, a.first, a.next = fl, ch.first, ch.first
+	a.fl, a.first, a.next, a.end = fl, ch.first, ch.first, ch.end
 	bps.start(fl)
 	bps.resume(ch.open)
 	a.mu.Unlock()
