@@ -238,26 +238,35 @@ type Counters struct {
 	// ShareBytes is the file data this scan's share holds, bytes: the
 	// sizes of the files it reads, less the chunks other shards read
 	// (Options.Shard). Not sharded, it is LogicalBytes; the shards'
-	// add up to the whole's. 0 in scans saved before it was counted.
-	ShareBytes     uint64 `json:"share_bytes"`
-	EmptyFiles     uint64 `json:"empty_files"`      // of Files, those of 0 bytes (with --zvol: no volume)
-	ScannedBytes   uint64 `json:"scanned_bytes"`    // file bytes the result covers (see above)
-	ReadBytes      uint64 `json:"read_bytes"`       // bytes actually read from the files
-	Records        uint64 `json:"records"`          // level-0 records of all files, holes included
-	Holes          uint64 `json:"holes"`            // records not written (all-zero)
-	HoleBytes      uint64 `json:"hole_bytes"`       // the file bytes those records hold (of ScannedBytes)
-	SourceHoles    uint64 `json:"source_holes"`     // records wholly inside a source hole, never read
-	ZeroBlocks     uint64 `json:"zero_blocks"`      // all-zero records stored as data (compression=off)
-	Embedded       uint64 `json:"embedded"`         // records stored in their block pointer, not counted by zdb -S
-	EmbeddedLSize  uint64 `json:"embedded_lsize"`   // their logical size, bytes (LUSED counts it)
-	Stored         uint64 `json:"stored"`           // records allocated and counted by zdb -S
-	UniqueBlocks   uint64 `json:"unique_blocks"`    // DDT entries: unique stored contents
-	UniqueEmbedded uint64 `json:"-"`                // unique embedded contents (internal)
-	Compressed     uint64 `json:"compressed_runs"`  // compressor runs (one per unique content)
-	Unsampled      uint64 `json:"unsampled"`        // records left out by --sample
-	Unread         uint64 `json:"unread,omitempty"` // records holding data left unread by --read (Options.Read)
-	TableBytes     uint64 `json:"table_bytes"`      // the table's own memory at its peak (ddt.Table.PeakBytes)
-	SpillRuns      uint64 `json:"spill_runs"`       // times the table was spilled to disk (Options.Mem)
+	// add up to the whole's. 0 in scans saved before it was counted. The
+	// files of the share that could not be read count in it.
+	ShareBytes uint64 `json:"share_bytes"`
+	// Unreadable counts, of Files, the regular files that could not be
+	// opened (permissions, I/O), or with Guest not read as the images they
+	// are: none of their records is in the result; UnreadableBytes their
+	// sizes, bytes, of LogicalBytes (source.Counters). The walk counts
+	// them: 0 at a checkpoint, and in scans saved before they were
+	// counted.
+	Unreadable      uint64 `json:"unreadable_files"`
+	UnreadableBytes uint64 `json:"unreadable_bytes"`
+	EmptyFiles      uint64 `json:"empty_files"`      // of Files, those of 0 bytes (with --zvol: no volume)
+	ScannedBytes    uint64 `json:"scanned_bytes"`    // file bytes the result covers (see above)
+	ReadBytes       uint64 `json:"read_bytes"`       // bytes actually read from the files
+	Records         uint64 `json:"records"`          // level-0 records of all files, holes included
+	Holes           uint64 `json:"holes"`            // records not written (all-zero)
+	HoleBytes       uint64 `json:"hole_bytes"`       // the file bytes those records hold (of ScannedBytes)
+	SourceHoles     uint64 `json:"source_holes"`     // records wholly inside a source hole, never read
+	ZeroBlocks      uint64 `json:"zero_blocks"`      // all-zero records stored as data (compression=off)
+	Embedded        uint64 `json:"embedded"`         // records stored in their block pointer, not counted by zdb -S
+	EmbeddedLSize   uint64 `json:"embedded_lsize"`   // their logical size, bytes (LUSED counts it)
+	Stored          uint64 `json:"stored"`           // records allocated and counted by zdb -S
+	UniqueBlocks    uint64 `json:"unique_blocks"`    // DDT entries: unique stored contents
+	UniqueEmbedded  uint64 `json:"-"`                // unique embedded contents (internal)
+	Compressed      uint64 `json:"compressed_runs"`  // compressor runs (one per unique content)
+	Unsampled       uint64 `json:"unsampled"`        // records left out by --sample
+	Unread          uint64 `json:"unread,omitempty"` // records holding data left unread by --read (Options.Read)
+	TableBytes      uint64 `json:"table_bytes"`      // the table's own memory at its peak (ddt.Table.PeakBytes)
+	SpillRuns       uint64 `json:"spill_runs"`       // times the table was spilled to disk (Options.Mem)
 	// With --read (Options.Read active): Population, the records the
 	// plan samples, read or not (those ZFS would store: not the ones
 	// wholly in a source hole that stay holes); and their LSIZE, which
@@ -276,9 +285,10 @@ type Counters struct {
 	// data (package space). In a sharded scan a file split between shards
 	// has the indirect blocks of each piece counted (whole ones where the
 	// pieces hold whole indirect blocks: source.ShardChunkBytes does up to
-	// 1M records; the levels above them once per piece); a resumed scan
-	// counts those of a file cut short by the interruption from where it
-	// resumed.
+	// 1M records; the levels above them once per piece). A file an
+	// interruption cut short is counted once its resumed scan finishes it,
+	// from the block pointers of both (BPTally, Resume.Tally), as an
+	// uninterrupted scan counts it.
 	Indirect space.Blocks `json:"indirect_blocks"`
 	DirZAPs  space.Blocks `json:"directory_zaps"`
 	// PeakRSS is the process's peak resident set, bytes (PeakRSS()). Scan
@@ -316,6 +326,11 @@ type Analysis struct {
 	// A scan cancelled during the walk leaves it false: they count the
 	// files found so far.
 	WalkDone bool
+	// Pending are the block-pointer tallies of the files a cancelled scan
+	// took records from and left unfinished, in no order: their indirect
+	// blocks are not in Counters.Indirect, and a resume goes on from them
+	// (Resume.Tally).
+	Pending []Pending
 }
 
 // Run walks paths (files and directories, recursively), and returns the
@@ -413,11 +428,15 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Analysis
 	res.Counters.Errors = uint64(s.errors.Load())
 	res.Counters.Changed = uint64(s.changedFiles.Load())
 	res.Counters.EmptyFiles = s.walkEmpty.Load()
-	res.Counters.ShareBytes = s.walkShare.Load()
+	res.Counters.Unreadable, res.Counters.UnreadableBytes = walked.Unreadable, walked.UnreadableBytes
+	// The files this shard counts that it could not read are of its share
+	// (not sharded: the share is everything).
+	res.Counters.ShareBytes = s.walkShare.Load() + walked.UnreadableBytes
 	s.spaceMu.Lock()
 	res.Counters.Indirect.Add(s.indirectBlocks)
 	res.Counters.DirZAPs = s.dirBlocks
 	s.spaceMu.Unlock()
+	res.Pending = s.pending
 	if r := opts.Resume; r != nil {
 		res.Counters.add(&r.Counters)
 		res.Counters.Changed += r.Counters.Changed

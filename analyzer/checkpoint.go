@@ -27,6 +27,8 @@ type accountant struct {
 	// not yet reported to Done; nil when none.
 	fl          *file
 	first, next uint64
+	end         uint64   // the end of the chunk
+	bps         *bpTally // the worker's tally of the chunk (nil: the walk's)
 }
 
 // Accounted is a run of records [First, End) of a file, accounted in the
@@ -52,6 +54,10 @@ type State struct {
 	// Table and Counters but not yet reported to Done: a checkpoint's
 	// progress is what Done reported and these.
 	InFlight []Accounted
+	// Pending are the block-pointer tallies of the files started and not
+	// finished that have records in Table (a resume goes on from them:
+	// Resume.Tally).
+	Pending []Pending
 	// Waited is how long the workers took to stop.
 	Waited time.Duration
 }
@@ -103,6 +109,7 @@ func (s *run) checkpoint() {
 			st.InFlight = append(st.InFlight, Accounted{File: a.fl.info, First: a.first, End: a.next})
 		}
 	}
+	st.Pending = s.pendingFiles()
 	c.Files, c.LogicalBytes, c.EmptyFiles = s.walkFiles.Load(), s.walkBytes.Load(), s.walkEmpty.Load()
 	c.ShareBytes = s.walkShare.Load()
 	s.spaceMu.Lock()
@@ -115,4 +122,26 @@ func (s *run) checkpoint() {
 		c.Changed += r.Counters.Changed
 	}
 	s.opts.Checkpoint(st)
+}
+
+// pendingFiles returns the tallies of the files started and not finished,
+// with every accountant's lock held.
+func (s *run) pendingFiles() []Pending {
+	w := s.window
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []Pending
+	for i := range w.n {
+		fl := w.ring[(w.head+i)%w.max]
+		if fl.left {
+			continue
+		}
+		if t, ok := fl.tally(s.acct); ok {
+			out = append(out, Pending{File: fl.info, Tally: t})
+		}
+	}
+	return out
 }

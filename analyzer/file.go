@@ -43,6 +43,10 @@ type run struct {
 	spaceMu        sync.Mutex
 	indirectBlocks space.Blocks
 	dirBlocks      space.Blocks
+	// pending: the tallies of the files the cancelled scan left
+	// unfinished (Analysis.Pending).
+	pendMu  sync.Mutex
+	pending []Pending
 
 	// files and bytes counted by the walk so far (the files visited
 	// that this shard counts), for a checkpoint's counters.
@@ -118,10 +122,13 @@ func (fl *file) accounted(end uint64) {
 	}
 }
 
-// chunk is one work item: records [first, end) of a file.
+// chunk is one work item: records [first, end) of a file; open, for a
+// chunk a resumed scan goes on with part way, is what its worker had
+// counted of it (nil: a chunk started afresh).
 type chunk struct {
 	f          *file
 	first, end uint64
+	open       *OpenChunk
 }
 
 func (s *run) warn(path string, err error) {
@@ -234,19 +241,26 @@ func (s *run) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 		sf.Close()
 		return
 	}
-	// The chunks of other shards are left out as the records an earlier
-	// scan did are.
-	segs := fl.segments(unionSpans(done, others))
+	var open map[uint64]*OpenChunk
+	if r := s.opts.Resume; r != nil && r.Tally != nil && len(done) > 0 {
+		if t := r.Tally(fl.info); t != nil {
+			open = fl.prime(t)
+		}
+	}
+	// The chunks of other shards are left out; the records an earlier
+	// scan did are left out of the chunks an uninterrupted scan cuts.
+	segs := fl.segments(others)
 	per := uint64(chunkBytes / uint64(fl.lsize))
 	if per == 0 {
 		per = 1
 	}
 	var nchunks int64
-	for _, sg := range segs {
+	fl.cut(segs, done, per, open, func(sg segment, _ *OpenChunk) bool {
 		if sg.data {
-			nchunks += int64((sg.end - sg.first + per - 1) / per)
+			nchunks++
 		}
-	}
+		return true
+	})
 	// One reference more than the chunks: the walk's own, released once
 	// it has accounted the file's hole runs too, so that the file is
 	// finished (checked, closed, Finished) after all of its records.
@@ -260,32 +274,33 @@ func (s *run) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 		s.opts.Started(fl.info, done)
 	}
 	sent := int64(0)
-	for _, sg := range segs {
+	if !fl.cut(segs, done, per, open, func(sg segment, o *OpenChunk) bool {
 		if !sg.data {
 			s.walkAcct.mu.Lock()
 			s.holeRun(fl, sg.first, sg.end)
 			s.walkAcct.mu.Unlock()
-			continue
+			return true
 		}
-		for first := sg.first; first < sg.end; first += per {
-			t := s.opts.Stages.now()
-			select {
-			case out <- chunk{f: fl, first: first, end: min(first+per, sg.end)}:
-				s.opts.Stages.since(StageWalkBlocked, t)
-				sent++
-			case <-ctx.Done():
-				// Release the chunks that will never be sent, and the
-				// walk's own reference.
-				fl.incomplete.Store(true)
-				fl.abandoned.Store(true)
-				s.walkAcct.mu.Lock()
-				for ; sent <= nchunks; sent++ {
-					s.release(fl)
-				}
-				s.walkAcct.mu.Unlock()
-				return
+		t := s.opts.Stages.now()
+		select {
+		case out <- chunk{f: fl, first: sg.first, end: sg.end, open: o}:
+			s.opts.Stages.since(StageWalkBlocked, t)
+			sent++
+			return true
+		case <-ctx.Done():
+			// Release the chunks that will never be sent, and the
+			// walk's own reference.
+			fl.incomplete.Store(true)
+			fl.abandoned.Store(true)
+			s.walkAcct.mu.Lock()
+			for ; sent <= nchunks; sent++ {
+				s.release(fl)
 			}
+			s.walkAcct.mu.Unlock()
+			return false
 		}
+	}) {
+		return
 	}
 	// Nothing left to read (all holes, or all done before a resume), or
 	// the last chunk finishes it: the file may still have changed since
@@ -340,6 +355,38 @@ func unionSpans(a, b []Span) []Span {
 		}
 	}
 	return out
+}
+
+// cut calls f with fl's work in file order, until f returns false (cut
+// then returns false): each run of records of segs lying in a hole of the
+// source file, and the chunks of data, cut every per records from the
+// start of each run of data as a scan of the whole file cuts them, less
+// the records in done (sorted, disjoint), which an earlier scan did. The
+// repeats among block pointers are counted chunk by chunk (bpTally), so a
+// resumed scan keeps the chunks of an uninterrupted one: a chunk it goes
+// on with part way gets the state its worker had counted, from open (by
+// the record it goes on from; nil when not there).
+func (fl *file) cut(segs []segment, done []Span, per uint64, open map[uint64]*OpenChunk, f func(sg segment, o *OpenChunk) bool) bool {
+	for _, sg := range segs {
+		step := per
+		if !sg.data {
+			step = sg.end - sg.first
+		}
+		for first := sg.first; first < sg.end; first += min(step, sg.end-first) {
+			end := first + min(step, sg.end-first)
+			whole := []Span{{first, end}}
+			for _, p := range subtractSpans(whole, done) {
+				var o *OpenChunk
+				if sg.data && p.First != first {
+					o = open[p.First]
+				}
+				if !f(segment{p.First, p.End, sg.data}, o) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // recordRun is a range of records [first, end) of a file.
@@ -462,6 +509,14 @@ func (s *run) finish(fl *file) {
 	fl.src.Close()
 	if !fl.abandoned.Load() {
 		s.indirect(fl)
+	} else if fl.started {
+		// Its records done so far are in the result: a resume goes on
+		// from their tally (Analysis.Pending).
+		if t, ok := fl.tally(nil); ok {
+			s.pendMu.Lock()
+			s.pending = append(s.pending, Pending{File: fl.info, Tally: t})
+			s.pendMu.Unlock()
+		}
 	}
 	if fl.started && s.opts.Finished != nil && !fl.abandoned.Load() {
 		s.opts.Finished(fl.info)

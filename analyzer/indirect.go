@@ -1,7 +1,11 @@
 package analyzer
 
 import (
+	"cmp"
 	"encoding/binary"
+	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
@@ -166,4 +170,151 @@ func (s *run) listed(names source.Names) {
 	s.spaceMu.Lock()
 	s.dirBlocks.Add(b)
 	s.spaceMu.Unlock()
+}
+
+// BPTally is the block-pointer tally of a file that a scan took records
+// from but did not finish (a checkpoint's file in progress, or a file the
+// interruption cut short): what its indirect blocks need so that a
+// resumed scan, adding the rest of the file's records, accounts them as an
+// uninterrupted scan does (Resume.Tally). Without it the indirect blocks
+// of such a file would be counted from the records the resume reads only.
+type BPTally struct {
+	// Groups count the block pointers of the records accounted, by
+	// indirect block (space.L1), sorted by Group.
+	Groups []BPGroup `json:"l1"`
+	// LastData is one past the last record accounted that is not a hole
+	// (0: none).
+	LastData uint64 `json:"last_data"`
+	// Open are the chunks (of up to 8 MiB of records: the workers' unit
+	// of repeat detection) that a checkpoint found part way: what their
+	// worker had counted of them and not yet added to Groups.
+	Open []OpenChunk `json:"open,omitempty"`
+}
+
+// BPGroup is the count of the block pointers of indirect block Group
+// (records Group×1024 to Group×1024+1023) a scan accounted: space.L1.
+type BPGroup struct {
+	Group    uint64 `json:"g"`
+	N        uint32 `json:"n"`
+	Repeat   uint32 `json:"r,omitempty"`
+	Embedded uint32 `json:"e,omitempty"`
+}
+
+// OpenChunk is a chunk of records a worker had accounted part of when a
+// checkpoint was taken: from Next on its records are not done, and a
+// resumed scan goes on counting it from the state its worker had.
+type OpenChunk struct {
+	Next   uint64 `json:"next"`  // the first record not accounted
+	Group  uint64 `json:"group"` // the indirect block being counted
+	N      uint32 `json:"n"`     // its block pointers counted in the chunk
+	Repeat uint32 `json:"repeat"`
+	// Seen are the contents met in the chunk in that indirect block:
+	// the first 8 bytes of each key, little-endian; N − Repeat of them.
+	Seen []uint64 `json:"seen"`
+}
+
+// Check reports whether t is a valid tally of a file of records records.
+func (t *BPTally) Check(records uint64) error {
+	groups := (records + space.BPsPerBlock - 1) / space.BPsPerBlock
+	for i, g := range t.Groups {
+		if g.Group >= groups || i > 0 && g.Group <= t.Groups[i-1].Group ||
+			g.N == 0 || g.N > space.BPsPerBlock || uint64(g.Repeat)+uint64(g.Embedded) > uint64(g.N) {
+			return fmt.Errorf("invalid block pointer counts %+v (of %d records)", g, records)
+		}
+	}
+	if t.LastData > records {
+		return fmt.Errorf("last data record %d past the file's %d records", t.LastData, records)
+	}
+	for _, o := range t.Open {
+		if o.Next >= records || o.Next == 0 || o.Group > (o.Next-1)/space.BPsPerBlock ||
+			o.N == 0 || o.N > space.BPsPerBlock || o.Repeat >= o.N || uint64(len(o.Seen)) != uint64(o.N-o.Repeat) {
+			return fmt.Errorf("invalid open chunk at record %d (group %d, %d block pointers, %d repeats, %d contents; of %d records)",
+				o.Next, o.Group, o.N, o.Repeat, len(o.Seen), records)
+		}
+	}
+	return nil
+}
+
+// Pending is the tally of a file a scan did not finish (State.Pending,
+// Analysis.Pending).
+type Pending struct {
+	File  FileInfo
+	Tally BPTally
+}
+
+// tally returns fl's tally so far, with the open chunks of the workers
+// accts (their chunk in progress, when of fl); ok false when fl has
+// none. It is called with every accountant's lock held, or once fl's
+// chunks are all done.
+func (fl *file) tally(accts []*accountant) (t BPTally, ok bool) {
+	fl.l1mu.Lock()
+	l1 := maps.Clone(fl.l1)
+	fl.l1mu.Unlock()
+	t.LastData = fl.lastData.Load()
+	for _, a := range accts {
+		if a.fl != fl || a.next <= a.first || a.bps == nil || a.bps.fl != fl || a.bps.cur.N == 0 {
+			continue
+		}
+		b := a.bps
+		if a.next >= a.end {
+			// Every record of the chunk is accounted, its counts not
+			// yet added (found by kill -9 after a checkpoint taken
+			// there: a resume starts no chunk at its end to go on
+			// with them, and lost them).
+			if l1 == nil {
+				l1 = map[uint64]space.L1{}
+			}
+			x := l1[b.group]
+			x.N += b.cur.N
+			x.Repeat += b.cur.Repeat
+			l1[b.group] = x
+			continue
+		}
+		o := OpenChunk{Next: a.next, Group: b.group, N: b.cur.N, Repeat: b.cur.Repeat}
+		for i, h := range b.seen.key {
+			if b.seen.gen[i] == b.seen.cur {
+				o.Seen = append(o.Seen, h)
+			}
+		}
+		slices.Sort(o.Seen)
+		t.Open = append(t.Open, o)
+	}
+	slices.SortFunc(t.Open, func(a, b OpenChunk) int { return cmp.Compare(a.Next, b.Next) })
+	for g, c := range l1 {
+		t.Groups = append(t.Groups, BPGroup{Group: g, N: c.N, Repeat: c.Repeat, Embedded: c.Embedded})
+	}
+	slices.SortFunc(t.Groups, func(a, b BPGroup) int { return cmp.Compare(a.Group, b.Group) })
+	return t, len(t.Groups) > 0 || len(t.Open) > 0
+}
+
+// prime starts fl's tally from t, an earlier scan's (Resume.Tally), and
+// returns its open chunks by the record they go on from.
+func (fl *file) prime(t *BPTally) map[uint64]*OpenChunk {
+	for _, g := range t.Groups {
+		fl.addL1(g.Group, space.L1{N: g.N, Repeat: g.Repeat, Embedded: g.Embedded})
+	}
+	if t.LastData > 0 {
+		fl.sawData(t.LastData - 1)
+	}
+	var open map[uint64]*OpenChunk
+	for i := range t.Open {
+		if open == nil {
+			open = map[uint64]*OpenChunk{}
+		}
+		open[t.Open[i].Next] = &t.Open[i]
+	}
+	return open
+}
+
+// resume starts the tally of a chunk that goes on from o, the state its
+// worker had counted of it before (nil: none).
+func (t *bpTally) resume(o *OpenChunk) {
+	if o == nil {
+		return
+	}
+	t.group = o.Group
+	t.cur = space.L1{N: o.N, Repeat: o.Repeat}
+	for _, h := range o.Seen {
+		t.seen.add(h)
+	}
 }

@@ -3,10 +3,13 @@ package analyzer
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
+	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/space"
 	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
@@ -67,6 +70,42 @@ func TestZeroRunIndirect(t *testing.T) {
 		}
 		if d.Counters.Indirect.Count == 0 || s.Counters.Indirect != d.Counters.Indirect {
 			t.Errorf("recordsize %d: indirect blocks %+v from the sparse file, %+v from the dense one", rs, s.Counters.Indirect, d.Counters.Indirect)
+		}
+	}
+}
+
+// A checkpoint that finds a worker past the last record of its chunk, its
+// counts not yet added to the file's (the moment between the two), keeps
+// them in the file's counts: no resumed chunk starts there to go on with
+// them (found by kill -9 after such a checkpoint: a resumed data/clones
+// lost 4 KiB of indirect blocks). Part way, they are the open chunk's.
+func TestTallyAtChunkEnd(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		next, end uint64
+		groups    []BPGroup
+		open      int
+	}{{64, 64, []BPGroup{{Group: 0, N: 64 + 100, Repeat: 10}}, 0}, {64, 128, []BPGroup{{Group: 0, N: 100, Repeat: 10}}, 1}} {
+		fl := &file{nrec: 384}
+		fl.addL1(0, space.L1{N: 100, Repeat: 10})
+		bps := &bpTally{}
+		bps.start(fl)
+		for i := range c.next {
+			var k ddt.Key
+			k[0] = byte(i%32 + 1) // 32 contents: the last 32 records repeat them
+			bps.add(i, k, New)
+		}
+		a := &accountant{fl: fl, first: 0, next: c.next, end: c.end, bps: bps}
+		got, ok := fl.tally([]*accountant{a})
+		want := c.groups
+		if c.open == 0 {
+			want[0].Repeat += 32
+		}
+		if !ok || !slices.Equal(got.Groups, want) || len(got.Open) != c.open {
+			t.Errorf("next %d of chunk end %d: %+v, want groups %+v and %d open chunks", c.next, c.end, got, want, c.open)
+		}
+		if c.open == 1 && (got.Open[0].Next != 64 || got.Open[0].N != 64 || got.Open[0].Repeat != 32 || len(got.Open[0].Seen) != 32) {
+			t.Errorf("open chunk %+v", got.Open[0])
 		}
 	}
 }

@@ -89,6 +89,12 @@ type Resume struct {
 	// skipped whatever happened to it since, as a file done completely
 	// is.
 	Saved func(path string) (done []Span, ino, records uint64, ok bool)
+	// Tally, when set, returns the block-pointer tally the earlier scan
+	// had of f, a file Done gave records of (nil: none kept), so that
+	// the file's indirect blocks are accounted as an uninterrupted scan
+	// accounts them (State.Pending, Analysis.Pending). Without it they
+	// are counted from the records this scan reads.
+	Tally func(f FileInfo) *BPTally
 }
 
 // segment is a run of records of a file: data to read, or wholly in a hole

@@ -226,6 +226,13 @@ func TestUnopenableFileCounted(t *testing.T) {
 		c.LogicalBytes != 400<<10 || c.ScannedBytes != 100<<10 {
 		t.Errorf("warnings %q, counters %+v; want one error, 2 files of 400K, 100K covered", warns, c)
 	}
+	// Not sharded, the share is all the file data, the file not read
+	// included; it is counted as unreadable (found by a new user: the
+	// shards' "share" line in a scan without shards).
+	if c.ShareBytes != c.LogicalBytes || c.Unreadable != 1 || c.UnreadableBytes != 300<<10 {
+		t.Errorf("share %d of %d bytes, %d unreadable files of %d bytes; want all, 1 of 300K",
+			c.ShareBytes, c.LogicalBytes, c.Unreadable, c.UnreadableBytes)
+	}
 }
 
 // A file truncated while it is read (a 40 MiB file of 320 records cut to

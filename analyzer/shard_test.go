@@ -104,6 +104,9 @@ func TestShardUnopenableSplitFileCountedOnce(t *testing.T) {
 		sum.Files += c.Files
 		sum.LogicalBytes += c.LogicalBytes
 		sum.ScannedBytes += c.ScannedBytes
+		sum.ShareBytes += c.ShareBytes
+		sum.Unreadable += c.Unreadable
+		sum.UnreadableBytes += c.UnreadableBytes
 		for _, err := range errs {
 			said++
 			var ce *source.CountedElsewhereError
@@ -112,7 +115,9 @@ func TestShardUnopenableSplitFileCountedOnce(t *testing.T) {
 			}
 		}
 	}
-	if sum.Errors != 1 || sum.Files != whole.Files || sum.LogicalBytes != whole.LogicalBytes || sum.ScannedBytes != whole.ScannedBytes {
+	if sum.Errors != 1 || sum.Files != whole.Files || sum.LogicalBytes != whole.LogicalBytes || sum.ScannedBytes != whole.ScannedBytes ||
+		sum.ShareBytes != whole.LogicalBytes || whole.ShareBytes != whole.LogicalBytes || sum.Unreadable != 1 || whole.Unreadable != 1 ||
+		sum.UnreadableBytes != 4<<20 || whole.UnreadableBytes != 4<<20 {
 		t.Errorf("shards: %+v; one scan: %+v", sum, whole)
 	}
 	if said < 2 {

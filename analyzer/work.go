@@ -24,6 +24,7 @@ func (s *run) work(ctx context.Context, in <-chan chunk, a *accountant) {
 	st := s.opts.Stages
 	lane := &Lane{Policy: s.opts.Policy, Table: s.table, Zero: s.zero, Sample: s.opts.Sample, Stages: st}
 	bps := &bpTally{}
+	a.bps = bps
 	t := st.now()
 	for ch := range in {
 		st.since(StageIdle, t)
@@ -49,9 +50,10 @@ func (s *run) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, a *ac
 		buf = make([]byte, s.opts.Policy.RecordSize)
 	}
 	a.mu.Lock()
-	a.fl, a.first, a.next = fl, ch.first, ch.first
-	a.mu.Unlock()
+	a.fl, a.first, a.next, a.end = fl, ch.first, ch.first, ch.end
 	bps.start(fl)
+	bps.resume(ch.open)
+	a.mu.Unlock()
 	i := ch.first
 	for ; i < ch.end && !fl.failed.Load() && i < fl.limit.Load(); i++ {
 		if fl.planned && !s.opts.Read.Reads(fl.planKey, i) && s.unread(fl, i, a, bps) {
@@ -73,8 +75,8 @@ func (s *run) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, a *ac
 			break
 		}
 	}
-	bps.flush()
 	a.mu.Lock()
+	bps.flush()
 	if i > ch.first {
 		fl.accounted(i)
 	}

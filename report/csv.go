@@ -133,7 +133,8 @@ func (s *Report) WriteCSV(w io.Writer) error {
 		k string
 		v uint64
 	}{
-		{"files", c.Files}, {"dirs", c.Dirs}, {"logical_bytes", c.LogicalBytes}, {"share_bytes", c.ShareBytes}, {"scanned_bytes", c.ScannedBytes}, {"read_bytes", c.ReadBytes},
+		{"files", c.Files}, {"dirs", c.Dirs}, {"logical_bytes", c.LogicalBytes}, {"share_bytes", c.ShareBytes},
+		{"unreadable_files", c.Unreadable}, {"unreadable_bytes", c.UnreadableBytes}, {"scanned_bytes", c.ScannedBytes}, {"read_bytes", c.ReadBytes},
 		{"records", c.Records}, {"stored" + sampled, c.Stored}, {"embedded" + sampled, c.Embedded}, {"holes", c.Holes}, {"hole_bytes", c.HoleBytes},
 		{"zero_blocks", c.ZeroBlocks}, {"unique_blocks" + sampled, c.UniqueBlocks}, {"symlinks", c.Symlinks},
 		{"special", c.Special}, {"hard_links", c.HardLinks}, {"image_parts", c.ImageParts}, {"errors", c.Errors}, {"changed", c.Changed},

@@ -13,6 +13,7 @@ import (
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/ddtsize"
 	"github.com/ddtsim/ddtsim/zfs/model"
 	"github.com/ddtsim/ddtsim/zfs/nicenum"
 	"github.com/ddtsim/ddtsim/zfs/zio"
@@ -312,5 +313,23 @@ func TestCSVSampleCountsAreIntegers(t *testing.T) {
 		if o.csv[k] != want {
 			t.Errorf("CSV %s = %q, want %q", k, o.csv[k], want)
 		}
+	}
+}
+
+// With --ram, the --read headline says the ARC verdict over the range of
+// the table's size, at each end when they differ.
+func TestReadARCText(t *testing.T) {
+	t.Parallel()
+	r := &ReadEstimate{DDTInCore: ddt.Interval{Value: 20 << 20, Low: 7 << 20, High: 62 << 20}, RAM: 64 << 20,
+		ARCAtLow: ddtsize.VerdictFits, ARCAtHigh: ddtsize.VerdictNoFit}
+	if got, want := r.arcText(), "; with 64 MiB of RAM: at 7 MiB it fits in the ARC, at 62 MiB it does not fit in the ARC"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	r.ARCAtHigh = ddtsize.VerdictFits
+	if got, want := r.arcText(), "; with 64 MiB of RAM it fits in the ARC over the whole range"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := (&ReadEstimate{}).arcText(); got != "" {
+		t.Errorf("without --ram: %q", got)
 	}
 }

@@ -27,6 +27,12 @@ type ReadEstimate struct {
 	AllocWithout ddt.Interval `json:"zpool_list_alloc_without_dedup"`
 	AllocWith    ddt.Interval `json:"zpool_list_alloc_with_dedup"`
 	DDTInCore    ddt.Interval `json:"ddt_in_core"`
+	// With --ram: the RAM given, bytes, and whether the dedup table
+	// stays in the ARC (ddtsize.Verdict*: fits, tight, does not fit) at
+	// the low and the high end of DDTInCore; 0 and empty without.
+	RAM       uint64 `json:"ram,omitempty"`
+	ARCAtLow  string `json:"arc_verdict_low,omitempty"`
+	ARCAtHigh string `json:"arc_verdict_high,omitempty"`
 	// Verdict is "worth it", "not worth it" or "undecided: the range
 	// straddles the rule" (the verdict at the two ends differs).
 	Verdict string `json:"verdict"`
@@ -147,6 +153,7 @@ func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
 			}
 			return c.DDT.InCore
 		})
+		r.arcAtEnds(s, ends)
 	}
 	if s.Decision == nil {
 		return
@@ -175,6 +182,52 @@ func crossed(a, r *ddt.Histogram) *ddt.Histogram {
 		out[i].Referenced = r[i].Referenced
 	}
 	return &out
+}
+
+// arcAtEnds sets, with --ram, the ARC verdicts at the ends of
+// r.DDTInCore: those of the reports (the point s, and the ends) whose
+// table's size is its low and its high (found by a new user: with --read
+// the headline left out the "fits in the ARC" that --ram adds).
+func (r *ReadEstimate) arcAtEnds(s *Report, ends []*Report) {
+	if s.DDT.ARC == nil {
+		return
+	}
+	r.RAM = s.DDT.ARC.RAM
+	for _, c := range append([]*Report{s}, ends...) {
+		if c.DDT == nil || c.DDT.ARC == nil {
+			continue
+		}
+		switch float64(c.DDT.InCore) {
+		case r.DDTInCore.Low:
+			if r.ARCAtLow == "" {
+				r.ARCAtLow = c.DDT.ARC.Verdict
+			}
+			if r.DDTInCore.High == r.DDTInCore.Low && r.ARCAtHigh == "" {
+				r.ARCAtHigh = c.DDT.ARC.Verdict
+			}
+		case r.DDTInCore.High:
+			if r.ARCAtHigh == "" {
+				r.ARCAtHigh = c.DDT.ARC.Verdict
+			}
+		}
+	}
+}
+
+// arcText says, with --ram, whether the table stays in the ARC over the
+// range of its size: "; with 64 MiB of RAM it fits in the ARC over the
+// whole range", or at each end when they differ ("; with 64 MiB of RAM:
+// at 7.28 MiB it fits in the ARC, at 62.2 MiB it does not fit in the
+// ARC").
+func (r *ReadEstimate) arcText() string {
+	if r.RAM == 0 || r.ARCAtLow == "" || r.ARCAtHigh == "" {
+		return ""
+	}
+	ram := nicenum.IEC(r.RAM)
+	if r.ARCAtLow == r.ARCAtHigh {
+		return fmt.Sprintf("; with %s of RAM %s over the whole range", ram, arcWords(r.ARCAtLow))
+	}
+	return fmt.Sprintf("; with %s of RAM: at %s %s, at %s %s", ram, nicenum.IEC(uint64(r.DDTInCore.Low)), arcWords(r.ARCAtLow),
+		nicenum.IEC(uint64(r.DDTInCore.High)), arcWords(r.ARCAtHigh))
 }
 
 // classes is h with the allocated columns of every row moved, the share
@@ -255,7 +308,7 @@ func (s *Report) readHeadline() []string {
 			EstimateMark, span(r.UsedWithout), span(r.AllocWith)))
 	}
 	if r.DDTInCore.High > 0 {
-		lines = append(lines, fmt.Sprintf("RAM (%s, 95%%): dedup table %s", EstimateMark, span(r.DDTInCore)))
+		lines = append(lines, fmt.Sprintf("RAM (%s, 95%%): dedup table %s%s", EstimateMark, span(r.DDTInCore), r.arcText()))
 	}
 	verdict := "none: nothing to decide on"
 	switch {

@@ -195,7 +195,11 @@ func (s *Report) summaryText() string {
 	if s.Read != nil {
 		s.writeRead(t)
 	}
-	t.item("files", "%s, %s; %s%s", filesText(c), t.size(c.LogicalBytes), english.Count(c.Dirs, "directory"), s.walkText())
+	unreadable := ""
+	if c.Unreadable > 0 {
+		unreadable = fmt.Sprintf(" (%d of them, %s, could not be read)", c.Unreadable, t.size(c.UnreadableBytes))
+	}
+	t.item("files", "%s, %s%s; %s%s", filesText(c), t.size(c.LogicalBytes), unreadable, english.Count(c.Dirs, "directory"), s.walkText())
 	data := s.FileData()
 	if data != c.LogicalBytes {
 		t.item("share", "%s of file data in the shards' shares scanned (a file is counted above by the shard "+

@@ -49,7 +49,13 @@
 //	           path: the files position does not cover that the scan took
 //	           records from (in flight when it stopped, done out of order, or
 //	           given up after a read error), as they were when opened, and
-//	           the runs of records [first, end) done, e.g. [[0, 80]]; and
+//	           the runs of records [first, end) done, e.g. [[0, 80]];
+//	           bp_tally, for a file not finished: the block pointers of
+//	           its records done, {l1: [{g, n, r, e}], last_data, open:
+//	           [{next, group, n, repeat, seen}]} (analyzer.BPTally), from
+//	           which a resume accounts its indirect blocks as one scan
+//	           would (absent in scans saved before: their resume counts
+//	           them from the records it reads); and
 //	           [{path, unread: true}]: paths the scan could not read, or list,
 //	           which a resume reads (what lies below them too) whatever the
 //	           position

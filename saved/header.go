@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/estimate"
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/zfs/model"
@@ -74,6 +75,12 @@ type File struct {
 	// and the counters, sorted and disjoint: [[0, Records]] for a file
 	// done completely.
 	Done [][2]uint64 `json:"done"`
+	// Tally is the block-pointer tally of a file the scan had not
+	// finished (analyzer.BPTally): a resume accounts the file's indirect
+	// blocks from it and the records it reads. Absent in scans saved
+	// before it was kept (their resume counts the indirect blocks of
+	// such a file from the records it reads), and for files finished.
+	Tally *analyzer.BPTally `json:"bp_tally,omitempty"`
 }
 
 // Position is a place in the walk's order (source.Position), in a saved
@@ -115,6 +122,11 @@ func (f *File) check() error {
 			return fmt.Errorf("file %q: invalid run of records %v (of %d)", string(f.Path), d, f.Records)
 		}
 		prev = d[1]
+	}
+	if f.Tally != nil {
+		if err := f.Tally.Check(f.Records); err != nil {
+			return fmt.Errorf("file %q: %w", string(f.Path), err)
+		}
 	}
 	return nil
 }

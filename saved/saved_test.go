@@ -311,7 +311,7 @@ func TestTracker(t *testing.T) {
 	tr.Started(half, []analyzer.Span{{First: 0, End: 4}})
 	tr.Done(half, 4, 8)
 	tr.Done(analyzer.FileInfo{Path: "new", Ino: 5, Records: 3}, 1, 3)
-	_, files := tr.Progress(nil)
+	_, files := tr.Progress(nil, nil)
 	var names []string
 	for _, f := range files {
 		names = append(names, string(f.Path))
@@ -384,7 +384,7 @@ func TestTrackerPosition(t *testing.T) {
 	}
 	tr.Done(b, 0, 3)
 	tr.Finished(b) // out of order: a is still in flight
-	if pos, files := tr.Progress(nil); pos != nil || len(files) != 1 || files[0].Path != "d/a.txt" {
+	if pos, files := tr.Progress(nil, nil); pos != nil || len(files) != 1 || files[0].Path != "d/a.txt" {
 		t.Fatalf("b done before a: position %v, files %+v; want none, and b listed", pos, files)
 	}
 	tr.Done(a, 0, 2)
@@ -392,7 +392,7 @@ func TestTrackerPosition(t *testing.T) {
 	tr.Done(c, 0, 1)
 	tr.Unread("d/a/unlisted")
 	tr.Unread("d/a/gone")
-	pos, files := tr.Progress(nil)
+	pos, files := tr.Progress(nil, nil)
 	if pos == nil || pos.Path != "d/a.txt" {
 		t.Fatalf("position %v; want d/a.txt: a and b are done", pos)
 	}
@@ -425,7 +425,7 @@ func TestTrackerPosition(t *testing.T) {
 	tr.Started(c, sc)
 	tr.Done(c, 1, 4)
 	tr.Finished(c)
-	pos, files = tr.Progress(nil)
+	pos, files = tr.Progress(nil, nil)
 	names = nil
 	for _, f := range files {
 		names = append(names, string(f.Path))

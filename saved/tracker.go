@@ -115,6 +115,19 @@ func (t *Tracker) Skip(f analyzer.FileInfo) ([]analyzer.Span, error) {
 	return []analyzer.Span{{First: 0, End: f.Records}}, nil
 }
 
+// Tally returns the block-pointer tally the saved scan kept of f, when
+// Skip gives f's records done from the saved file's progress (done
+// completely, or in part and unchanged); it is analyzer.Resume.Tally.
+func (t *Tracker) Tally(f analyzer.FileInfo) *analyzer.BPTally {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.saved[f.Path]
+	if e == nil || e.Tally == nil || !e.Complete() && !same(&e.File, &f) {
+		return nil
+	}
+	return e.Tally
+}
+
 // Started records that the scan takes the records of f not in done (what
 // Skip gave); it is analyzer.Options.Started, called in the walk's order.
 func (t *Tracker) Started(f analyzer.FileInfo, done []analyzer.Span) {
@@ -206,10 +219,16 @@ func (t *Tracker) Unread(path string) {
 // that position does not cover, sorted by path: in flight, done out of
 // order, given up incomplete, or not readable (File.Unread). inFlight are
 // records accounted but not yet reported to Done (a checkpoint's chunks in
-// progress: analyzer.State.InFlight), counted as done.
-func (t *Tracker) Progress(inFlight []analyzer.Accounted) (*Position, []File) {
+// progress: analyzer.State.InFlight), counted as done; pending the
+// block-pointer tallies of the files not finished (analyzer.State.Pending,
+// analyzer.Analysis.Pending), kept with their files (File.Tally).
+func (t *Tracker) Progress(inFlight []analyzer.Accounted, pending []analyzer.Pending) (*Position, []File) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	tallies := map[string]*analyzer.BPTally{}
+	for i := range pending {
+		tallies[pending[i].File.Path] = &pending[i].Tally
+	}
 	pos := t.pos
 	if pos == nil || t.savedPos != nil && pos.Compare(*t.savedPos) < 0 {
 		pos = t.savedPos
@@ -229,6 +248,7 @@ func (t *Tracker) Progress(inFlight []analyzer.Accounted) (*Position, []File) {
 		if len(f.Done) == 0 {
 			continue // started, nothing done yet: nothing to keep
 		}
+		f.Tally = tallies[path]
 		out = append(out, f)
 	}
 	for _, a := range inFlight {
@@ -237,6 +257,7 @@ func (t *Tracker) Progress(inFlight []analyzer.Accounted) (*Position, []File) {
 			for _, r := range runs {
 				f.Done = addRun(f.Done, r)
 			}
+			f.Tally = tallies[a.File.Path]
 			out = append(out, f)
 			delete(extra, a.File.Path)
 		}

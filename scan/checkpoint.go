@@ -67,7 +67,7 @@ func (c *checkpointer) take(st analyzer.State) {
 		c.lastEnd = time.Now()
 		c.lastPause = st.Waited + c.lastEnd.Sub(start)
 	}()
-	hdr := c.res.header(c.opts, c.tracker, st.InFlight, false)
+	hdr := c.res.header(c.opts, c.tracker, st.InFlight, st.Pending, false)
 	sc := &saved.Scan{Header: hdr, Counters: st.Counters}
 	snap, ok, err := saved.TakeSnapshot(st.Table, c.written)
 	if err == nil && !ok {

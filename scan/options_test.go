@@ -34,7 +34,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{scan.Options{Jobs: -1}, model.Settings{}, "--jobs", "-1", "--jobs -1: invalid (accepted: 0 for one per CPU, or 1 to 256)"},
 		{scan.Options{Jobs: 257}, model.Settings{}, "--jobs", "257", "--jobs 257: invalid (accepted: 0 for one per CPU, or 1 to 256)"},
-		{scan.Options{Shard: source.Shard{Index: 4, Count: 4}}, model.Settings{}, "--shard", "4/4", "--shard 4/4: index must be below the count (the shards of N runs are 0/N to 3/N)"},
+		{scan.Options{Shard: source.Shard{Index: 4, Count: 4}}, model.Settings{}, "--shard", "4/4", "--shard 4/4: index must be below the count (the shards of 4 runs are 0/4 to 3/4)"},
 		{scan.Options{Shard: source.Shard{Index: 1, Count: 2}, By: "dir"}, model.Settings{}, "--shard", "1/2",
 			"--shard 1/2: not with --by: a shard's breakdown covers only its share, and saved scans keep no breakdown, so merge could not add the shards' up"},
 		{scan.Options{By: "owner"}, model.Settings{}, "--by", "owner", "--by owner: invalid (accepted: dir, ext, size, file)"},

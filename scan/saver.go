@@ -116,7 +116,7 @@ func (sv *Saver) start(res *Result, opts *Options, ao *analyzer.Options) {
 		ao.CheckpointEvery, ao.Checkpoint = every, sv.ck.take
 	}
 	if r != nil {
-		ao.Resume = &analyzer.Resume{Table: r.Table, Counters: r.Counters, Done: sv.tracker.Skip}
+		ao.Resume = &analyzer.Resume{Table: r.Table, Counters: r.Counters, Done: sv.tracker.Skip, Tally: sv.tracker.Tally}
 		if opts.Shard.Sharded() {
 			ao.Resume.Saved = savedRuns(r.Files)
 		}

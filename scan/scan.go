@@ -472,7 +472,7 @@ func (res *Result) resumed(tracker *saved.Tracker) {
 // save writes the scan to opts.Save, copying its table into the memory of
 // reuse (the last checkpoint's copy; nil: none) when it fits.
 func (res *Result) save(opts Options, tracker *saved.Tracker, reuse *saved.Snapshot) error {
-	hdr := res.header(&opts, tracker, nil, !res.Partial)
+	hdr := res.header(&opts, tracker, nil, res.Analysis.Pending, !res.Partial)
 	sc := &saved.Scan{Header: hdr, Table: res.Analysis.Table, Counters: res.Analysis.Counters}
 	var err error
 	if reuse != nil {
@@ -493,9 +493,11 @@ func (res *Result) save(opts Options, tracker *saved.Tracker, reuse *saved.Snaps
 }
 
 // header is the saved scan's header: its settings, paths, problems so far
-// and the tracker's progress, with the records inFlight (a checkpoint's).
-func (res *Result) header(opts *Options, tracker *saved.Tracker, inFlight []analyzer.Accounted, complete bool) saved.Header {
-	pos, files := tracker.Progress(inFlight)
+// and the tracker's progress, with the records inFlight and the tallies
+// pending (a checkpoint's; pending: those of the files an interrupted
+// scan left unfinished).
+func (res *Result) header(opts *Options, tracker *saved.Tracker, inFlight []analyzer.Accounted, pending []analyzer.Pending, complete bool) saved.Header {
+	pos, files := tracker.Progress(inFlight, pending)
 	res.mu.Lock()
 	problems := append([]source.Problem{}, res.Problems...)
 	res.mu.Unlock()
@@ -708,7 +710,7 @@ func (res *Result) partialWhy() []string {
 		why = append(why, "the saved scan was interrupted: the figures cover only what it had read; ddtsim resume DIR completes it")
 	}
 	if sh := res.shard; sh.Sharded() {
-		why = append(why, fmt.Sprintf("shard %s: the figures cover this shard's share of the files only; ddtsim merge of the %d saved shards gives the whole", sh, sh.Count))
+		why = append(why, fmt.Sprintf("shard %s: the figures cover this shard's share of the files only; ddtsim merge of the %d saved shards gives the report of the whole tree", sh, sh.Count))
 	}
 	return append(why, res.missing...)
 }

@@ -5,12 +5,15 @@ package main
 // a variable the embedding sets (kong's set:"NAME=TEXT").
 
 // OutputFlags choose the report's format where a command prints a scan's
-// report: the zdb -S text alone, or JSON (without either, the text).
+// report: the zdb -S text alone, or JSON (without either, the text). The
+// embedding sets the help of --bytes (bytes_help): which of its formats
+// it affects (found by a new user: merge's spoke of an HTML page, which
+// merge cannot write).
 type OutputFlags struct {
 	Zdb  bool `help:"Print only the zdb -S text, byte for byte." xor:"format"`
 	JSON bool `name:"json" help:"Print everything as JSON (exact integers)." xor:"format"`
 	// Bytes adds exact byte counts to the text summary (report.Report.Bytes).
-	Bytes bool `name:"bytes" help:"In the text summary (and the HTML page's), give the exact byte count beside every size; JSON and CSV always hold exact bytes."`
+	Bytes bool `name:"bytes" help:"${bytes_help}"`
 }
 
 // WorkFlags are how a scan works: its workers, the table's memory bound

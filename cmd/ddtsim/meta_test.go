@@ -263,3 +263,25 @@ func TestManPageCurrent(t *testing.T) {
 		t.Errorf("groff: %v\n%s", err, out)
 	}
 }
+
+// Each command's --bytes help names only the formats that command prints
+// (found by a new user: merge's spoke of "the HTML page's", which merge
+// cannot write).
+func TestBytesHelpPerCommand(t *testing.T) {
+	bytesHelp := regexp.MustCompile(`(?s)--bytes\s+(.*?)\n\s+-`)
+	t.Parallel()
+	for _, c := range []struct {
+		cmd       string
+		html, csv bool
+	}{{"scan", true, true}, {"compare", true, true}, {"report", false, true}, {"merge", false, false}, {"resume", false, false}} {
+		code, out, _ := runT(c.cmd, "--help")
+		m := bytesHelp.FindStringSubmatch(out)
+		if code != 0 || m == nil {
+			t.Fatalf("%s --help: exit %d:\n%s", c.cmd, code, out)
+		}
+		help := strings.Join(strings.Fields(m[1]), " ")
+		if strings.Contains(help, "HTML") != c.html || strings.Contains(help, "CSV") != c.csv || !strings.Contains(help, "JSON") {
+			t.Errorf("%s --help: %q (HTML %v, CSV %v)", c.cmd, help, c.html, c.csv)
+		}
+	}
+}

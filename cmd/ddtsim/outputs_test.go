@@ -428,3 +428,22 @@ func TestHTMLToStdout(t *testing.T) { // not parallel: t.Chdir
 		}
 	}
 }
+
+// A 1 GiB file of holes saves 1 GiB less its metadata, which Format
+// rounds to "1024M": the summary says it in the unit of the whole (found
+// by a new user: "1024 MiB of the 1 GiB of file data").
+func TestSavedOneUnit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "allhole")
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(f, 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runT(f)
+	if code != 0 || !strings.Contains(out, "  saved        1.00 GiB of the 1 GiB of file data (100.0%)\n") {
+		t.Errorf("exit %d, stderr %q, report:\n%s", code, errs, out)
+	}
+}

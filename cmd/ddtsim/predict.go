@@ -66,12 +66,21 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 		return nil, err
 	}
 	var read estimate.Plan
+	if s.Read == "" && s.ReadSeed != nil {
+		// Refused as --top without --by is (found by a new user: it
+		// was accepted and did nothing).
+		return nil, usagef("--read-seed %d: needs --read: it seeds the random choice of the records --read reads", *s.ReadSeed)
+	}
 	if s.Read != "" {
 		f, err := estimate.ParseFraction(s.Read)
 		if err != nil {
 			return nil, usagef("--read %s: %v", s.Read, err)
 		}
-		read = estimate.Plan{Fraction: f, Seed: s.ReadSeed}
+		seed := uint64(1)
+		if s.ReadSeed != nil {
+			seed = *s.ReadSeed
+		}
+		read = estimate.Plan{Fraction: f, Seed: seed}
 	}
 	prog := &analyzer.Progress{}
 	bar := startProgress(prog, stderr)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/ddtsim/ddtsim/estimate"
 	"github.com/ddtsim/ddtsim/internal/testutil/golden"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/saved"
 )
 
@@ -145,5 +148,63 @@ func TestReadResumeAndShardsEqualOneScan(t *testing.T) {
 		if code != exitUsage || out != "" || !strings.Contains(errs, "different properties") || !strings.Contains(errs, "--read: ") {
 			t.Errorf("%v merged with 15%% seed 5: exit %d, stderr %q", more, code, errs)
 		}
+	}
+}
+
+// --read-seed without --read is refused, as --top without --by is (found
+// by a new user: it was accepted and did nothing); with --read it is
+// taken, and --read alone seeds with 1.
+func TestReadSeedNeedsRead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("some data\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runT("--read-seed", "3", dir)
+	if code != exitUsage || out != "" || errs != "ddtsim: --read-seed 3: needs --read: it seeds the random choice of the records --read reads\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		seed float64
+	}{{[]string{"--read", "50%", "--read-seed", "3"}, 3}, {[]string{"--read", "50%"}, 1}} {
+		code, out, errs = runT(append(append(c.args, "--json"), dir)...)
+		read, _ := jsonDoc(t, out)["read_estimate"].(map[string]any)
+		if code != 0 || read == nil || read["seed"] != c.seed {
+			t.Errorf("%q: exit %d, stderr %q, read_estimate %v; want seed %v", c.args, code, errs, read, c.seed)
+		}
+	}
+}
+
+// With --ram, a --read scan's headline says whether the dedup table stays
+// in the ARC over its range, as a full scan's says it of its size (found
+// by a new user: the --read headline dropped it); JSON gives the verdict
+// at each end.
+func TestReadHeadlineSaysARC(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for i := range 4 {
+		data := append(testkit.Rand(int64(i), 1<<20), testkit.Rand(9, 1<<20)...)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint(i)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, full, errs := runT("--ram", "64M", dir)
+	if code != 0 || !strings.Contains(full, "; with 64 MiB of RAM it fits in the ARC\n") {
+		t.Fatalf("full scan: exit %d, stderr %q, report:\n%s", code, errs, full)
+	}
+	code, out, errs := runT("--ram", "64M", "--read", "15%", dir)
+	if code != 0 || !strings.Contains(out, "; with 64 MiB of RAM it fits in the ARC over the whole range\n") {
+		t.Errorf("--read: exit %d, stderr %q, report:\n%s", code, errs, out)
+	}
+	code, out, _ = runT("--ram", "64M", "--read", "15%", "--json", dir)
+	read, _ := jsonDoc(t, out)["read_estimate"].(map[string]any)
+	if code != 0 || read == nil || read["ram"] != float64(64<<20) || read["arc_verdict_low"] != "fits" || read["arc_verdict_high"] != "fits" {
+		t.Errorf("--read --json: exit %d, read_estimate %v", code, read)
+	}
+	code, out, _ = runT("--read", "15%", "--json", dir)
+	read, _ = jsonDoc(t, out)["read_estimate"].(map[string]any)
+	if _, ok := read["arc_verdict_low"]; code != 0 || ok {
+		t.Errorf("without --ram: exit %d, read_estimate %v", code, read)
 	}
 }

@@ -13,7 +13,7 @@ import (
 // an SQL engine reduced (histsql's query over their Parquet files).
 type reportCmd struct {
 	Histogram    string `name:"histogram" required:"" placeholder:"FILE" help:"The result of the histogram query (histsql/histogram.sql, or ddtsim sql) as the engine wrote it: CSV or tab-separated, with or without a header; - for standard input."`
-	OutputFlags  `embed:""`
+	OutputFlags  `embed:"" set:"bytes_help=In the text summary, give the exact byte count beside every size; JSON and CSV always hold exact bytes."`
 	CSV          bool `name:"csv" help:"Print the histogram and summary as CSV." xor:"format"`
 	SavedRAMFlag `embed:""`
 	Scans        []string `arg:"" name:"scan" help:"The saved scans (directories written by --save DIR) the query read: their manifests give the model, the paths and the counters."`

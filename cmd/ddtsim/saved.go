@@ -23,7 +23,7 @@ import (
 // Saved scans: scan --save DIR, merge DIR..., resume DIR.
 
 type mergeCmd struct {
-	OutputFlags  `embed:""`
+	OutputFlags  `embed:"" set:"bytes_help=In the text summary, give the exact byte count beside every size; JSON always holds exact bytes."`
 	SavedRAMFlag `embed:""`
 	Jobs         int      `short:"j" default:"0" help:"Table partitions merged at once (0: one per CPU, at most 16)."`
 	Mem          string   `name:"mem" placeholder:"SIZE" help:"Bound the merge's memory (e.g. 256M): fewer partitions are merged at once. The merge streams the saved tables, so its memory does not grow with their entries; it needs about 2 MiB per saved scan at least."`
@@ -31,7 +31,7 @@ type mergeCmd struct {
 }
 
 type resumeCmd struct {
-	OutputFlags `embed:""`
+	OutputFlags `embed:"" set:"bytes_help=In the text summary, give the exact byte count beside every size; JSON always holds exact bytes."`
 	WorkFlags   `embed:"" set:"mem_help=Bound the dedup table's memory, as for scan (the saved table is read into memory first)." set:"tmpdir_help=Where --mem writes its runs, as for scan."`
 	Checkpoint  time.Duration `name:"checkpoint" default:"5m" placeholder:"DURATION" help:"Save the scan every DURATION while it runs, as for scan --save (0: only at the end)."`
 	File        string        `arg:"" name:"scan" help:"A scan saved with ddtsim --save DIR (or a file saved by ddtsim before version 2 of the format: it is saved again as a directory). It is rescanned with its own flags and paths, skipping what it did, and updated."`

@@ -231,3 +231,27 @@ func TestShardReportSaysItsShare(t *testing.T) {
 		t.Errorf("the shards' shares add up to %d bytes, the files hold %d", shares, total)
 	}
 }
+
+// The messages about shards say the count given (found by a new user:
+// "(the shards of N runs are 0/N to 3/N)"), and in whole sentences: the
+// note after a shard, and its PARTIAL line, ended "ddtsim merge of the 4
+// saved shards gives the whole".
+func TestShardMessages(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("some data\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	save := filepath.Join(t.TempDir(), "s")
+	code, _, errs := runT("--shard", "4/4", "--save", save, dir)
+	if code != exitUsage || errs != "ddtsim: --shard 4/4: index must be below the count (the shards of 4 runs are 0/4 to 3/4)\n" {
+		t.Errorf("4/4: exit %d, stderr %q", code, errs)
+	}
+	code, out, errs := runT("--shard", "1/4", "--save", save, dir)
+	note := "ddtsim: note: shard 1/4: the report above covers this shard's share of the files only (and the directories only in shard 0); " +
+		"ddtsim merge of the 4 saved shards gives the report of the whole tree\n"
+	if code != 0 || !strings.HasSuffix(errs, note) ||
+		!strings.Contains(strings.Join(strings.Fields(out), " "), "ddtsim merge of the 4 saved shards gives the report of the whole tree") {
+		t.Errorf("1/4: exit %d, stderr %q, report:\n%s", code, errs, out)
+	}
+}

@@ -82,8 +82,14 @@ func (s Shard) Check() error {
 	switch {
 	case s.Count > MaxShards:
 		return fmt.Errorf("the count must be at most %d", MaxShards)
-	case s.Count == 0 && s.Index != 0, s.Count > 0 && s.Index >= s.Count:
-		return fmt.Errorf("index must be below the count (the shards of N runs are 0/N to %d/N)", max(s.Count, 1)-1)
+	case s.Count == 0 && s.Index != 0:
+		return fmt.Errorf("index must be 0 when the count is 0")
+	case s.Count == 1 && s.Index >= s.Count:
+		return fmt.Errorf("index must be below the count (the one shard of 1 run is 0/1)")
+	case s.Count > 0 && s.Index >= s.Count:
+		// Found by a new user: "the shards of N runs are 0/N to 3/N"
+		// mixed the letter and the count.
+		return fmt.Errorf("index must be below the count (the shards of %d runs are 0/%d to %d/%d)", s.Count, s.Count, s.Count-1, s.Count)
 	}
 	return nil
 }

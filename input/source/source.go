@@ -196,6 +196,11 @@ type Counters struct {
 	RepeatedFiles uint64 // files reached again (a path named twice), skipped
 	ImageParts    uint64 // files read as parts of an image (VMDK extents, qcow2 data files; Walker.GuestParts), not on their own
 	LogicalBytes  uint64 // sum of the sizes of Files
+	// Unreadable counts, of Files, the regular files that could not be
+	// opened (permissions, I/O), or with Walker.Guest not read as the
+	// images they are: counted, never yielded; UnreadableBytes their
+	// sizes, of LogicalBytes.
+	Unreadable, UnreadableBytes uint64
 }
 
 // ErrChanged is wrapped by the errors about files that changed while they

@@ -656,6 +656,8 @@ func (s *walk) openFailed(path string, st *sys.Stat_t, err error, sh share) {
 	if st.Mode&sys.S_IFMT == sys.S_IFREG && err != sys.ENOENT {
 		count(&s.c.Files, 1, sh.counted)
 		count(&s.c.LogicalBytes, uint64(st.Size), sh.counted)
+		count(&s.c.Unreadable, 1, sh.counted)
+		count(&s.c.UnreadableBytes, uint64(st.Size), sh.counted)
 	}
 }
 
@@ -838,6 +840,8 @@ func (s *walk) prepareFile(path string, r *osReader, stp *sys.Stat_t, sh share) 
 				releaseResidency(id)
 			}
 			count(&s.c.LogicalBytes, size, sh.counted)
+			count(&s.c.Unreadable, 1, sh.counted)
+			count(&s.c.UnreadableBytes, size, sh.counted)
 			return nil, err
 		}
 		if d != nil {

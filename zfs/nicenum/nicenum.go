@@ -2,6 +2,7 @@ package nicenum
 
 import (
 	"strconv"
+	"strings"
 )
 
 // Format formats num the way OpenZFS zfs_nicenum_format() does
@@ -43,13 +44,21 @@ func Format(num uint64, bytes bool) string {
 // IEC is Format's byte size with its unit written out in IEC form, for a
 // person rather than for zdb's columns: "512 B", "2.15 MiB", "128 KiB"
 // (the same digits as Format(num, true), whose "K", "M", ... are KiB,
-// MiB, ...).
+// MiB, ...), but for a size just under a unit that Format rounds up to
+// 1024 of the unit below ("1024M" for 1 GiB less 16 KiB), which reads
+// "1.00 GiB": a person reading "1024 MiB of the 1 GiB" took them for two
+// sizes (found by a new user).
 func IEC(num uint64) string {
 	s := Format(num, true)
-	switch u := s[len(s)-1]; u {
-	case 'B':
+	u := s[len(s)-1]
+	if u == 'B' {
 		return s[:len(s)-1] + " B"
-	default:
-		return s[:len(s)-1] + " " + string(u) + "iB"
 	}
+	if i := strings.IndexByte(units, u); s[:len(s)-1] == "1024" && i >= 0 && i+1 < len(units) {
+		return "1.00 " + string(units[i+1]) + "iB"
+	}
+	return s[:len(s)-1] + " " + string(u) + "iB"
 }
+
+// units are Format's unit letters above bytes, in order.
+const units = "KMGTPE"

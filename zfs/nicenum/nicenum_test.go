@@ -58,6 +58,9 @@ func TestIEC(t *testing.T) {
 	for num, want := range map[uint64]string{
 		0: "0 B", 512: "512 B", 1023: "1023 B", 1024: "1 KiB", 131072: "128 KiB",
 		2256896: "2.15 MiB", 28940697: "27.6 MiB", 50 << 30: "50 GiB", 1 << 60: "1 EiB",
+		// Just under a unit, where Format says 1024 of the one below
+		// (1024M): the next unit, not "1024 MiB" beside "1 GiB".
+		1<<30 - 16<<10: "1.00 GiB", 1<<20 - 100: "1.00 MiB", 1023<<20 + 600<<10: "1.00 GiB", 1023 << 20: "1023 MiB",
 	} {
 		if got := IEC(num); got != want {
 			t.Errorf("IEC(%d) = %q, want %q", num, got, want)
