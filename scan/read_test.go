@@ -23,6 +23,7 @@ import (
 	"github.com/ddtsim/ddtsim/estimate"
 	"github.com/ddtsim/ddtsim/input/source"
 	"github.com/ddtsim/ddtsim/internal/testutil/stress"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/internal/testutil/vdisktest"
 	"github.com/ddtsim/ddtsim/report"
 	"github.com/ddtsim/ddtsim/saved"
@@ -682,6 +683,7 @@ func TestReadSparseNever(t *testing.T) {
 		if err := os.Truncate(p, 40<<20); err != nil {
 			t.Fatal(err)
 		}
+		testkit.NeedSparse(t, p)
 	}
 	set := model.Settings{RecordSize: 16 << 10, Compression: "off", Sparse: model.SparseNever}
 	report := func(plan estimate.Plan) *report.Report {

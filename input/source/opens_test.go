@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ddtsim/ddtsim/input/source/internal/sys"
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 )
 
 // TestOpensLeavesFilesUnopened: with Walker.Opens, a file it refuses is
@@ -27,6 +28,7 @@ func TestOpensLeavesFilesUnopened(t *testing.T) {
 	if err := os.Truncate(sparse, 64<<20); err != nil {
 		t.Fatal(err)
 	}
+	testkit.NeedSparse(t, sparse)
 	var asked []string
 	w := &Walker{Openers: 2, Opens: func(path string, size uint64) bool {
 		asked = append(asked, filepath.Base(path))
