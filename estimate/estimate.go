@@ -66,12 +66,14 @@ type Estimate struct {
 	Dedup    ddt.Interval `json:"dedup"`
 	Compress ddt.Interval `json:"compress"`
 	Combined ddt.Interval `json:"combined"`
-	// Histogram is the point estimate of the whole data's DDT histogram;
-	// Best and Worst are it scaled to the ranges' ends most and least
-	// favourable to dedup (Best: the fewest entries and least allocated,
-	// the most referenced; Worst the other way), from which the figures
-	// built on the table (space, DDT RAM, the verdict) get their ranges:
-	// each lies between its values at the two.
+	// Histogram is the point estimate of the whole data's DDT histogram,
+	// its columns adding up to the points above and its rows rows zdb
+	// could print; Best and Worst are it, before its rows were fitted,
+	// scaled to the ranges' ends most and least favourable to dedup
+	// (Best: the fewest entries and least allocated, the most referenced;
+	// Worst the other way), from which the figures built on the table
+	// (space, DDT RAM, the verdict) get their ranges: each lies between
+	// its values at the two.
 	Histogram *ddt.Histogram `json:"-"`
 	Best      *ddt.Histogram `json:"-"`
 	Worst     *ddt.Histogram `json:"-"`
@@ -230,13 +232,22 @@ func Compute(in Input) *Estimate {
 		allocPoint += uc.Hist[j] * dj(j)
 	}
 	e.AllocDSize = clampIv(ddt.Interval{Value: allocPoint, Low: uw.Low * dm, High: uw.High * dm}, sampleAlloc, e.RefDSize.High)
+	// The points: a content takes a block, so no more entries than
+	// blocks referenced, nor more allocated than referenced (on unique
+	// data the programs' points overshot the sample's means by 1-3%, a
+	// table zdb could not print: fitHistogram).
+	e.Entries.Value = math.Max(e.Entries.Low, math.Min(e.Entries.Value, e.Stored.Value))
+	e.AllocDSize.Value = math.Max(e.AllocDSize.Low, math.Min(e.AllocDSize.Value, e.RefDSize.Value))
 	e.Dedup = ratioOf(e.RefDSize, e.AllocDSize)
 	e.Dedup.Low = math.Max(e.Dedup.Low, 1)
 	e.Dedup.Value = math.Max(e.Dedup.Value, 1)
 	e.Combined = ratioOf(total(sl, lm, one, 1, delta/2), e.AllocDSize)
-	e.Histogram = histogramOf(uc, dj, e)
-	e.Best = scaled(e.Histogram, e, true)
-	e.Worst = scaled(e.Histogram, e, false)
+	h := histogramOf(uc, dj, e)
+	e.Best = scaled(h, e, true)
+	e.Worst = scaled(h, e, false)
+	fit := *h
+	fitHistogram(&fit)
+	e.Histogram = &fit
 	return e
 }
 
@@ -368,6 +379,186 @@ func histogramOf(uc Unseen, dj func(j uint64) float64, e *Estimate) *ddt.Histogr
 	settle(e.RefLSize.Value, func(k *ddt.Bucket) *uint64 { return &k.Referenced.LSize })
 	settle(e.RefPSize.Value, func(k *ddt.Bucket) *uint64 { return &k.Referenced.PSize })
 	return h
+}
+
+// fitHistogram makes the rows of h rows zdb could print, keeping every
+// column's total: the refcnt-1 row references what it allocates, and the
+// row of refcnts 2^b to 2^(b+1)−1 references between 2^b and 2^(b+1)−1
+// times what it allocates, in blocks and in each size. The allocated
+// columns (from the programs) and the referenced ones (from the sample's
+// means) are estimated apart, so until then their rows need not agree: a
+// new user saw a refcnt-1 row of 44.4K blocks allocated and 44.6K
+// referenced, its referenced LSIZE below its allocated one. Column by
+// column (fitColumn), blocks first: fewer references than the duplicate
+// rows need move allocation from them to the refcnt-1 row, each the same
+// share; more than they can hold move allocation of the refcnt-1 row to
+// the highest duplicate row (a new one of refcnt 2 if there is none), the
+// least that makes room. Contents move with their share of their row's
+// allocated sizes. Then each referenced column is spread over the rows
+// within their bounds (fitRows). The ranges are not built on this
+// histogram (Compute scales the unfitted one), only the point. Columns
+// whose referenced total is below the allocated one (no such point
+// leaves Compute) are left as they are.
+func fitHistogram(h *ddt.Histogram) {
+	tot := h.Total()
+	cols := []func(s *ddt.Stat) *uint64{
+		func(s *ddt.Stat) *uint64 { return &s.Blocks }, func(s *ddt.Stat) *uint64 { return &s.LSize },
+		func(s *ddt.Stat) *uint64 { return &s.PSize }, func(s *ddt.Stat) *uint64 { return &s.DSize },
+	}
+	wants := []uint64{tot.Referenced.Blocks, tot.Referenced.LSize, tot.Referenced.PSize, tot.Referenced.DSize}
+	for i, col := range cols {
+		fitColumn(h, col, wants[i], i == 0)
+		// The referenced row's first guess: the refcnt-1 row what it
+		// allocates, another its referenced blocks (as fitted) at its
+		// allocated mean; then spread to the total.
+		for b := range h {
+			a, r := &h[b].Allocated, &h[b].Referenced
+			switch {
+			case a.Blocks == 0:
+				*col(r) = 0
+			case b == 0:
+				*col(r) = *col(a)
+			case i > 0:
+				*col(r) = round(float64(r.Blocks) / float64(a.Blocks) * float64(*col(a)))
+			}
+		}
+		fitRows(h, col, wants[i])
+	}
+}
+
+// fitColumn moves allocation in one column of h (col) between the
+// refcnt-1 row and the others until a referenced total of want can lie
+// within the rows' bounds (fitHistogram); with blocks, each content moved
+// takes its share of its row's allocated sizes along.
+func fitColumn(h *ddt.Histogram, col func(*ddt.Stat) *uint64, want uint64, blocks bool) {
+	var total float64
+	for b := range h {
+		total += float64(*col(&h[b].Allocated))
+	}
+	if total == 0 || float64(want) < total {
+		return
+	}
+	move := func(from, to int, x uint64) {
+		a, c := &h[from].Allocated, &h[to].Allocated
+		x = min(x, *col(a))
+		if x == 0 {
+			return
+		}
+		if !blocks {
+			*col(a) -= x
+			*col(c) += x
+			return
+		}
+		part := *a
+		if x < a.Blocks {
+			f := float64(x) / float64(a.Blocks)
+			part = ddt.Stat{Blocks: x, LSize: round(f * float64(a.LSize)), PSize: round(f * float64(a.PSize)), DSize: round(f * float64(a.DSize))}
+		}
+		a.Blocks, a.LSize, a.PSize, a.DSize = a.Blocks-part.Blocks, a.LSize-part.LSize, a.PSize-part.PSize, a.DSize-part.DSize
+		c.Blocks, c.LSize, c.PSize, c.DSize = c.Blocks+part.Blocks, c.LSize+part.LSize, c.PSize+part.PSize, c.DSize+part.DSize
+	}
+	// The duplicate rows' allocation, the references it needs at least
+	// and can hold at most, and the highest row holding entries.
+	var n, lo, hi, need float64
+	top := 0
+	for b := 1; b < 62; b++ {
+		if h[b].Allocated.Blocks > 0 {
+			top = b
+		}
+		a := float64(*col(&h[b].Allocated))
+		n, lo, hi = n+a, lo+a*float64(uint64(1)<<b), hi+a*float64(uint64(1)<<(b+1)-1)
+		need += a * float64(uint64(1)<<b-1)
+	}
+	refs := float64(want) - total + n // what the duplicate rows must reference
+	switch {
+	case refs < lo:
+		// Each duplicate row keeps the share f of its allocation that the
+		// references over the allocated total suffice for: want − total
+		// = f·Σ(2^b − 1)·A_b.
+		f := (float64(want) - total) / need
+		for b := 1; b < 62; b++ {
+			a := *col(&h[b].Allocated)
+			move(b, 0, a-uint64(math.Floor(f*float64(a))))
+		}
+	case refs > hi:
+		// The least x of the refcnt-1 row's allocation that the highest
+		// duplicate row (or a higher one, if that is not enough: blocks
+		// only) holds with the references over: x·(2^(t+1) − 2) ≥ refs − hi.
+		t := max(top, 1)
+		for ; t < 61; t++ {
+			x := uint64(math.Ceil((refs - hi) / float64(uint64(1)<<(t+1)-2)))
+			if x <= *col(&h[0].Allocated) || !blocks {
+				move(0, t, x)
+				break
+			}
+		}
+	}
+}
+
+// fitRows puts each row of one referenced column of h (col: blocks,
+// LSIZE, PSIZE or DSIZE) within its bounds (fitHistogram's) and then
+// moves what the column lacks of want, or has over it, to the rows, each
+// within its bounds and in proportion to its room; what no row has room
+// for stays off the total (fitHistogram makes room for the blocks).
+func fitRows(h *ddt.Histogram, col func(*ddt.Stat) *uint64, want uint64) {
+	var sum uint64
+	var lo, hi [64]uint64
+	for b := range h {
+		a, r := *col(&h[b].Allocated), col(&h[b].Referenced)
+		lo[b], hi[b] = a<<b, a*(1<<(b+1)-1)
+		if b == 0 {
+			hi[b] = a
+		}
+		if b >= 63 || a > math.MaxUint64>>(b+1) {
+			lo[b], hi[b] = min(lo[b], *r), max(hi[b], *r) // no such rows in practice
+		}
+		*r = min(max(*r, lo[b]), hi[b])
+		sum += *r
+	}
+	for pass := 0; pass < 2 && sum != want; pass++ {
+		var room uint64
+		for b := range h {
+			if sum < want {
+				room += hi[b] - *col(&h[b].Referenced)
+			} else {
+				room += *col(&h[b].Referenced) - lo[b]
+			}
+		}
+		if room == 0 {
+			return
+		}
+		gap := want - sum
+		if sum > want {
+			gap = sum - want
+		}
+		gap = min(gap, room)
+		g0 := gap
+		// Pass 0 shares the gap in proportion to each row's room (rounded
+		// down); pass 1 places what rounding left, row by row.
+		for b := range h {
+			r := col(&h[b].Referenced)
+			rm := hi[b] - *r
+			if sum > want {
+				rm = *r - lo[b]
+			}
+			d := rm
+			if pass == 0 {
+				d = uint64(float64(g0) * float64(rm) / float64(room))
+			}
+			d = min(d, gap, rm)
+			if sum < want {
+				*r += d
+				sum += d
+			} else {
+				*r -= d
+				sum -= d
+			}
+			gap -= d
+			if pass == 1 && gap == 0 {
+				break
+			}
+		}
+	}
 }
 
 // scaled is h with each column scaled to the ranges' ends best (or worst)

@@ -284,3 +284,54 @@ func TestOrderDoesNotMatter(t *testing.T) {
 		}
 	}
 }
+
+// TestHistogramRowsZdbCouldPrint: the point histogram's rows are rows zdb
+// could print (the refcnt-1 row references what it allocates, the row of
+// refcnts 2^b to 2^(b+1)−1 between 2^b and 2^(b+1)−1 times what it
+// allocates, in every column) and its referenced columns still add up to
+// the referenced figures' points (found by a new user: a refcnt-1 row of
+// 44.4K allocated and 44.6K referenced blocks, its referenced LSIZE below
+// its allocated one).
+func TestHistogramRowsZdbCouldPrint(t *testing.T) {
+	pops := shapes(rand.New(rand.NewPCG(5, 6)))
+	for name, pop := range harnessShapes(rand.New(rand.NewPCG(7, 8)), 32<<10) {
+		pops["harness "+name] = pop
+	}
+	fitted := 0
+	for name, pop := range pops {
+		for _, p := range []float64{0.01, 0.05, 0.15} {
+			for s := range 6 {
+				e := Compute(sample(pop, 50, p, rand.New(rand.NewPCG(uint64(s), 13))))
+				h := e.Histogram
+				var tot ddt.Stat
+				for b := range h {
+					a, r := h[b].Allocated, h[b].Referenced
+					tot.Blocks += r.Blocks
+					tot.LSize += r.LSize
+					tot.PSize += r.PSize
+					tot.DSize += r.DSize
+					for i, pr := range [][2]uint64{{a.Blocks, r.Blocks}, {a.LSize, r.LSize}, {a.PSize, r.PSize}, {a.DSize, r.DSize}} {
+						lo, hi := pr[0]<<b, pr[0]*(1<<(b+1)-1)
+						if b == 0 {
+							hi = lo
+						}
+						if pr[1] < lo || pr[1] > hi {
+							t.Errorf("%s at %g%%, seed %d: row %d column %d: referenced %d for allocated %d, outside [%d, %d]",
+								name, 100*p, s, 1<<b, i, pr[1], pr[0], lo, hi)
+						}
+					}
+				}
+				want := ddt.Stat{Blocks: round(e.Stored.Value), LSize: round(e.RefLSize.Value), PSize: round(e.RefPSize.Value), DSize: round(e.RefDSize.Value)}
+				if tot != want {
+					t.Errorf("%s at %g%%, seed %d: referenced totals %+v, the points %+v", name, 100*p, s, tot, want)
+				}
+				if h[0].Allocated.Blocks > 0 {
+					fitted++
+				}
+			}
+		}
+	}
+	if fitted == 0 {
+		t.Fatal("no histogram had a refcnt-1 row")
+	}
+}
