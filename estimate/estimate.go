@@ -238,16 +238,39 @@ func Compute(in Input) *Estimate {
 	// table zdb could not print: fitHistogram).
 	e.Entries.Value = math.Max(e.Entries.Low, math.Min(e.Entries.Value, e.Stored.Value))
 	e.AllocDSize.Value = math.Max(e.AllocDSize.Low, math.Min(e.AllocDSize.Value, e.RefDSize.Value))
+	// A sample in which no content was read twice has no pair of reads
+	// of one content, whose count estimates the data's pairs of
+	// duplicates (p² of them are read): the point is no duplicate at all.
+	// The program's point, the middle of a range that spans both, put
+	// the dedup ratio of 400 MiB of random data read at 1% at 1.53 (found
+	// by a new user). The ranges stand.
+	noDup := true
+	for k := range cnt.Seen {
+		noDup = noDup && k <= 1
+	}
+	if noDup {
+		e.Entries.Value = math.Min(math.Max(e.Stored.Value, e.Entries.Low), e.Entries.High)
+		e.AllocDSize.Value = math.Min(math.Max(e.RefDSize.Value, e.AllocDSize.Low), e.AllocDSize.High)
+	}
+	h := histogramOf(uc, dj, e)
+	e.Best = scaled(h, e, true)
+	e.Worst = scaled(h, e, false)
+	// The point is the histogram fitted to rows zdb could print; it may
+	// move the allocated sizes (fitHistogram), and the points of the
+	// allocated DSIZE and the ratios follow it.
+	if noDup {
+		h = histogramOf(Unseen{Hist: map[uint64]float64{1: 1}}, dj, e)
+	}
+	fit := *h
+	fitHistogram(&fit, uint64(lm), uint64(dm))
+	e.Histogram = &fit
+	if a := float64(fit.Total().Allocated.DSize); a >= e.AllocDSize.Low && a <= e.AllocDSize.High {
+		e.AllocDSize.Value = a
+	}
 	e.Dedup = ratioOf(e.RefDSize, e.AllocDSize)
 	e.Dedup.Low = math.Max(e.Dedup.Low, 1)
 	e.Dedup.Value = math.Max(e.Dedup.Value, 1)
 	e.Combined = ratioOf(total(sl, lm, one, 1, delta/2), e.AllocDSize)
-	h := histogramOf(uc, dj, e)
-	e.Best = scaled(h, e, true)
-	e.Worst = scaled(h, e, false)
-	fit := *h
-	fitHistogram(&fit)
-	e.Histogram = &fit
 	return e
 }
 
@@ -381,126 +404,247 @@ func histogramOf(uc Unseen, dj func(j uint64) float64, e *Estimate) *ddt.Histogr
 	return h
 }
 
-// fitHistogram makes the rows of h rows zdb could print, keeping every
-// column's total: the refcnt-1 row references what it allocates, and the
-// row of refcnts 2^b to 2^(b+1)−1 references between 2^b and 2^(b+1)−1
-// times what it allocates, in blocks and in each size. The allocated
-// columns (from the programs) and the referenced ones (from the sample's
-// means) are estimated apart, so until then their rows need not agree: a
-// new user saw a refcnt-1 row of 44.4K blocks allocated and 44.6K
-// referenced, its referenced LSIZE below its allocated one. Column by
-// column (fitColumn), blocks first: fewer references than the duplicate
-// rows need move allocation from them to the refcnt-1 row, each the same
-// share; more than they can hold move allocation of the refcnt-1 row to
-// the highest duplicate row (a new one of refcnt 2 if there is none), the
-// least that makes room. Contents move with their share of their row's
-// allocated sizes. Then each referenced column is spread over the rows
-// within their bounds (fitRows). The ranges are not built on this
-// histogram (Compute scales the unfitted one), only the point. Columns
-// whose referenced total is below the allocated one (no such point
-// leaves Compute) are left as they are.
-func fitHistogram(h *ddt.Histogram) {
+// fitHistogram makes the rows of h rows zdb could print, keeping the
+// totals of its blocks columns: the refcnt-1 row references what it
+// allocates, and the row of refcnts 2^b to 2^(b+1)−1 references between
+// 2^b and 2^(b+1)−1 times what it allocates, in blocks and in each size.
+// The allocated columns (from the programs) and the referenced ones (from
+// the sample's means) are estimated apart, so until then their rows need
+// not agree: a new user saw a refcnt-1 row of 44.4K blocks allocated and
+// 44.6K referenced, and a content read in 1% of 262,144 records of zeros
+// sat in the 256K row with 251K references.
+//
+// The refcnt-1 row keeps its entries and references them once; the
+// duplicate rows share the references left, each entry at least two
+// (where there are too few, the fewest entries move to the refcnt-1 row,
+// from the rows of fewest references per entry; where there are
+// references left and no duplicate row, the fewest entries of the
+// refcnt-1 row become duplicates), in proportion to what each row had
+// over two per entry. Each row's entries then go to the row of their mean
+// refcnt (split between two neighbouring rows where the mean falls
+// between them), taking their share of the row's allocated sizes along.
+// Last, each referenced size column is its rows' references at their
+// allocated mean, spread to its total within the rows' bounds (fitRows);
+// no entry or reference is larger than the largest block (maxL bytes of
+// LSIZE or PSIZE, maxD of DSIZE; 0: no bound).
+// The ranges are not built on this histogram (Compute scales the unfitted
+// one), only the point.
+func fitHistogram(h *ddt.Histogram, maxL, maxD uint64) {
 	tot := h.Total()
-	cols := []func(s *ddt.Stat) *uint64{
-		func(s *ddt.Stat) *uint64 { return &s.Blocks }, func(s *ddt.Stat) *uint64 { return &s.LSize },
-		func(s *ddt.Stat) *uint64 { return &s.PSize }, func(s *ddt.Stat) *uint64 { return &s.DSize },
-	}
-	wants := []uint64{tot.Referenced.Blocks, tot.Referenced.LSize, tot.Referenced.PSize, tot.Referenced.DSize}
-	for i, col := range cols {
-		fitColumn(h, col, wants[i], i == 0)
-		// The referenced row's first guess: the refcnt-1 row what it
-		// allocates, another its referenced blocks (as fitted) at its
-		// allocated mean; then spread to the total.
-		for b := range h {
-			a, r := &h[b].Allocated, &h[b].Referenced
-			switch {
-			case a.Blocks == 0:
-				*col(r) = 0
-			case b == 0:
-				*col(r) = *col(a)
-			case i > 0:
-				*col(r) = round(float64(r.Blocks) / float64(a.Blocks) * float64(*col(a)))
-			}
-		}
-		fitRows(h, col, wants[i])
-	}
-}
-
-// fitColumn moves allocation in one column of h (col) between the
-// refcnt-1 row and the others until a referenced total of want can lie
-// within the rows' bounds (fitHistogram); with blocks, each content moved
-// takes its share of its row's allocated sizes along.
-func fitColumn(h *ddt.Histogram, col func(*ddt.Stat) *uint64, want uint64, blocks bool) {
-	var total float64
-	for b := range h {
-		total += float64(*col(&h[b].Allocated))
-	}
-	if total == 0 || float64(want) < total {
+	e, st := tot.Allocated.Blocks, tot.Referenced.Blocks
+	if e == 0 || st < e {
 		return
 	}
-	move := func(from, to int, x uint64) {
-		a, c := &h[from].Allocated, &h[to].Allocated
-		x = min(x, *col(a))
-		if x == 0 {
-			return
-		}
-		if !blocks {
-			*col(a) -= x
-			*col(c) += x
-			return
-		}
-		part := *a
-		if x < a.Blocks {
-			f := float64(x) / float64(a.Blocks)
-			part = ddt.Stat{Blocks: x, LSize: round(f * float64(a.LSize)), PSize: round(f * float64(a.PSize)), DSize: round(f * float64(a.DSize))}
-		}
-		a.Blocks, a.LSize, a.PSize, a.DSize = a.Blocks-part.Blocks, a.LSize-part.LSize, a.PSize-part.PSize, a.DSize-part.DSize
-		c.Blocks, c.LSize, c.PSize, c.DSize = c.Blocks+part.Blocks, c.LSize+part.LSize, c.PSize+part.PSize, c.DSize+part.DSize
+	// A group: entries and their allocated sizes (Blocks: the entries),
+	// and the references they get.
+	type group struct {
+		alloc ddt.Stat
+		refs  uint64
 	}
-	// The duplicate rows' allocation, the references it needs at least
-	// and can hold at most, and the highest row holding entries.
-	var n, lo, hi, need float64
-	top := 0
-	for b := 1; b < 62; b++ {
-		if h[b].Allocated.Blocks > 0 {
-			top = b
+	// part is the share of x entries of s, sizes in proportion.
+	part := func(s ddt.Stat, x uint64) ddt.Stat {
+		if x >= s.Blocks {
+			return s
 		}
-		a := float64(*col(&h[b].Allocated))
-		n, lo, hi = n+a, lo+a*float64(uint64(1)<<b), hi+a*float64(uint64(1)<<(b+1)-1)
-		need += a * float64(uint64(1)<<b-1)
+		f := float64(x) / float64(s.Blocks)
+		return ddt.Stat{Blocks: x, LSize: round(f * float64(s.LSize)), PSize: round(f * float64(s.PSize)), DSize: round(f * float64(s.DSize))}
 	}
-	refs := float64(want) - total + n // what the duplicate rows must reference
+	sub := func(s, t ddt.Stat) ddt.Stat {
+		return ddt.Stat{Blocks: s.Blocks - t.Blocks, LSize: s.LSize - t.LSize, PSize: s.PSize - t.PSize, DSize: s.DSize - t.DSize}
+	}
+	one := h[0].Allocated
+	var dups []group
+	var n uint64
+	for b := 1; b < len(h); b++ {
+		if a := h[b].Allocated; a.Blocks > 0 {
+			dups = append(dups, group{alloc: a, refs: h[b].Referenced.Blocks})
+			n += a.Blocks
+		}
+	}
+	refs := st - one.Blocks // what the duplicate rows reference
 	switch {
-	case refs < lo:
-		// Each duplicate row keeps the share f of its allocation that the
-		// references over the allocated total suffice for: want − total
-		// = f·Σ(2^b − 1)·A_b.
-		f := (float64(want) - total) / need
-		for b := 1; b < 62; b++ {
-			a := *col(&h[b].Allocated)
-			move(b, 0, a-uint64(math.Floor(f*float64(a))))
+	case refs < 2*n:
+		// Too few references for two per duplicate entry: 2n − refs
+		// entries move to the refcnt-1 row (each takes one reference
+		// with it), from the rows of fewest references per entry.
+		x := 2*n - refs
+		slices.SortStableFunc(dups, func(p, q group) int {
+			return cmpFloat(float64(p.refs)/float64(p.alloc.Blocks), float64(q.refs)/float64(q.alloc.Blocks))
+		})
+		for i := range dups {
+			k := min(x, dups[i].alloc.Blocks)
+			m := part(dups[i].alloc, k)
+			dups[i].alloc = sub(dups[i].alloc, m)
+			one = ddt.Stat{Blocks: one.Blocks + m.Blocks, LSize: one.LSize + m.LSize, PSize: one.PSize + m.PSize, DSize: one.DSize + m.DSize}
+			x -= k
+			n -= k
 		}
-	case refs > hi:
-		// The least x of the refcnt-1 row's allocation that the highest
-		// duplicate row (or a higher one, if that is not enough: blocks
-		// only) holds with the references over: x·(2^(t+1) − 2) ≥ refs − hi.
-		t := max(top, 1)
-		for ; t < 61; t++ {
-			x := uint64(math.Ceil((refs - hi) / float64(uint64(1)<<(t+1)-2)))
-			if x <= *col(&h[0].Allocated) || !blocks {
-				move(0, t, x)
-				break
+		refs = st - one.Blocks
+	case n == 0 && refs > 0:
+		// References left and no duplicate row: the fewest entries of
+		// the refcnt-1 row become duplicates, two references each at
+		// least.
+		x := min(one.Blocks, refs)
+		m := part(one, x)
+		one = sub(one, m)
+		dups = append(dups, group{alloc: m})
+		n = x
+		refs = st - one.Blocks
+	}
+	// The references over two per entry, shared in proportion to what
+	// each row had over two per entry (to its entries where none had).
+	var w []float64
+	var ws float64
+	for _, g := range dups {
+		v := math.Max(float64(g.refs)-2*float64(g.alloc.Blocks), 0)
+		w = append(w, v)
+		ws += v
+	}
+	if ws == 0 {
+		for i, g := range dups {
+			w[i] = float64(g.alloc.Blocks)
+			ws += w[i]
+		}
+	}
+	over := refs - 2*n
+	var given uint64
+	big := -1
+	for i := range dups {
+		d := uint64(0)
+		if ws > 0 {
+			d = uint64(math.Floor(float64(over) * w[i] / ws))
+		}
+		dups[i].refs = 2*dups[i].alloc.Blocks + d
+		given += d
+		if dups[i].alloc.Blocks > 0 && (big < 0 || w[i] > w[big]) {
+			big = i
+		}
+	}
+	if big >= 0 {
+		dups[big].refs += over - given
+	}
+	// Each group to the row of its mean refcnt m = refs/entries, between
+	// 2^b and 2^(b+1)−1; a mean between 2^(b+1)−1 and 2^(b+1) puts y
+	// entries at 2^(b+1) and the others at 2^(b+1)−1.
+	out := ddt.Histogram{}
+	add := func(b int, a ddt.Stat, r uint64) {
+		o := &out[b].Allocated
+		o.Blocks, o.LSize, o.PSize, o.DSize = o.Blocks+a.Blocks, o.LSize+a.LSize, o.PSize+a.PSize, o.DSize+a.DSize
+		out[b].Referenced.Blocks += r
+	}
+	add(0, one, one.Blocks)
+	for _, g := range dups {
+		a := g.alloc.Blocks
+		if a == 0 {
+			continue
+		}
+		b := min(bucket(g.refs/a), 62)
+		top := uint64(1)<<(b+1) - 1
+		if g.refs <= a*top || b == 62 {
+			add(b, g.alloc, g.refs)
+			continue
+		}
+		y := g.refs - a*top
+		m := part(g.alloc, y)
+		add(b+1, m, y*(top+1))
+		add(b, sub(g.alloc, m), (a-y)*top)
+	}
+	// The referenced sizes: the refcnt-1 row's its allocated ones, each
+	// other row's its references at its allocated mean; then each column
+	// spread to its total.
+	for b := range out {
+		a, r := out[b].Allocated, &out[b].Referenced
+		if b == 0 {
+			*r = a
+			continue
+		}
+		if a.Blocks > 0 {
+			k := float64(r.Blocks) / float64(a.Blocks)
+			r.LSize, r.PSize, r.DSize = round(k*float64(a.LSize)), round(k*float64(a.PSize)), round(k*float64(a.DSize))
+		}
+	}
+	for _, c := range []struct {
+		col       func(s *ddt.Stat) *uint64
+		want, per uint64
+	}{
+		{func(s *ddt.Stat) *uint64 { return &s.LSize }, tot.Referenced.LSize, maxL},
+		{func(s *ddt.Stat) *uint64 { return &s.PSize }, tot.Referenced.PSize, maxL},
+		{func(s *ddt.Stat) *uint64 { return &s.DSize }, tot.Referenced.DSize, maxD},
+	} {
+		// No entry larger than the largest block.
+		for b := range out {
+			if a := c.col(&out[b].Allocated); c.per > 0 && *a > out[b].Allocated.Blocks*c.per {
+				*a = out[b].Allocated.Blocks * c.per
+				r := c.col(&out[b].Referenced)
+				*r = min(*r, out[b].Referenced.Blocks*c.per)
 			}
 		}
+		fitRows(&out, c.col, c.want, c.per)
+		var sum uint64
+		for b := range out {
+			sum += *c.col(&out[b].Referenced)
+		}
+		// What the rows have no room for moves their allocated sizes,
+		// the least it can: the highest duplicate row's first (each of
+		// its bytes allocated holds the most references), down to 512
+		// bytes an entry; then the refcnt-1 row's. On 262,144 records of
+		// zeros read at 1%, the mean size of the zeros' entry was 98K of
+		// 128K: its 34 GB referenced did not fit.
+		for b := len(out) - 2; b >= 0 && sum != c.want; b-- {
+			blocks := out[b].Allocated.Blocks
+			if blocks == 0 {
+				continue
+			}
+			a, r := c.col(&out[b].Allocated), c.col(&out[b].Referenced)
+			if b == 0 {
+				if *a+c.want >= sum {
+					*a = *a + c.want - sum
+					*r, sum = *a, c.want
+				}
+				break
+			}
+			lo, hi := uint64(1)<<b, uint64(1)<<(b+1)-1
+			if sum < c.want {
+				nr := *r + c.want - sum
+				if c.per > 0 {
+					nr = min(nr, out[b].Referenced.Blocks*c.per)
+				}
+				*a = max(*a, (nr+hi-1)/hi)
+				sum += nr - *r
+				*r = nr
+				continue
+			}
+			floor := blocks * 512
+			nr := max(*r-min(*r, sum-c.want), floor*lo)
+			if nr >= *r {
+				continue
+			}
+			*a = min(*a, max(nr/lo, floor))
+			sum -= *r - nr
+			*r = nr
+		}
 	}
+	*h = out
+}
+
+// cmpFloat orders a before b when a < b.
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // fitRows puts each row of one referenced column of h (col: blocks,
-// LSIZE, PSIZE or DSIZE) within its bounds (fitHistogram's) and then
+// LSIZE, PSIZE or DSIZE) within its bounds (fitHistogram's; and, with per
+// > 0, at most per bytes a referenced block) and then
 // moves what the column lacks of want, or has over it, to the rows, each
 // within its bounds and in proportion to its room; what no row has room
 // for stays off the total (fitHistogram makes room for the blocks).
-func fitRows(h *ddt.Histogram, col func(*ddt.Stat) *uint64, want uint64) {
+func fitRows(h *ddt.Histogram, col func(*ddt.Stat) *uint64, want, per uint64) {
 	var sum uint64
 	var lo, hi [64]uint64
 	for b := range h {
@@ -511,6 +655,9 @@ func fitRows(h *ddt.Histogram, col func(*ddt.Stat) *uint64, want uint64) {
 		}
 		if b >= 63 || a > math.MaxUint64>>(b+1) {
 			lo[b], hi[b] = min(lo[b], *r), max(hi[b], *r) // no such rows in practice
+		}
+		if n := h[b].Referenced.Blocks; per > 0 && n <= math.MaxUint64/per {
+			hi[b] = max(lo[b], min(hi[b], n*per))
 		}
 		*r = min(max(*r, lo[b]), hi[b])
 		sum += *r
