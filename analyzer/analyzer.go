@@ -279,6 +279,13 @@ type Counters struct {
 	MaxLSize    uint64 `json:"max_lsize,omitempty"`
 	ReadLSize   uint64 `json:"read_lsize,omitempty"`
 	ReadLSizeSq uint64 `json:"read_lsize_sq,omitempty"`
+	// ReadHoles and ReadHoleBytes are, of Holes and HoleBytes, those of
+	// the records the plan read (all zeros, made holes): a sample, to be
+	// scaled by the fraction, where the rest (source holes) are the
+	// whole data's. 0 without --read, and in scans saved before they
+	// were counted.
+	ReadHoles     uint64 `json:"read_holes,omitempty"`
+	ReadHoleBytes uint64 `json:"read_hole_bytes,omitempty"`
 	// Indirect are the files' indirect blocks (space.File), one copy;
 	// Dirs the directories' ZAP objects (space.Dir), of the directories
 	// listed (walked or not). The metadata that zfs list counts beside the
@@ -313,6 +320,8 @@ func (c *Counters) add(o *Counters) {
 	c.MaxLSize = max(c.MaxLSize, o.MaxLSize)
 	c.ReadLSize += o.ReadLSize
 	c.ReadLSizeSq += o.ReadLSizeSq
+	c.ReadHoles += o.ReadHoles
+	c.ReadHoleBytes += o.ReadHoleBytes
 	c.Indirect.Add(o.Indirect)
 }
 

@@ -186,7 +186,8 @@ func (s *run) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane,
 	if r.sourceHole {
 		c.SourceHoles++
 	}
-	if fl.planned && (!r.sourceHole || s.storesZeros(fl)) {
+	sampled := fl.planned && (!r.sourceHole || s.storesZeros(fl))
+	if sampled {
 		l := uint64(fl.lsize)
 		c.Population++
 		c.DataLSize += l
@@ -203,6 +204,10 @@ func (s *run) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane,
 	if o == Hole {
 		c.Holes++
 		c.HoleBytes += r.n
+		if sampled {
+			c.ReadHoles++
+			c.ReadHoleBytes += r.n
+		}
 		if s.opts.OnBlock != nil {
 			s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Hole: true, Zero: true, Tag: fl.tag, Count: 1})
 		}

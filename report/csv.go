@@ -19,7 +19,8 @@ import (
 //     as zdb labels it), then the row "Total";
 //  2. the summary: header field,value; one row per figure (model,
 //     partial and, for a partial result, a partial_why row per reason,
-//     counters (share_bytes, hole_bytes among them), raw capacity, saved_bytes: scanned_bytes minus the
+//     counters (share_bytes, hole_bytes among them; with --read also
+//     holes_read and hole_bytes_read, those of the records read), raw capacity, saved_bytes: scanned_bytes minus the
 //     allocated DSIZE, ratios); a sampled scan adds sample_n,
 //     sample_sampled, sample_reliable, unsampled and each estimate with
 //     its 95% interval (sample_dedup, sample_dedup_low,
@@ -140,6 +141,10 @@ func (s *Report) WriteCSV(w io.Writer) error {
 		{"special", c.Special}, {"hard_links", c.HardLinks}, {"image_parts", c.ImageParts}, {"errors", c.Errors}, {"changed", c.Changed},
 	} {
 		kv(f.k, u(f.v))
+	}
+	if s.Read != nil {
+		kv("holes_read", u(c.ReadHoles))
+		kv("hole_bytes_read", u(c.ReadHoleBytes))
 	}
 	if !s.NothingSampled() {
 		kv("raw_referenced", u(s.Raw.Referenced))
