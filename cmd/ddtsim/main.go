@@ -368,7 +368,8 @@ func endStatus(partial bool, errors, changed uint64, interruptCode func() int) e
 type format struct{ zdb, json, csv, bytes bool }
 
 // writeReport writes the report in the format chosen; with --zdb, the
-// sample's note goes to stderr (zdb -S's text has no place for it).
+// notes of a sample, an estimate or an approximate zstd go to stderr
+// (zdb -S's text has no place for them).
 func writeReport(rep *report.Report, f format, stdout, stderr io.Writer) error {
 	rep.Bytes = f.bytes
 	switch {
@@ -378,6 +379,11 @@ func writeReport(rep *report.Report, f format, stdout, stderr io.Writer) error {
 		}
 		if note := rep.EstimateNote(); note != "" {
 			fmt.Fprintln(stderr, "ddtsim: note:", note)
+		}
+		// Found by a new user: a build without cgo printed its zstd
+		// table with no word of its being approximate.
+		if note := rep.ApproximateNote(); note != "" {
+			fmt.Fprintln(stderr, "ddtsim: note: approximate:", note)
 		}
 		return nil
 	case f.json:

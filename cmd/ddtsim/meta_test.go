@@ -285,3 +285,28 @@ func TestBytesHelpPerCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestZdbSaysZstdApproximate: --zdb prints zdb -S's text alone, so a build
+// that approximates zstd says so on stderr; an exact one, and every other
+// compression, says nothing (found by a new user: a build without cgo
+// printed its zstd table with no word of it). CGO_ENABLED=0 go test
+// checks the note, the default build its absence.
+func TestZdbSaysZstdApproximate(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), bytes.Repeat([]byte("ddtsim zstd "), 40000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, comp := range []string{"zstd", "zstd-fast-1", "lz4"} {
+		code, out, errs := runT("-o", "compression="+comp, "--zdb", dir)
+		if code != 0 || !strings.Contains(out, "Simulated DDT histogram") {
+			t.Fatalf("%s: exit %d, stdout %q, stderr %q", comp, code, out, errs)
+		}
+		want := !zstd.Exact && strings.HasPrefix(comp, "zstd")
+		if got := strings.Contains(errs, "approximate"); got != want {
+			t.Errorf("%s (exact zstd: %v): stderr %q; want a note of zstd approximated: %v", comp, zstd.Exact, errs, want)
+		}
+		if strings.Contains(out, "approximate") {
+			t.Errorf("%s: the note is in zdb's text: %q", comp, out)
+		}
+	}
+}
