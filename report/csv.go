@@ -31,7 +31,8 @@ import (
 //     ddt_on_disk, ddt_in_core, ddt_log_in_core, ddt_rule_of_thumb) and
 //     with --ram the ARC verdict (arc_ram, arc_max, arc_meta_limit,
 //     arc_limit, arc_share, arc_verdict); the decision line (decision,
-//     decision_worth_it, decision_holes_saves, decision_embedded_saves,
+//     decision_worth_it (with --read also decision_undecided: the
+//     95% range straddles the rule), decision_holes_saves, decision_embedded_saves,
 //     decision_compression_saves, decision_dedup_saves); what zfs list -p and zpool list -p will
 //     show once the files are copied into a new pool's root dataset
 //     (package space; the JSON's "space"), without dedup: zfs_used,
@@ -185,6 +186,9 @@ func (s *Report) WriteCSV(w io.Writer) error {
 	if d := s.Decision; d != nil {
 		kv("decision", d.Text)
 		kv("decision_worth_it", strconv.FormatBool(d.WorthIt))
+		if s.Read != nil {
+			kv("decision_undecided", strconv.FormatBool(d.Undecided))
+		}
 		kv("decision_holes_saves", strconv.FormatInt(d.HolesSaves, 10))
 		kv("decision_embedded_saves", strconv.FormatInt(d.EmbeddedSaves, 10))
 		kv("decision_compression_saves", strconv.FormatInt(d.CompressionSaves, 10))

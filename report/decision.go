@@ -54,8 +54,12 @@ type Decision struct {
 	WorthIt bool   `json:"worth_it"`
 	// Unreliable is set when the figures come from a sample flagged as
 	// unreliable: no verdict is given (WorthIt false).
-	Unreliable bool   `json:"unreliable,omitempty"`
-	Rule       string `json:"rule"`
+	Unreliable bool `json:"unreliable,omitempty"`
+	// Undecided is set for an estimate (--read) whose 95% ranges
+	// straddle the rule: worth it at one end, not at the other (WorthIt
+	// false; read_estimate.verdict says so in words).
+	Undecided bool   `json:"undecided,omitempty"`
+	Rule      string `json:"rule"`
 	// Text is the verdict line, at most HeadlineWidth columns:
 	// "Verdict: probably not worth it: dedup saves 536 KiB (30.2%), under
 	// 50x the table's RAM" (the RAM line above it says how much).

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/ddtsim/ddtsim/estimate"
 	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
+	"github.com/ddtsim/ddtsim/zfs/ddtsize"
 	"github.com/ddtsim/ddtsim/zfs/nicenum"
 	"github.com/ddtsim/ddtsim/zfs/zio"
 )
@@ -33,8 +35,10 @@ type ReadEstimate struct {
 	RAM       uint64 `json:"ram,omitempty"`
 	ARCAtLow  string `json:"arc_verdict_low,omitempty"`
 	ARCAtHigh string `json:"arc_verdict_high,omitempty"`
-	// Verdict is "worth it", "not worth it" or "undecided: the range
-	// straddles the rule" (the verdict at the two ends differs).
+	// Verdict is the full scan's word when both ends of the ranges agree
+	// ("worth it", "probably not worth it", "not worth it on this
+	// machine"), else "undecided: the 95% range straddles the rule ..."
+	// (the verdict at the two ends differs).
 	Verdict string `json:"verdict"`
 }
 
@@ -164,14 +168,25 @@ func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
 		r.Verdict = "undecided: nothing to decide on at one end of the range"
 	case best.WorthIt && worst.WorthIt:
 		r.Verdict = "worth it"
+	case !best.WorthIt && !worst.WorthIt && !arcFits(best) && !arcFits(worst):
+		r.Verdict = "not worth it on this machine"
 	case !best.WorthIt && !worst.WorthIt:
-		r.Verdict = "not worth it"
+		// The full scan's words (found by a new user: "not worth it"
+		// here, "probably not worth it" there, for the same data).
+		r.Verdict = "probably not worth it"
 	default:
 		r.Verdict = "undecided: the 95% range straddles the rule (worth it at one end, not at the other); read a larger fraction"
 	}
 	s.Decision.WorthIt = r.Verdict == "worth it"
+	s.Decision.Undecided = strings.HasPrefix(r.Verdict, "undecided")
 	s.Decision.Text = fmt.Sprintf("Decision (%s from a %s read, 95%% range): dedup saves %.1f%% to %.1f%% of the size without dedup, for a DDT of %s to %s in RAM: %s (%s)",
 		EstimateMark, pct(r.Fraction), 100*share(worst), 100*share(best), nicenum.Format(uint64(r.DDTInCore.Low), true), nicenum.Format(uint64(r.DDTInCore.High), true), r.Verdict, Rule)
+}
+
+// arcFits reports whether the verdict d found the DDT fitting its ARC
+// (or had no --ram to judge by).
+func arcFits(d *Decision) bool {
+	return d.ARC == "" || d.ARC == ddtsize.VerdictFits || d.ARC == ddtsize.VerdictTight
 }
 
 // crossed is a histogram with the allocated columns of a and the
@@ -314,7 +329,7 @@ func (s *Report) readHeadline() []string {
 	switch {
 	case r.Read == 0 && r.Records > 0:
 		verdict = fmt.Sprintf("none: no record was read (0 of %d); read a larger fraction", r.Records)
-	case r.Verdict == "worth it", r.Verdict == "not worth it":
+	case r.Verdict != "" && !strings.HasPrefix(r.Verdict, "undecided"):
 		verdict = r.Verdict
 	case r.Verdict != "":
 		verdict = "undecided: the range straddles the rule; read a larger fraction"
