@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ddtsim/ddtsim/estimate"
+	"github.com/ddtsim/ddtsim/text/english"
 	"github.com/ddtsim/ddtsim/zdb"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"github.com/ddtsim/ddtsim/zfs/ddtsize"
@@ -284,8 +285,9 @@ func pct(f float64) string {
 // writeRead writes the estimates of a --read scan with their ranges.
 func (s *Report) writeRead(t *textOut) {
 	r := s.Read
-	t.item(EstimateMark, "read %s of the %d records holding data, chosen at random (seed %d): %d records, %s "+
-		"read; every figure below is an estimate, with its 95%% range", pct(r.Fraction), r.Records, r.Seed, r.Read, t.size(r.ReadBytes))
+	t.item(EstimateMark, "read %s of the %s holding data, chosen at random (seed %d): %s, %s "+
+		"read; every figure below is an estimate, with its 95%% range", pct(r.Fraction), english.Count(r.Records, "record"), r.Seed,
+		english.Count(r.Read, "record"), t.size(r.ReadBytes))
 	ratio := func(i ddt.Interval) string {
 		return fmt.Sprintf("%.2f (95%%: %.2f to %.2f)", i.Value, i.Low, i.High)
 	}

@@ -233,10 +233,11 @@ func (s *Report) summaryText() string {
 		if s.Sample.Sampled == 0 {
 			estimates = ""
 		}
-		t.item("in sample", "%d records (%d left out), %d unique blocks%s", c.Stored, c.Unsampled, c.UniqueBlocks, estimates)
+		t.item("in sample", "%s (%d left out), %s%s", english.Count(c.Stored, "record"), c.Unsampled,
+			english.Count(c.UniqueBlocks, "unique block"), estimates)
 	} else if s.Read != nil {
-		t.item("in sample", "%d records stored of those read (%d records unread), %d unique blocks; sizes below "+
-			"are estimates", c.Stored, c.Unread, c.UniqueBlocks)
+		t.item("in sample", "%s stored of those read (%s unread), %s; sizes below "+
+			"are estimates", english.Count(c.Stored, "record"), english.Count(c.Unread, "record"), english.Count(c.UniqueBlocks, "unique block"))
 	} else {
 		t.item("DDT entries", "%d: one per distinct block stored", c.UniqueBlocks)
 	}

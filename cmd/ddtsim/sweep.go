@@ -25,6 +25,9 @@ type sweepCmd struct {
 	Jobs      int      `short:"j" default:"0" help:"Files read at once, and at most as many CPUs busy (0: one per CPU)."`
 	Cache     bool     `name:"cache" negatable:"" help:"--cache leaves what the sweep reads in the page cache; by default (--no-cache) the pages it brings into the cache are dropped once read, as for scan."`
 	Paths     []string `arg:"" name:"path" help:"Files and directories to scan (each byte is read once for all combinations)."`
+	// Read is scan's --read, refused here by name rather than as an
+	// unknown flag (found by a new user).
+	Read string `name:"read" hidden:""`
 
 	env *env // the process's (env.go); nil: main's
 }
@@ -33,6 +36,9 @@ func (s *sweepCmd) Run(std *streams) error {
 	stdout, stderr := std.stdout, std.stderr
 	if s.Release == "list" {
 		return usagef("sweep --release list: use ddtsim --release list")
+	}
+	if s.Read != "" {
+		return usagef("sweep --read: sweep reads every record (its rows are exact); estimate from a fraction with ddtsim scan --read %s, one -o setting at a time", s.Read)
 	}
 	set, lanes, err := sweep.Lanes(model.Text{Release: s.Release, Properties: s.Property, Vdevs: s.Vdev, Ashift: s.Ashift, Sparse: s.Sparse, Guest: s.Guest, Zvol: s.Zvol})
 	if err != nil {

@@ -123,6 +123,7 @@ func TestSweepBadLists(t *testing.T) {
 		{[]string{"--sort", "speed"}, "--sort"},
 		{[]string{"--histogram", "3", "-o", "recordsize=4K,8K"}, "--histogram 3"},
 		{[]string{"--histogram", "1", "--json"}, "--histogram with --json"},
+		{[]string{"--read", "5%"}, "sweep --read: sweep reads every record"},
 	} {
 		code, _, errs := runT(append(append([]string{"sweep"}, c.args...), dir)...)
 		if code != 2 || !strings.Contains(errs, c.want) {
