@@ -289,15 +289,27 @@ func (s *Report) writeRead(t *textOut) {
 		"read; every figure below is an estimate, with its 95%% range", pct(r.Fraction), english.Count(r.Records, "record"), r.Seed,
 		english.Count(r.Read, "record"), t.size(r.ReadBytes))
 	ratio := func(i ddt.Interval) string {
+		if r.Read == 0 {
+			return fmt.Sprintf("unknown (95%%: %.2f to %.2f)", i.Low, i.High)
+		}
 		return fmt.Sprintf("%.2f (95%%: %.2f to %.2f)", i.Value, i.Low, i.High)
 	}
+	// With no record read there is no point, only how much the records
+	// unread could hold (found by a new user: "on disk 0 B" for 400 MiB).
 	size := func(i ddt.Interval) string {
+		if r.Read == 0 {
+			return fmt.Sprintf("unknown (95%%: %s to %s)", t.size(uint64(i.Low)), t.size(uint64(i.High)))
+		}
 		return fmt.Sprintf("%s (95%%: %s to %s)", t.size(uint64(i.Value)), t.size(uint64(i.Low)), t.size(uint64(i.High)))
 	}
 	t.sub("dedup", "%s", ratio(r.Dedup))
 	t.sub("compress", "%s", ratio(r.Compress))
 	t.sub("combined", "%s", ratio(r.Combined))
-	t.sub("entries", "%.0f DDT entries (95%%: %.0f to %.0f)", r.Entries.Value, r.Entries.Low, r.Entries.High)
+	if r.Read == 0 {
+		t.sub("entries", "unknown (95%%: %.0f to %.0f DDT entries)", r.Entries.Low, r.Entries.High)
+	} else {
+		t.sub("entries", "%.0f DDT entries (95%%: %.0f to %.0f)", r.Entries.Value, r.Entries.Low, r.Entries.High)
+	}
 	t.sub("on disk", "%s without dedup, %s with dedup", size(r.RefDSize), size(r.AllocDSize))
 	if r.UsedWith.High > 0 {
 		t.sub("USED", "zfs list: %s without dedup, %s with dedup", size(r.UsedWithout), size(r.UsedWith))

@@ -754,6 +754,7 @@ func TestReadOpensOnlyFilesRead(t *testing.T) {
 
 // TestReadNothingReadOrPartial: a --read that read no record says so in
 // the verdict and the saved line, with no point figure for the savings
+// nor for the estimates
 // (found by a new user: "saved about 17.4 MiB of the 18.0 MiB (96.7%)"
 // from 0 records read); a partial one says partial in its verdict, as a
 // full scan's does.
@@ -774,6 +775,13 @@ func TestReadNothingReadOrPartial(t *testing.T) {
 	}
 	if !strings.Contains(text, "saved        not estimated: no record was read (0 of 20)") {
 		t.Errorf("no saved line saying nothing was read:\n%s", text)
+	}
+	// No point, only the ranges (found by a new user: "on disk 0 B" for
+	// 400 MiB read at 0.001%).
+	for _, want := range []string{"dedup      unknown (95%: 1.00 to ", "on disk    unknown (95%: 0 B to ", "entries    unknown (95%: 0 to 20 DDT entries)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no line %q:\n%s", want, text)
+		}
 	}
 	rep, _ = scanReport(t, []string{dir}, estimate.Plan{Fraction: 0.5, Seed: 1})
 	rep.Partial = true
