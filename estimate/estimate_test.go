@@ -323,16 +323,9 @@ func TestHistogramRowsZdbCouldPrint(t *testing.T) {
 					tot.DSize += r.DSize
 					// No entry, nor reference, larger than the largest
 					// block (found by a new user: a row of 1 entry of
-					// 129K at recordsize 128K). The refcnt-1 row takes
-					// what the others have no room for: the referenced
-					// LSIZE and blocks, estimated apart, may put its
-					// mean a fraction of a percent over.
-					over := func(size, blocks, max uint64) bool {
-						if b == 0 {
-							return float64(size) > 1.005*float64(blocks*max)
-						}
-						return size > blocks*max
-					}
+					// 129K at recordsize 128K, and a refcnt-1 row of
+					// 128.4K a block).
+					over := func(size, blocks, max uint64) bool { return size > blocks*max }
 					if over(a.LSize, a.Blocks, in.MaxLSize) || over(r.LSize, r.Blocks, in.MaxLSize) || over(a.DSize, a.Blocks, in.MaxDSize) || over(r.DSize, r.Blocks, in.MaxDSize) {
 						t.Errorf("%s at %g%%, seed %d: row %d: %+v, larger than %d (LSIZE) or %d (DSIZE) bytes a block", name, 100*p, s, 1<<b, h[b], in.MaxLSize, in.MaxDSize)
 					}

@@ -186,8 +186,8 @@ func (s *Report) WriteCSV(w io.Writer) error {
 	if d := s.Decision; d != nil {
 		kv("decision", d.Text)
 		kv("decision_worth_it", strconv.FormatBool(d.WorthIt))
-		if s.Read != nil {
-			kv("decision_undecided", strconv.FormatBool(d.Undecided))
+		if d.Undecided != nil {
+			kv("decision_undecided", strconv.FormatBool(*d.Undecided))
 		}
 		kv("decision_holes_saves", strconv.FormatInt(d.HolesSaves, 10))
 		kv("decision_embedded_saves", strconv.FormatInt(d.EmbeddedSaves, 10))

@@ -55,10 +55,11 @@ type Decision struct {
 	// Unreliable is set when the figures come from a sample flagged as
 	// unreliable: no verdict is given (WorthIt false).
 	Unreliable bool `json:"unreliable,omitempty"`
-	// Undecided is set for an estimate (--read) whose 95% ranges
+	// Undecided is, for an estimate (--read), whether its 95% ranges
 	// straddle the rule: worth it at one end, not at the other (WorthIt
-	// false; read_estimate.verdict says so in words).
-	Undecided bool   `json:"undecided,omitempty"`
+	// false; read_estimate.verdict says so in words). Nil (absent from
+	// the JSON) for a full scan, which is never undecided.
+	Undecided *bool  `json:"undecided,omitempty"`
 	Rule      string `json:"rule"`
 	// Text is the verdict line, at most HeadlineWidth columns:
 	// "Verdict: probably not worth it: dedup saves 536 KiB (30.2%), under

@@ -105,8 +105,16 @@ func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
 	// runs (found by a new user).
 	var ends []*Report
 	var hs []*ddt.Histogram
-	for _, h := range []*ddt.Histogram{r.Best, r.Worst, crossed(r.Worst, r.Best), crossed(r.Best, r.Worst)} {
-		hs = append(hs, h, classes(h, 1), classes(h, 0), classes(h, 0.5))
+	var worstAt int // the index in ends of r.Worst's report
+	for i, h := range []*ddt.Histogram{r.Best, r.Worst, crossed(r.Worst, r.Best), crossed(r.Best, r.Worst)} {
+		if i == 1 {
+			worstAt = len(hs)
+		}
+		hs = append(hs, h)
+		if r.Entries.High > r.Entries.Low {
+			// (Every record read: the split is the table's.)
+			hs = append(hs, classes(h, 1), classes(h, 0), classes(h, 0.5))
+		}
 	}
 	for _, h := range hs {
 		c := *s
@@ -146,9 +154,17 @@ func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
 		// contents of their own: the indirect blocks may compress better
 		// (repeats, holes) than counted, down to nothing; metadata is
 		// kept in up to 3 copies.
+		// But each holds the file data's blocks, whose range is known:
+		// the referenced DSIZE (USED, and ALLOC without dedup: raw
+		// space is no less), the allocated one (ALLOC with dedup). Found
+		// by a new user: ALLOC with dedup from 0 B where the data took
+		// 2.38 MiB at least.
 		slack := 3 * float64(off.Indirect.ASize)
-		for _, x := range []*ddt.Interval{&r.UsedWithout, &r.UsedWith, &r.AllocWithout, &r.AllocWith} {
-			x.Low = math.Max(0, x.Low-slack)
+		for _, x := range []struct {
+			iv   *ddt.Interval
+			data float64
+		}{{&r.UsedWithout, r.RefDSize.Low}, {&r.UsedWith, r.RefDSize.Low}, {&r.AllocWithout, r.RefDSize.Low}, {&r.AllocWith, r.AllocDSize.Low}} {
+			x.iv.Low = math.Min(math.Max(x.iv.Low-slack, x.data), x.iv.Value)
 		}
 	}
 	if s.DDT != nil {
@@ -163,7 +179,7 @@ func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
 	if s.Decision == nil {
 		return
 	}
-	best, worst := ends[0].Decision, ends[4].Decision // r.Best's and r.Worst's
+	best, worst := ends[0].Decision, ends[worstAt].Decision // r.Best's and r.Worst's
 	switch {
 	case best == nil || worst == nil:
 		r.Verdict = "undecided: nothing to decide on at one end of the range"
@@ -179,7 +195,8 @@ func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
 		r.Verdict = "undecided: the 95% range straddles the rule (worth it at one end, not at the other); read a larger fraction"
 	}
 	s.Decision.WorthIt = r.Verdict == "worth it"
-	s.Decision.Undecided = strings.HasPrefix(r.Verdict, "undecided")
+	undecided := strings.HasPrefix(r.Verdict, "undecided")
+	s.Decision.Undecided = &undecided
 	s.Decision.Text = fmt.Sprintf("Decision (%s from a %s read, 95%% range): dedup saves %.1f%% to %.1f%% of the size without dedup, for a DDT of %s to %s in RAM: %s (%s)",
 		EstimateMark, pct(r.Fraction), 100*share(worst), 100*share(best), nicenum.Format(uint64(r.DDTInCore.Low), true), nicenum.Format(uint64(r.DDTInCore.High), true), r.Verdict, Rule)
 }
@@ -290,9 +307,9 @@ func (s *Report) writeRead(t *textOut) {
 		english.Count(r.Read, "record"), t.size(r.ReadBytes))
 	ratio := func(i ddt.Interval) string {
 		if r.Read == 0 {
-			return fmt.Sprintf("unknown (95%%: %.2f to %.2f)", i.Low, i.High)
+			return fmt.Sprintf("unknown (95%%: %.2f to %.2f)", outward(i.Low, 100, false), outward(i.High, 100, true))
 		}
-		return fmt.Sprintf("%.2f (95%%: %.2f to %.2f)", i.Value, i.Low, i.High)
+		return fmt.Sprintf("%.2f (95%%: %.2f to %.2f)", i.Value, outward(i.Low, 100, false), outward(i.High, 100, true))
 	}
 	// With no record read there is no point, only how much the records
 	// unread could hold (found by a new user: "on disk 0 B" for 400 MiB).
@@ -306,9 +323,9 @@ func (s *Report) writeRead(t *textOut) {
 	t.sub("compress", "%s", ratio(r.Compress))
 	t.sub("combined", "%s", ratio(r.Combined))
 	if r.Read == 0 {
-		t.sub("entries", "unknown (95%%: %.0f to %.0f DDT entries)", r.Entries.Low, r.Entries.High)
+		t.sub("entries", "unknown (95%%: %.0f to %.0f DDT entries)", outward(r.Entries.Low, 1, false), outward(r.Entries.High, 1, true))
 	} else {
-		t.sub("entries", "%.0f DDT entries (95%%: %.0f to %.0f)", r.Entries.Value, r.Entries.Low, r.Entries.High)
+		t.sub("entries", "%.0f DDT entries (95%%: %.0f to %.0f)", r.Entries.Value, outward(r.Entries.Low, 1, false), outward(r.Entries.High, 1, true))
 	}
 	t.sub("on disk", "%s without dedup, %s with dedup", size(r.RefDSize), size(r.AllocDSize))
 	if r.UsedWith.High > 0 {
@@ -373,13 +390,23 @@ func (s *Report) readCSV(kv func(k, v string)) {
 		{"referenced_dsize", r.RefDSize, false}, {"allocated_dsize", r.AllocDSize, false},
 		{"used_without_dedup", r.UsedWithout, false}, {"used_with_dedup", r.UsedWith, false},
 		{"alloc_without_dedup", r.AllocWithout, false}, {"alloc_with_dedup", r.AllocWith, false}, {"ddt_in_core", r.DDTInCore, false}} {
-		g := func(v float64) string { return strconv.FormatFloat(math.Round(v), 'f', 0, 64) }
-		if f.ratio {
-			g = func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+		// Whole numbers: the ends rounded outwards (a range is not
+		// narrowed by its printing: found by a new user, 630.8 → 631).
+		g := func(v float64, end int) string {
+			if f.ratio {
+				return strconv.FormatFloat(v, 'f', -1, 64)
+			}
+			switch end {
+			case -1:
+				v = outward(v, 1, false)
+			case 1:
+				v = outward(v, 1, true)
+			}
+			return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
 		}
-		kv("estimate_"+f.k, g(f.v.Value))
-		kv("estimate_"+f.k+"_low", g(f.v.Low))
-		kv("estimate_"+f.k+"_high", g(f.v.High))
+		kv("estimate_"+f.k, g(f.v.Value, 0))
+		kv("estimate_"+f.k+"_low", g(f.v.Low, -1))
+		kv("estimate_"+f.k+"_high", g(f.v.High, 1))
 	}
 	kv("estimate_verdict", r.Verdict)
 }
@@ -390,6 +417,22 @@ func (s *Report) readHTML() (mark, note string) {
 	return "ESTIMATE, " + pct(r.Fraction) + " read", fmt.Sprintf(
 		"ESTIMATE: only %s of the records holding data were read, chosen at random (seed %d); the table and every figure are estimates. "+
 			"95%% ranges: dedup %.2f to %.2f, compression %.2f to %.2f, DDT entries %.0f to %.0f, DDT RAM %s to %s. Verdict: %s.",
-		pct(r.Fraction), r.Seed, r.Dedup.Low, r.Dedup.High, r.Compress.Low, r.Compress.High, r.Entries.Low, r.Entries.High,
+		pct(r.Fraction), r.Seed, outward(r.Dedup.Low, 100, false), outward(r.Dedup.High, 100, true), outward(r.Compress.Low, 100, false),
+		outward(r.Compress.High, 100, true), outward(r.Entries.Low, 1, false), outward(r.Entries.High, 1, true),
 		nicenum.Format(uint64(r.DDTInCore.Low), true), nicenum.Format(uint64(r.DDTInCore.High), true), r.Verdict)
+}
+
+// outward is v rounded to 1/scale (1: whole numbers, 100: two decimals)
+// down at a range's low end, up at its high end (up), so that a printed
+// range holds the computed one; within a relative 1e-12 of a step, v is
+// taken as that step.
+func outward(v, scale float64, up bool) float64 {
+	x := v * scale
+	if r := math.Round(x); math.Abs(x-r) <= 1e-12*math.Abs(x) {
+		return r / scale
+	}
+	if up {
+		return math.Ceil(x) / scale
+	}
+	return math.Floor(x) / scale
 }
