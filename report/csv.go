@@ -147,7 +147,7 @@ func (s *Report) WriteCSV(w io.Writer) error {
 		kv("holes_read", u(c.ReadHoles))
 		kv("hole_bytes_read", u(c.ReadHoleBytes))
 	}
-	if !s.NothingSampled() {
+	if !s.NothingSampled() && !s.NothingRead() {
 		kv("raw_referenced", u(s.Raw.Referenced))
 		kv("raw_allocated", u(s.Raw.Allocated))
 	}

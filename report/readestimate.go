@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -175,6 +176,14 @@ func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
 			return c.DDT.InCore
 		})
 		r.arcAtEnds(s, ends)
+	}
+	if s.NothingRead() {
+		// No record read: the ranges above say how much the records
+		// unread could hold; no figure of the (empty) table is a point
+		// (found by a new user: "zfs list USED 1016 KiB" for 800 MiB).
+		r.Verdict = fmt.Sprintf("none: no record was read (0 of %d); read a larger fraction", r.Records)
+		s.Space, s.Raw, s.Ratios, s.Decision = nil, RawCapacity{}, nil, nil
+		return
 	}
 	if s.Decision == nil {
 		return
@@ -404,7 +413,11 @@ func (s *Report) readCSV(kv func(k, v string)) {
 			}
 			return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
 		}
-		kv("estimate_"+f.k, g(f.v.Value, 0))
+		if s.NothingRead() {
+			kv("estimate_"+f.k, "") // no point: only the range
+		} else {
+			kv("estimate_"+f.k, g(f.v.Value, 0))
+		}
 		kv("estimate_"+f.k+"_low", g(f.v.Low, -1))
 		kv("estimate_"+f.k+"_high", g(f.v.High, 1))
 	}
@@ -435,4 +448,37 @@ func outward(v, scale float64, up bool) float64 {
 		return math.Ceil(x) / scale
 	}
 	return math.Floor(x) / scale
+}
+
+// NothingRead reports whether a --read scan read no record although
+// there were records to read: its estimates have ranges and no point.
+func (s *Report) NothingRead() bool {
+	return s.Read != nil && s.Read.Read == 0 && s.Read.Records > 0
+}
+
+// MarshalJSON writes r with "value": null in each range when no record
+// was read (NothingRead): there is no point, only the ranges.
+func (r *ReadEstimate) MarshalJSON() ([]byte, error) {
+	type plain ReadEstimate
+	b, err := json.Marshal((*plain)(r))
+	if err != nil || r.Estimate == nil || r.Read > 0 || r.Records == 0 {
+		return b, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range m {
+		var iv map[string]json.RawMessage
+		if json.Unmarshal(v, &iv) != nil {
+			continue
+		}
+		if _, ok := iv["value"]; ok {
+			iv["value"] = json.RawMessage("null")
+			if m[k], err = json.Marshal(iv); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return json.Marshal(m)
 }

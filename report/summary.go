@@ -288,7 +288,7 @@ func (s *Report) walkText() string {
 // kept no content (NothingSampled).
 func (s *Report) Saved() (saved int64, of uint64, ok bool) {
 	of = s.Counters.ScannedBytes
-	if of == 0 || s.NothingSampled() {
+	if of == 0 || s.NothingSampled() || s.NothingRead() {
 		return 0, of, false
 	}
 	return int64(of) - int64(s.Total.Allocated.DSize), of, true

@@ -241,7 +241,7 @@ func (s *Report) summaryText() string {
 	} else {
 		t.item("DDT entries", "%d: one per distinct block stored", c.UniqueBlocks)
 	}
-	nothing := s.NothingSampled()
+	nothing := s.NothingSampled() || s.NothingRead()
 	if !nothing {
 		t.item("data blocks", "%s without dedup, %s with dedup (DSIZE: the file data's blocks, as zdb -S counts them)",
 			t.size(tot.Referenced.DSize), t.size(tot.Allocated.DSize))
@@ -299,6 +299,10 @@ func (s *Report) summaryText() string {
 // what: holes, embedded records, compression, dedup; less the metadata
 // (one copy) when it is predicted.
 func (s *Report) writeSaved(t *textOut) {
+	if r := s.Read; r != nil && s.NothingRead() {
+		t.item("saved", "not estimated: no record was read (0 of %d); read a larger fraction", r.Records)
+		return
+	}
 	saved, of, ok := s.SavedNet()
 	if !ok {
 		return
@@ -323,8 +327,6 @@ func (s *Report) writeSaved(t *textOut) {
 		lo, hi := float64(of)-e.Allocated.High-float64(meta), float64(of)-e.Allocated.Low-float64(meta)
 		t.item("saved", "about %s of the %s of %s (%.1f%%; 95%%: %.1f%% to %.1f%%), estimated from the sample",
 			t.signed(saved), t.size(of), what, pct(float64(saved)), pct(lo), pct(hi))
-	} else if r := s.Read; r != nil && r.Read == 0 {
-		t.item("saved", "not estimated: no record was read (0 of %d); read a larger fraction", r.Records)
 	} else if s.Read != nil {
 		t.item("saved", "about %s of the %s of %s (%.1f%%), estimated from the records read (the space ranges above)",
 			t.signed(saved), t.size(of), what, pct(float64(saved)))

@@ -3,6 +3,7 @@ package scan_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -768,7 +769,7 @@ func TestReadNothingReadOrPartial(t *testing.T) {
 	if rep.Read.Read != 0 {
 		t.Fatalf("read %d records at %g", rep.Read.Read, estimate.MinFraction)
 	}
-	text, _, _, _ := writeReport(t, rep)
+	text, js, csv, html := writeReport(t, rep)
 	head := rep.Headline()
 	if v := head[len(head)-1]; !strings.Contains(v, "none: no record was read (0 of 20)") {
 		t.Errorf("verdict %q", v)
@@ -782,6 +783,34 @@ func TestReadNothingReadOrPartial(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("no line %q:\n%s", want, text)
 		}
+	}
+	// Nor in the other formats, nor from the (empty) table: no zfs list
+	// figure, no saved share, no decision.
+	for _, no := range []string{"zfs list     USED", "data blocks"} {
+		if strings.Contains(text, no) {
+			t.Errorf("a point line %q:\n%s", no, text)
+		}
+	}
+	var doc struct {
+		Read     map[string]json.RawMessage `json:"read_estimate"`
+		Space    json.RawMessage            `json:"space"`
+		Decision json.RawMessage            `json:"decision"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var dedup map[string]*float64
+	if err := json.Unmarshal(doc.Read["dedup"], &dedup); err != nil || dedup["value"] != nil || dedup["high"] == nil {
+		t.Errorf("JSON read_estimate.dedup %s (%v), want no value and a range", doc.Read["dedup"], err)
+	}
+	if !strings.Contains(string(doc.Read["verdict"]), "no record was read") || doc.Space != nil || doc.Decision != nil {
+		t.Errorf("JSON verdict %s, space %s, decision %s", doc.Read["verdict"], doc.Space, doc.Decision)
+	}
+	if !strings.Contains(csv, "\nestimate_dedup,\n") || strings.Contains(csv, "\nsaved_bytes,") || strings.Contains(csv, "\nzfs_used,") {
+		t.Errorf("CSV with a point:\n%s", csv)
+	}
+	if strings.Contains(html, "Verdict: .") || !strings.Contains(html, "no record was read") {
+		t.Errorf("HTML verdict missing")
 	}
 	rep, _ = scanReport(t, []string{dir}, estimate.Plan{Fraction: 0.5, Seed: 1})
 	rep.Partial = true
