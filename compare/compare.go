@@ -218,6 +218,11 @@ var ErrUnusable = errors.New("nothing to compare with")
 // text has no usable table.
 func Compare(pred *ddt.Histogram, actual *zdb.Parsed, opts Options) (*Comparison, error) {
 	t := actual.Primary()
+	if t != nil && t.Estimate {
+		// Found by a new user: ddtsim --read's own table, compared as
+		// what a pool held.
+		return nil, fmt.Errorf("%w: the table (line %d) is ddtsim's ESTIMATE from a --read, not what zdb printed for a pool", ErrUnusable, t.Line)
+	}
 	if t == nil && len(actual.Lists) > 0 {
 		c := &Comparison{
 			Model: opts.Model, Source: opts.Source, Era: actual.Era,

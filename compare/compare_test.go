@@ -76,6 +76,9 @@ func TestCompareUnusable(t *testing.T) {
 		"no table":    "DDT-sha256-zap-unique: 402 entries, size 271 on disk, 155 in core\n",
 		"bad row":     strings.Replace(workedZdbS, "    384K    384K    384K        6", "    384K    3.8Q    384K        6", 1),
 		"only prompt": "$ zdb -S tank\n",
+		// ddtsim --read's own table (found by a new user: compared as a
+		// pool's).
+		"ddtsim estimate": "ESTIMATE from a 5% random read of the records: not what zdb -S would print\n" + workedZdbS,
 	} {
 		_, err := Compare(h, zdb.ParseString(text), Options{})
 		if !errors.Is(err, ErrUnusable) {

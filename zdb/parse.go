@@ -76,6 +76,10 @@ type HistogramTable struct {
 	Ratios  *RatioLine `json:"ratios"`           // the ratio line printed after the table, if any
 	// Errors counts rows that could not be read (bad or missing numbers).
 	Errors int `json:"errors"`
+	// Estimate is set for a table headed by ddtsim's line "ESTIMATE from
+	// a P% random read of the records: not what zdb -S would print"
+	// (ddtsim --read): no real zdb printed it.
+	Estimate bool `json:"estimate,omitempty"`
 }
 
 // Complete reports whether the table was read without errors and has its
@@ -322,6 +326,7 @@ type parser struct {
 	hdr             int            // header lines of cur seen: 1 bucket, 2 underscores, 3 names, 4 dashes
 	pending         TableKind      // kind of the next table, from a title line
 	pendObj         string
+	pendEstimate    bool            // ddtsim's ESTIMATE line came before the title
 	last            *HistogramTable // the table a ratio line would belong to
 	inStatus        bool            // inside zpool status's pool:/config: block
 	lastLog         bool            // the previous line was a DDT log line
@@ -656,11 +661,11 @@ func (ps *parser) endTable() {
 // startTable begins a new table at the current line, of the pending kind.
 func (ps *parser) startTable() *HistogramTable {
 	ps.endTable()
-	t := &HistogramTable{Kind: ps.pending, Object: ps.pendObj, Line: ps.n, EndLine: ps.n, Rows: []Row{}}
+	t := &HistogramTable{Kind: ps.pending, Object: ps.pendObj, Line: ps.n, EndLine: ps.n, Rows: []Row{}, Estimate: ps.pendEstimate}
 	if t.Kind == "" {
 		t.Kind = KindUnknown
 	}
-	ps.pending, ps.pendObj = "", ""
+	ps.pending, ps.pendObj, ps.pendEstimate = "", "", false
 	ps.cur = t
 	return t
 }
@@ -735,6 +740,12 @@ func (ps *parser) line(raw string) int {
 	ps.endTable()
 
 	switch {
+	case strings.HasPrefix(norm, "ESTIMATE from a ") && strings.HasSuffix(norm, "not what zdb -S would print"):
+		// ddtsim --read's head line: the table that follows is an
+		// estimate, not zdb's (found by a new user: it was parsed, and
+		// could be compared, as a real one).
+		ps.pendEstimate = true
+		return 0
 	case norm == "Simulated DDT histogram:":
 		ps.inStatus = false
 		ps.pending, ps.pendObj = KindSimulated, ""

@@ -536,3 +536,31 @@ func TestParseGoldenDDT(t *testing.T) {
 		t.Errorf("v21 zpool status: %+v era %+v", p.Summaries, p.Era)
 	}
 }
+
+// TestEstimateTableMarked: a table headed by ddtsim --read's ESTIMATE line
+// is parsed and marked an estimate (compare refuses it); zdb's own is not.
+func TestEstimateTableMarked(t *testing.T) {
+	const table = "Simulated DDT histogram:\n\nbucket              allocated                       referenced          \n" +
+		"______   ______________________________   ______________________________\n" +
+		"refcnt   blocks   LSIZE   PSIZE   DSIZE   blocks   LSIZE   PSIZE   DSIZE\n" +
+		"------   ------   -----   -----   -----   ------   -----   -----   -----\n" +
+		"     1        2    256K    256K    256K        2    256K    256K    256K\n" +
+		" Total        2    256K    256K    256K        2    256K    256K    256K\n\n" +
+		"dedup = 1.00, compress = 1.00, copies = 1.00, dedup * compress / copies = 1.00\n"
+	for head, want := range map[string]bool{
+		"": false,
+		"ESTIMATE from a 5% random read of the records: not what zdb -S would print\n": true,
+	} {
+		p := ParseString(head + table)
+		if len(p.Tables) != 1 || p.Tables[0].Estimate != want || len(p.Tables[0].Rows) != 1 {
+			t.Errorf("head %q: tables %+v, want one, estimate %v", head, p.Tables, want)
+		}
+		var b strings.Builder
+		if err := p.WriteText(&b, "x"); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(b.String(), "ddtsim's ESTIMATE"); got != want {
+			t.Errorf("head %q: the summary says estimate: %v", head, got)
+		}
+	}
+}

@@ -72,6 +72,9 @@ func (p *Parsed) WriteText(w io.Writer, name string) error {
 		if t == primary && len(p.Tables) > 1 {
 			mark = " (the one compare uses)"
 		}
+		if t.Estimate {
+			mark += " — ddtsim's ESTIMATE (--read), not zdb's"
+		}
 		pr("  table        lines %d-%d: %s%s, %s", t.Line, t.EndLine, t.Description(), mark, english.Count(len(t.Rows), "bucket row"))
 		if t.Errors > 0 {
 			pr(", %d unreadable", t.Errors)
