@@ -203,10 +203,11 @@ func (c *Comparison) CompareDDTSize(entries, onDisk, inCore uint64, actual *zdb.
 
 // spanText prints a span of bytes: one figure when it is one value.
 func spanText(s nicenum.Interval) string {
-	if s.Lo == s.Hi {
-		return nicenum.Format(s.Lo, true)
+	lo, hi := nicenum.Format(s.Lo, true), nicenum.Format(s.Hi, true)
+	if lo == hi {
+		return lo // "124M", not "124M–124M"
 	}
-	return nicenum.Format(s.Lo, true) + "–" + nicenum.Format(s.Hi, true)
+	return lo + "–" + hi
 }
 
 // ErrUnusable wraps every reason Compare cannot compare.

@@ -35,6 +35,14 @@ func (res *Result) Compare(rep *report.Report, actual *zdb.Parsed, source string
 	if err != nil {
 		return nil, err
 	}
+	if note := rep.ApproximateNote(); note != "" {
+		// Found by a new user: a build without cgo compared its zstd
+		// model with a pool's table and blamed the ashift.
+		cmp.Notes = append(cmp.Notes, "approximate: "+note)
+		if cmp.Outcome != compare.Equal {
+			cmp.Causes = append([]string{"zstd is approximated in this build (built without cgo): the default build's exact zstd may agree"}, cmp.Causes...)
+		}
+	}
 	if n := res.Analysis.Counters.Errors; n > 0 {
 		cmp.Notes = append(cmp.Notes, fmt.Sprintf("the scan could not read %s (see the messages above); the prediction leaves them out", english.Count(n, "path")))
 	}

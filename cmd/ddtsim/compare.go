@@ -25,7 +25,7 @@ type compareCmd struct {
 	Exported  bool          `help:"With --pool: the pool is not imported; run zdb -e, which reads the pool from its disks."`
 	Dir       string        `placeholder:"DIR" help:"With --exported: the directory holding the pool's devices (zdb -e -p DIR), e.g. /dev/disk/by-id."`
 	Tolerance float64       `default:"0" help:"How far each of the four ratios may differ beyond its display precision and still count as equal (absolute, e.g. 0.01). Default 0: they must print alike. Cells: --cell-tolerance."`
-	CellTol   float64       `name:"cell-tolerance" default:"0" help:"How far each table cell may differ from the value it prints, as a fraction (0.005 = 0.5%), and still count as equal: for zstd, which the default build approximates. Default 0: cells must print alike."`
+	CellTol   float64       `name:"cell-tolerance" default:"0" help:"How far each table cell may differ from the value it prints, as a fraction (0.005 = 0.5%), and still count as equal: for zstd scanned by a build without cgo, which approximates it (the default cgo build is exact). Default 0: cells must print alike."`
 	SpaceTol  float64       `name:"space-tolerance" default:"0.01" help:"How far each zfs list and zpool list figure (USED, USEDDS, REFER, LUSED, LREFER, RATIO; ALLOC, DEDUP) may lie from the value it prints, as a fraction (0.01 = 1%, the model's measured bound), and still count as equal."`
 	Timeout   time.Duration `default:"2h" help:"With --pool: stop zdb after this long (0: no limit). zdb -S reads every block pointer of the pool; large pools take hours."`
 }

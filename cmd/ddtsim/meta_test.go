@@ -310,3 +310,28 @@ func TestZdbSaysZstdApproximate(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareSaysZstdApproximate: compare in a build that approximates
+// zstd says so in its notes (found by a new user: it blamed the ashift
+// for the difference); the exact build says nothing of it.
+func TestCompareSaysZstdApproximate(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), bytes.Repeat([]byte("ddtsim compare zstd "), 30000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, zdbText, errs := runT("-o", "compression=zstd", "--zdb", dir)
+	if code != 0 {
+		t.Fatalf("--zdb: exit %d, %s", code, errs)
+	}
+	actual := filepath.Join(t.TempDir(), "zdb-S.txt")
+	if err := os.WriteFile(actual, []byte(zdbText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runT("compare", "--zdb-output", actual, "-o", "compression=zstd", dir)
+	if code != 0 {
+		t.Fatalf("compare with its own table: exit %d\n%s%s", code, out, errs)
+	}
+	if got := strings.Contains(out, "zstd is approximated in this build"); got == zstd.Exact {
+		t.Errorf("exact zstd %v, a note of approximation %v:\n%s", zstd.Exact, got, out)
+	}
+}
