@@ -14,7 +14,8 @@ import (
 
 // TestLock: a second TakeLock of the same saved scan is refused with a
 // *LockedError naming the holder's PID (flock conflicts between two opens
-// in one process too), LockHolder says who holds it, and Unlock removes
+// in one process too), and so is a Read of it before its first
+// checkpoint; LockHolder says who holds it, and Unlock removes
 // the lock file and lets the next writer lock it.
 func TestLock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "scan")
@@ -29,6 +30,12 @@ func TestLock(t *testing.T) {
 	var le *LockedError
 	if !errors.As(err, &le) || le.PID != os.Getpid() || le.Path != path {
 		t.Fatalf("second lock: %v; want a LockedError naming PID %d", err, os.Getpid())
+	}
+	// Read (merge, report) of a scan being saved that has no checkpoint
+	// yet says who is saving it (found by a new user: "stat ...: no such
+	// file or directory").
+	if _, err := Read(path, DecodeOptions{}); !errors.As(err, &le) || le.PID != os.Getpid() {
+		t.Errorf("Read of a scan being saved: %v; want a LockedError naming PID %d", err, os.Getpid())
 	}
 	if err := a.Unlock(); err != nil {
 		t.Fatal(err)

@@ -412,6 +412,11 @@ type DecodeOptions struct {
 func Read(path string, opts DecodeOptions) (*Scan, error) {
 	st, err := os.Stat(path)
 	if err != nil {
+		if pid, held := LockHolder(path); held && errors.Is(err, fs.ErrNotExist) {
+			// Its first checkpoint not written yet (found by a new user:
+			// merge said only "stat sv4: no such file or directory").
+			return nil, &LockedError{Path: path, PID: pid}
+		}
 		return nil, err
 	}
 	if !st.IsDir() {
