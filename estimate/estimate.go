@@ -77,6 +77,11 @@ type Estimate struct {
 	Histogram *ddt.Histogram `json:"-"`
 	Best      *ddt.Histogram `json:"-"`
 	Worst     *ddt.Histogram `json:"-"`
+	// Unfitted is the count program's point histogram, before its rows
+	// were fitted or a sample without pairs made it all unique (Best and
+	// Worst are it scaled): a figure's range built on the table spans
+	// its value at Unfitted too.
+	Unfitted *ddt.Histogram `json:"-"`
 }
 
 // Compute estimates the whole data's figures from in. The sizes are
@@ -265,12 +270,13 @@ func Compute(in Input) *Estimate {
 	// The point is the histogram fitted to rows zdb could print; it may
 	// move the allocated sizes (fitHistogram), and the points of the
 	// allocated DSIZE and the ratios follow it.
+	unfitted := h
 	if noDup {
 		h = histogramOf(Unseen{Hist: map[uint64]float64{1: 1}}, dj, e)
 	}
 	fit := *h
 	fitHistogram(&fit, uint64(lm), uint64(dm))
-	e.Histogram = &fit
+	e.Histogram, e.Unfitted = &fit, unfitted
 	// Where the bounds left a total short of its point (no entry larger
 	// than the largest block: the referenced sizes and blocks are
 	// estimated apart), the point follows the table, within its range.
