@@ -69,7 +69,7 @@ func zerosText(z breakdown.Zeros, saved int64) string {
 		// Holes are counted at their LSIZE, which may reach past a
 		// file's end: never claim more than was saved.
 		zs := min(z.Saved, uint64(saved))
-		s += fmt.Sprintf("; of the %s saved, %s (%.1f%%) is zeros", nicenum.Format(uint64(saved), true),
+		s += fmt.Sprintf("; of the %s saved before metadata, %s (%.1f%%) is zeros", nicenum.Format(uint64(saved), true),
 			nicenum.Format(zs, true), 100*float64(zs)/float64(saved))
 	}
 	return s
