@@ -199,8 +199,12 @@ func used(r *report.Report, dedup, alloc bool) float64 {
 }
 
 func scanReport(t testing.TB, paths []string, plan estimate.Plan) (*report.Report, uint64) {
+	return scanReportWith(t, model.Settings{RecordSize: 16 << 10}, paths, plan)
+}
+
+// scanReportWith is scanReport with the settings set.
+func scanReportWith(t testing.TB, set model.Settings, paths []string, plan estimate.Plan) (*report.Report, uint64) {
 	t.Helper()
-	set := model.Settings{RecordSize: 16 << 10}
 	res, err := scan.Run(context.Background(), set, paths, scan.Options{Read: plan, Jobs: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -694,15 +698,7 @@ func TestReadSparseNever(t *testing.T) {
 	}
 	set := model.Settings{RecordSize: 16 << 10, Compression: "off", Sparse: model.SparseNever}
 	report := func(plan estimate.Plan) *report.Report {
-		res, err := scan.Run(context.Background(), set, []string{dir}, scan.Options{Read: plan, Jobs: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Close()
-		rep, err := res.Report(0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep, _ := scanReportWith(t, set, []string{dir}, plan)
 		return rep
 	}
 	truth := report(estimate.Plan{})
@@ -846,15 +842,7 @@ func TestReadScalesTheSavingsBreakdown(t *testing.T) {
 	}
 	set := model.Settings{RecordSize: rs, Compression: "lz4", Sparse: model.SparseAlways}
 	report := func(plan estimate.Plan) *report.Decision {
-		res, err := scan.Run(context.Background(), set, []string{dir}, scan.Options{Read: plan, Jobs: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Close()
-		rep, err := res.Report(0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep, _ := scanReportWith(t, set, []string{dir}, plan)
 		if rep.Decision == nil {
 			t.Fatalf("no decision: %+v", rep.Counters)
 		}
