@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ddtsim/ddtsim/estimate"
-	"github.com/ddtsim/ddtsim/internal/testutil/golden"
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/saved"
 )
@@ -41,16 +40,9 @@ func TestReadResumeAndShardsEqualOneScan(t *testing.T) {
 	if testing.Short() {
 		t.Skip("golden inputs: 55 MB walked")
 	}
-	inputs, err := golden.Inputs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := golden.FindCase("lz4-128k-a12")
-	if err != nil {
-		t.Fatal(err)
-	}
-	args, _ := caseArgs(c)
-	args = append(args[1:], "--read", "15%", "--read-seed", "5", "-j", "3") // without --zdb
+	inputs := goldenInputs(t)
+	_, args := scanCase(t, "lz4-128k-a12")
+	args = append(args, "--read", "15%", "--read-seed", "5", "-j", "3")
 	with := func(more ...string) []string { return append(append(append([]string{}, args...), more...), inputs...) }
 	code, want, errs := runT(with()...)
 	if code != 0 {

@@ -110,15 +110,7 @@ func TestMergeOfHalvesEqualsFullScan(t *testing.T) {
 	inputs, halves := goldenHalves(t)
 	for _, name := range []string{"lz4-128k-a12", "off-128k-a12-never-dedup", "v21-lz4-16k-raidz2x6-a12"} {
 		t.Run(name, func(t *testing.T) {
-			c, err := golden.FindCase(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			args, why := caseArgs(c)
-			if why != "" {
-				t.Skip(why)
-			}
-			args = args[1:] // without --zdb
+			c, args := scanCase(t, name)
 			want, err := c.ZdbS()
 			if err != nil {
 				t.Fatal(err)
@@ -187,18 +179,11 @@ func TestResumeAfterInterruptEqualsUninterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("golden cases scan 55 MB each")
 	}
-	inputs, err := golden.Inputs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	inputs := goldenInputs(t)
 	for _, name := range []string{"lz4-128k-a12", "off-128k-a12-always"} {
 		t.Run(name, func(t *testing.T) {
-			c, err := golden.FindCase(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			args, _ := caseArgs(c)
-			args = append(args[1:], "--json", "-j", "3")
+			_, args := scanCase(t, name)
+			args = append(args, "--json", "-j", "3")
 			code, want, errs := runT(append(append([]string{}, args...), inputs...)...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)

@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ddtsim/ddtsim/input/source"
-	"github.com/ddtsim/ddtsim/internal/testutil/golden"
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 	"github.com/ddtsim/ddtsim/saved"
 	"github.com/ddtsim/ddtsim/zfs/nicenum"
@@ -69,16 +68,8 @@ func TestShardCommandsMergeAndResume(t *testing.T) {
 		e.faults = split
 		return runWith(e, args...)
 	}
-	inputs, err := golden.Inputs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := golden.FindCase("lz4-128k-a12")
-	if err != nil {
-		t.Fatal(err)
-	}
-	args, _ := caseArgs(c)
-	args = args[1:] // without --zdb
+	inputs := goldenInputs(t)
+	c, args := scanCase(t, "lz4-128k-a12")
 	want, err := c.ZdbS()
 	if err != nil {
 		t.Fatal(err)
