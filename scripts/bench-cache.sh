@@ -35,17 +35,10 @@ runs=${2:-2}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddtsim-bench-cache.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
-
-bin=${BIN:-$tmp/ddtsim}
-[[ -n ${BIN:-} ]] || go build -o "$bin" ./cmd/ddtsim
-go build -o "$tmp/pagecache" ./scripts/cmd/pagecache
-pc=$tmp/pagecache
-
 # shellcheck source=lib/benchdata.sh
 . scripts/lib/benchdata.sh
+bench_setup bench-cache
+
 bench_data bench-cache "$size" "$tmp"
 bytes=$(find "$data" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%.0f", s }')
 nfiles=$(find "$data" -type f | wc -l)

@@ -31,19 +31,12 @@ fracs=${3:-1% 5%}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddtsim-bench-read.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
-
-bin=${BIN:-$tmp/ddtsim}
-[[ -n ${BIN:-} ]] || go build -o "$bin" ./cmd/ddtsim
-go build -o "$tmp/pagecache" ./scripts/cmd/pagecache
-pc=$tmp/pagecache
+# shellcheck source=lib/benchdata.sh
+. scripts/lib/benchdata.sh
+bench_setup bench-read
 [[ -x /usr/bin/time ]] || { echo "bench-read: needs GNU time (/usr/bin/time, package time)" >&2; exit 1; }
 command -v jq >/dev/null || { echo "bench-read: needs jq" >&2; exit 1; }
 
-# shellcheck source=lib/benchdata.sh
-. scripts/lib/benchdata.sh
 bench_data bench-read "$size" "$tmp"
 bytes=$(find "$data" -type f -printf '%s\n' | awk '{ s += $1 } END { printf "%.0f", s }')
 nfiles=$(find "$data" -type f | wc -l)

@@ -1,4 +1,19 @@
-# benchdata.sh — sourced by the bench scripts: the data set they measure.
+# benchdata.sh — sourced by the bench scripts: their set-up and the data
+# set they measure.
+#
+# bench_setup NAME makes $tmp (removed at exit; an interrupt exits 130),
+# builds $bin (this tree's ddtsim, or $BIN when set) and $pc (the page
+# cache tool, scripts/cmd/pagecache). Run from the repository's root.
+bench_setup() {
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddtsim-$1.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	trap 'exit 130' INT TERM
+	bin=${BIN:-$tmp/ddtsim}
+	[[ -n ${BIN:-} ]] || go build -o "$bin" ./cmd/ddtsim
+	go build -o "$tmp/pagecache" ./scripts/cmd/pagecache
+	pc=$tmp/pagecache
+}
+
 #
 # bench_data NAME SIZE TMP sets data to $DATA when it is set (kept as it
 # is), else generates SIZE (K, M, G, T suffixes) of the synthetic data set
