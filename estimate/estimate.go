@@ -1,6 +1,7 @@
 package estimate
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -491,13 +492,13 @@ func fitHistogram(h *ddt.Histogram, maxL, maxD uint64) {
 		// with it), from the rows of fewest references per entry.
 		x := 2*n - refs
 		slices.SortStableFunc(dups, func(p, q group) int {
-			return cmpFloat(float64(p.refs)/float64(p.alloc.Blocks), float64(q.refs)/float64(q.alloc.Blocks))
+			return cmp.Compare(float64(p.refs)/float64(p.alloc.Blocks), float64(q.refs)/float64(q.alloc.Blocks))
 		})
 		for i := range dups {
 			k := min(x, dups[i].alloc.Blocks)
 			m := part(dups[i].alloc, k)
 			dups[i].alloc = sub(dups[i].alloc, m)
-			one = ddt.Stat{Blocks: one.Blocks + m.Blocks, LSize: one.LSize + m.LSize, PSize: one.PSize + m.PSize, DSize: one.DSize + m.DSize}
+			one.Add(m)
 			x -= k
 			n -= k
 		}
@@ -550,8 +551,7 @@ func fitHistogram(h *ddt.Histogram, maxL, maxD uint64) {
 	// entries at 2^(b+1) and the others at 2^(b+1)−1.
 	out := ddt.Histogram{}
 	add := func(b int, a ddt.Stat, r uint64) {
-		o := &out[b].Allocated
-		o.Blocks, o.LSize, o.PSize, o.DSize = o.Blocks+a.Blocks, o.LSize+a.LSize, o.PSize+a.PSize, o.DSize+a.DSize
+		out[b].Allocated.Add(a)
 		out[b].Referenced.Blocks += r
 	}
 	add(0, one, one.Blocks)
@@ -651,17 +651,6 @@ func fitHistogram(h *ddt.Histogram, maxL, maxD uint64) {
 		}
 	}
 	*h = out
-}
-
-// cmpFloat orders a before b when a < b.
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // fitRows puts each row of one referenced column of h (col: blocks,
