@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,11 +23,7 @@ func TestMain(m *testing.M) {
 			os.Exit(99)
 		}
 		if os.Getenv("DDTSIM_TEST_READY_FD") == "3" {
-			// signals_test.go: say when the scan has done its first
-			// chunk (the signal handlers are in place by then).
-			ready := os.NewFile(3, "ready")
-			var once sync.Once
-			e.done = func() { once.Do(func() { ready.Write([]byte{1}); ready.Close() }) }
+			readyChild(e) // signals_test.go
 		}
 		runMain(e) // the test binary as ddtsim (signals_test.go)
 		return

@@ -6,18 +6,24 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ddtsim/ddtsim/input/source"
 )
 
 // startDdtsim runs this test binary as ddtsim (TestMain) on slow work:
 // 48 MiB of text through gzip-9 on one worker (6 chunks), saved to save,
 // and returns once the first chunk is done: the signal handlers are in
-// place and the scan is under way, however slow the machine.
+// place and the scan is under way, however slow the machine. The child's
+// reads then wait for a signal (readyChild), so that the scan cannot end
+// before the test's signal arrives, however fast the machine.
 func startDdtsim(t *testing.T, save string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "in")
@@ -181,5 +187,40 @@ func TestHangupSavesPartial(t *testing.T) {
 	}
 	if fi, err := os.Stat(save); err != nil || fi.Size() == 0 {
 		t.Errorf("SIGHUP: not saved: %v", err)
+	}
+}
+
+// readyChild sets up e, the environment of the test binary run as ddtsim
+// by startDdtsim: once the scan has done its first chunk it says so on
+// fd 3, and from then on its reads wait until the process has received
+// an interrupt signal, then go on 5 ms apart. Before, a fast machine
+// finished the 48 MiB between the first chunk and the test's SIGHUP
+// (seen in CI: exit 0, the whole report, in TestHangupSavesPartial).
+// The waits end with the first signal, so a second one (TestDoubleSignal)
+// meets a scan still under way.
+func readyChild(e *env) {
+	ready := os.NewFile(3, "ready")
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, interruptSignals()...)
+	signalled := make(chan struct{})
+	go func() { <-sigs; close(signalled) }()
+	var once sync.Once
+	var sent atomic.Bool
+	e.done = func() {
+		once.Do(func() { ready.Write([]byte{1}); ready.Close(); sent.Store(true) })
+	}
+	if e.faults == nil {
+		e.faults = &source.Faults{}
+	}
+	prev := e.faults.Read
+	e.faults.Read = func(path string, off uint64, n int) source.Fault {
+		if sent.Load() {
+			<-signalled
+			return source.Fault{Delay: 5 * time.Millisecond}
+		}
+		if prev != nil {
+			return prev(path, off, n)
+		}
+		return source.Fault{}
 	}
 }
