@@ -49,6 +49,13 @@ func startDdtsim(t *testing.T, save string) (*exec.Cmd, *bytes.Buffer, *bytes.Bu
 	}
 	defer ready.Close()
 	cmd.ExtraFiles = []*os.File{w} // fd 3 in the child
+	// The child must take SIGHUP as in a login session, even when the
+	// tests run under nohup (as .ci/run may: SIGHUP ignored, which exec
+	// keeps and ddtsim then leaves alone, interruptSignals): a signal this
+	// process catches is reset to its default action in the child.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -193,17 +200,22 @@ func TestHangupSavesPartial(t *testing.T) {
 // readyChild sets up e, the environment of the test binary run as ddtsim
 // by startDdtsim: once the scan has done its first chunk it says so on
 // fd 3, and from then on its reads wait until the process has received
-// an interrupt signal, then go on 5 ms apart. Before, a fast machine
-// finished the 48 MiB between the first chunk and the test's SIGHUP
-// (seen in CI: exit 0, the whole report, in TestHangupSavesPartial).
-// The waits end with the first signal, so a second one (TestDoubleSignal)
-// meets a scan still under way.
+// an interrupt signal (a minute at most), then go on 5 ms apart, so that
+// the scan is still under way when the test's signal is taken, however
+// fast the machine. The waits end with the first signal, so a second one
+// (TestDoubleSignal) meets a scan still under way.
 func readyChild(e *env) {
 	ready := os.NewFile(3, "ready")
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, interruptSignals()...)
 	signalled := make(chan struct{})
-	go func() { <-sigs; close(signalled) }()
+	go func() {
+		select {
+		case <-sigs:
+		case <-time.After(time.Minute):
+		}
+		close(signalled)
+	}()
 	var once sync.Once
 	var sent atomic.Bool
 	e.done = func() {
