@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ddtsim/ddtsim/input/source/internal/sys"
@@ -30,8 +31,11 @@ func TestOpensLeavesFilesUnopened(t *testing.T) {
 	}
 	testkit.NeedSparse(t, sparse)
 	var asked []string
+	var mu sync.Mutex // Opens is asked from the openers' goroutines
 	w := &Walker{Openers: 2, Opens: func(path string, size uint64) bool {
+		mu.Lock()
 		asked = append(asked, filepath.Base(path))
+		mu.Unlock()
 		return size == 20000
 	}}
 	got := walkT(t, w, dir)

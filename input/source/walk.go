@@ -79,8 +79,11 @@ type Walker struct {
 	// nothing; it has no holes mapped). A consumer that reads only some
 	// records of the files (--read) saves the open, fstat and close of
 	// each file it reads nothing of: on 200,000 small files, about 0.7 s
-	// a scan (scripts/bench-read.sh). Every file is lstat'ed first, and
-	// none is opened ahead (Openers is ignored). Not with Guest.
+	// a scan (scripts/bench-read.sh). Every file is lstat'ed first; with
+	// Openers, the openers lstat the regular files ahead of the walk, ask
+	// Opens, and open those it accepts: Opens is then called from their
+	// goroutines, several at once, and must be safe for that (a function
+	// of its arguments). Not with Guest.
 	Opens func(path string, size uint64) bool
 	// RandomReads: the files are read at scattered offsets, not from
 	// start to end (--read): large files are advised POSIX_FADV_RANDOM
@@ -168,7 +171,7 @@ type walk struct {
 // bytes and 8 bytes an entry (listing.go).
 func (w *Walker) Walk(ctx context.Context, yield func(*File), warn func(path string, err error)) Counters {
 	s := newWalk(w, yield, warn)
-	if !w.Shard.Sharded() && !s.lstatFirst() {
+	if !w.Shard.Sharded() {
 		s.open = newOpeners(w.Openers, w.Faults)
 	}
 	defer func() {
@@ -482,15 +485,23 @@ func dtOf(mode uint32) uint8 {
 // DirEntry.Info would: that stat decides what it is (a file's size, as
 // listed, is counted when it cannot be opened).
 func (s *walk) entry(ctx context.Context, l *level) {
-	if l.list.typ(l.i) == sys.DT_REG && !s.w.Shard.Sharded() && !s.lstatFirst() {
+	if l.list.typ(l.i) == sys.DT_REG && !s.w.Shard.Sharded() {
 		if r, ok := s.take(l, l.i); ok {
-			if r.fd >= 0 {
+			switch {
+			case r.unopened:
+				// Its lstat, taken ahead, said what visit would
+				// have: a regular file Opens refused.
+				if file := s.unopened(r.path, &r.st, share{open: true, counted: true}); file != nil {
+					s.yield(file)
+				}
+				return
+			case r.fd >= 0:
 				s.openedStat(r.path, r.fd, r.noatime, false, &r.st, share{open: true, counted: true})
 				return
 			}
 			// Not opened: looked at by its lstat below, as when
 			// visitListed cannot open it.
-		} else if s.visitListed(l.fd, l.list.name(l.i), string(s.path[:l.prefix])+l.list.name(l.i)) {
+		} else if !s.lstatFirst() && s.visitListed(l.fd, l.list.name(l.i), string(s.path[:l.prefix])+l.list.name(l.i)) {
 			return
 		}
 	}
