@@ -21,9 +21,10 @@ func ReadFile(name string, stdin io.Reader) (*Parsed, error) {
 	if r == nil {
 		r = os.Stdin
 	}
+	var f *os.File
 	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
+		var err error
+		if f, err = os.Open(name); err != nil {
 			return nil, err // *PathError: it names the file
 		}
 		defer f.Close()
@@ -41,10 +42,20 @@ func ReadFile(name string, stdin io.Reader) (*Parsed, error) {
 		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 			err = pe.Err // "read FILE: ...": the file is named already
 		}
-		if errors.Is(err, syscall.EISDIR) {
+		// Reading a directory fails with EISDIR on Unix, with "Incorrect
+		// function" on Windows: its stat tells either way.
+		if st, serr := statOf(f); errors.Is(err, syscall.EISDIR) || serr == nil && st.IsDir() {
 			return nil, fmt.Errorf("%s: is a directory", shown)
 		}
 		return nil, fmt.Errorf("%s: read: %w", shown, err)
 	}
 	return p, nil
+}
+
+// statOf is f's Stat, or an error for standard input (f nil).
+func statOf(f *os.File) (fs.FileInfo, error) {
+	if f == nil {
+		return nil, fs.ErrInvalid
+	}
+	return f.Stat()
 }
