@@ -96,7 +96,11 @@ func docFiles(t *testing.T) []string {
 	}
 	files := []string{"README.md"}
 	for _, d := range docs {
-		files = append(files, filepath.ToSlash(strings.TrimPrefix(d, repoRoot+string(filepath.Separator))))
+		rel, err := filepath.Rel(repoRoot, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, filepath.ToSlash(rel))
 	}
 	return files
 }

@@ -248,7 +248,7 @@ func TestResumeRefusesCutCheckpoint(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 16))
 	for i := range 12 {
 		dir := filepath.Join(t.TempDir(), "cut")
-		if err := exec.Command("cp", "-a", base, dir).Run(); err != nil {
+		if err := os.CopyFS(dir, os.DirFS(base)); err != nil {
 			t.Fatal(err)
 		}
 		name := names[rng.IntN(len(names))]

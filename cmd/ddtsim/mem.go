@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/zfs/model"
@@ -44,7 +45,16 @@ func (s *scanCmd) parseMem() (int64, error) {
 func (s *scanCmd) spillDirError(e *scan.SpillDirError) error {
 	where := "--tmpdir " + s.TmpDir
 	if s.TmpDir == "" {
-		where = "--mem: " + e.Parent + " ($TMPDIR, or --tmpdir DIR)"
+		where = "--mem: " + e.Parent + " (" + tmpDirVar() + ", or --tmpdir DIR)"
 	}
 	return usagef("%s: cannot create the spill directory there: %v", where, e.Err)
+}
+
+// tmpDirVar names the environment variable the system's temporary
+// directory comes from (os.TempDir): $TMPDIR on Unix, %TMP% on Windows.
+func tmpDirVar() string {
+	if runtime.GOOS == "windows" {
+		return "%TMP%"
+	}
+	return "$TMPDIR"
 }

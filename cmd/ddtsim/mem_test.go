@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 )
 
 // tinyMem is a testEnv whose --mem may go below its minimum, so that
@@ -56,6 +58,11 @@ func TestMemErrors(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o644)
 	spill := t.TempDir()
+	noParent, notDir := testkit.NoParentText(t), testkit.NotDirText(t)
+	missing := filepath.Join(t.TempDir(), "nonexistent")
+	// The system's temporary directory comes from $TMPDIR on Unix, %TMP%
+	// on Windows.
+	tmpVar := strings.Trim(tmpDirVar(), "$%")
 	for _, c := range []struct {
 		args []string
 		env  string // $TMPDIR
@@ -64,12 +71,12 @@ func TestMemErrors(t *testing.T) {
 		{[]string{"--mem", "0", dir}, "", "--mem 0: invalid (accepted: the table's memory bound as a size"},
 		{[]string{"--mem", "lots", dir}, "", "--mem lots: invalid"},
 		{[]string{"--tmpdir", spill, dir}, "", "--tmpdir " + spill + ": needs --mem SIZE: it is where --mem spills the table"},
-		{[]string{"--mem", "1G", "--tmpdir", "/nonexistent/x", dir}, "", "ddtsim: --tmpdir /nonexistent/x: cannot create the spill directory there: no such file or directory"},
-		{[]string{"--mem", "1G", "--tmpdir", file, dir}, "", "ddtsim: --tmpdir " + file + ": cannot create the spill directory there: not a directory"},
-		{[]string{"--mem", "1G", dir}, "/nonexistent/y", "ddtsim: --mem: /nonexistent/y ($TMPDIR, or --tmpdir DIR): cannot create the spill directory there: no such file or directory"},
+		{[]string{"--mem", "1G", "--tmpdir", filepath.Join(missing, "x"), dir}, "", "ddtsim: --tmpdir " + filepath.Join(missing, "x") + ": cannot create the spill directory there: " + noParent},
+		{[]string{"--mem", "1G", "--tmpdir", file, dir}, "", "ddtsim: --tmpdir " + file + ": cannot create the spill directory there: " + notDir},
+		{[]string{"--mem", "1G", dir}, filepath.Join(missing, "y"), "ddtsim: --mem: " + filepath.Join(missing, "y") + " (" + tmpDirVar() + ", or --tmpdir DIR): cannot create the spill directory there: " + noParent},
 	} {
 		if c.env != "" {
-			t.Setenv("TMPDIR", c.env)
+			t.Setenv(tmpVar, c.env)
 		}
 		code, out, errs := runT(c.args...)
 		if code != exitUsage || !strings.Contains(errs, c.want) || out != "" {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
 )
 
 func zdbOutputsDir() string { return filepath.Join("..", "..", "testdata", "zdb-outputs") }
@@ -106,7 +108,7 @@ func TestParseCommandExitStatus(t *testing.T) {
 		want string
 	}{
 		{write("garbage.txt", "nothing\nto see\n"), 2, "no DDT histogram"},
-		{filepath.Join(dir, "missing.txt"), 2, "no such file"},
+		{filepath.Join(dir, "missing.txt"), 2, testkit.NotExistText(t)},
 		{inconsistent, 1, ": 0 unreadable lines, 1 failed check (see above)\n"},
 	} {
 		code, out, errs := runT("parse", tc.file)

@@ -56,7 +56,7 @@ func shownRun(t *testing.T, path, mark string) (args []string, want string) {
 func TestReadmeExample(t *testing.T) {
 	t.Parallel()
 	args, want := shownRun(t, "README.md", "\n$ go run ./cmd/ddtsim ")
-	if len(args) != 1 || !strings.HasSuffix(args[0], "testdata/sample") {
+	if len(args) != 1 || !strings.HasSuffix(filepath.ToSlash(args[0]), "testdata/sample") {
 		t.Fatalf("README example runs %q, not the bundled sample", args)
 	}
 	code, got, errs := runT(args...)

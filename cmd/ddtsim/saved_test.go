@@ -330,7 +330,7 @@ func TestSavedScanErrors(t *testing.T) {
 		t.Errorf("corrupt: exit %d, stderr %q", code, errs)
 	}
 	os.Remove(part)
-	if code, _, errs := runT("merge", b, c); code != exitFailed || !strings.Contains(errs, part) || !strings.Contains(errs, "no such file") {
+	if code, _, errs := runT("merge", b, c); code != exitFailed || !strings.Contains(errs, part) || !strings.Contains(errs, testkit.NotExistText(t)) {
 		t.Errorf("missing partition: exit %d, stderr %q", code, errs)
 	}
 	if code, _, errs := runT("merge", dir); code != exitFailed || !strings.Contains(errs, "not a ddtsim saved scan: the directory has no _manifest.json") {

@@ -72,6 +72,7 @@ func startDdtsim(t *testing.T, save string) (*exec.Cmd, *bytes.Buffer, *bytes.Bu
 // (found by a new user: 2 runs in 12 lost everything). Two well apart end
 // the process at once, and say so.
 func TestDoubleSignal(t *testing.T) {
+	unixOnly(t, "a signal cannot be sent to another process there (os.Process.Signal: Kill only)")
 	if testing.Short() {
 		t.Skip("runs ddtsim for a few seconds")
 	}
@@ -145,6 +146,7 @@ func TestInterruptEcho(t *testing.T) {
 // user: `ddtsim --json data >&-` exited 0). ddtsim refuses, exit 1, unless
 // --save keeps the result; a shell's >/dev/null is a choice and is obeyed.
 func TestClosedStdout(t *testing.T) {
+	unixOnly(t, "the test closes the child's file descriptor 1 with sh (>&-), which has no Windows counterpart here")
 	save := filepath.Join(t.TempDir(), "scan.ddts")
 	for _, c := range []struct {
 		redirect string
@@ -181,6 +183,7 @@ func TestClosedStdout(t *testing.T) {
 // result printed and saved, exit 129 (found by a new user: it lost all
 // since the last checkpoint).
 func TestHangupSavesPartial(t *testing.T) {
+	unixOnly(t, "no SIGHUP, and a signal cannot be sent to another process there")
 	if testing.Short() {
 		t.Skip("runs ddtsim for a few seconds")
 	}

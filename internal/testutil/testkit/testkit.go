@@ -126,3 +126,39 @@ func NeedSparse(t testing.TB, path string) {
 		t.Skipf("%s does not look sparse here (%d blocks for %d bytes): the file system does not show its holes", path, st.Blocks, st.Size)
 	}
 }
+
+// NoParentText is the system's text for creating a file in a directory
+// that does not exist: "no such file or directory" on Unix, "The system
+// cannot find the path specified." on Windows ("Path not found." under
+// Wine).
+func NoParentText(t testing.TB) string {
+	t.Helper()
+	return createErrText(t, filepath.Join(t.TempDir(), "none", "f"))
+}
+
+// NotDirText is the system's text for creating a file below a regular
+// file, as if it were a directory: "not a directory" on Unix; on Windows
+// the same as NoParentText's.
+func NotDirText(t testing.TB) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return createErrText(t, filepath.Join(file, "f"))
+}
+
+// createErrText is the text of the *PathError os.Create gives for path,
+// which must fail.
+func createErrText(t testing.TB, path string) string {
+	t.Helper()
+	f, err := os.Create(path)
+	var pe *os.PathError
+	if !errors.As(err, &pe) {
+		if f != nil {
+			f.Close()
+		}
+		t.Fatalf("creating %s: %v, want a *PathError", path, err)
+	}
+	return pe.Err.Error()
+}
