@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +49,19 @@ func TestStages(t *testing.T) {
 	for s := StageRead; s <= StageIdle; s++ {
 		workers += st.Duration(s)
 	}
-	for _, s := range []Stage{StageRead, StageHash, StageCompress, StageTable, StageWalk} {
+	timedStages := []Stage{StageRead, StageHash, StageCompress, StageTable, StageWalk}
+	if runtime.GOOS == "windows" {
+		// Go's clock there advances in the system's ticks (up to 15.6 ms):
+		// the reading, hashing, compressing and table of 12 MiB, a few
+		// milliseconds in all, summed from spans of microseconds, were
+		// seen at 0 s under Wine 8 on a loaded machine. The walk is one
+		// span, and the workers' stages add up to theirs.
+		timedStages = []Stage{StageWalk}
+		if workers <= 0 {
+			t.Errorf("the workers' stages add up to %v", workers)
+		}
+	}
+	for _, s := range timedStages {
 		if st.Duration(s) <= 0 {
 			t.Errorf("%s: %v", s, st.Duration(s))
 		}
