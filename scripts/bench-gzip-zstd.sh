@@ -35,8 +35,9 @@
 #
 # ratio = ddtsim cpu MB/s ÷ the C tool's MB/s (above 1: ddtsim faster).
 # gzip is the same pure-Go port of the kernel's deflate in every build.
-# TAGS="libzstd" measures the cgo zstd (zstd 1.4 compiled from
-# github.com/DataDog/zstd) instead of the pure-Go one. ZFS itself
+# The default build measures the cgo zstd (zstd 1.4 compiled from
+# github.com/DataDog/zstd, exact); CGO_ENABLED=0 or TAGS="nolibzstd"
+# measures the pure-Go approximation (klauspost/compress). ZFS itself
 # compresses with the kernel's deflate (gzip) and zstd 1.4.5; the C tools
 # here are the system's (gzip 1.12's own deflate; libzstd 1.5).
 set -euo pipefail
@@ -107,7 +108,9 @@ done
 
 
 echo
-echo "ddtsim build: ${TAGS:-pure Go} (tags)"
+zimpl="cgo libzstd (exact)"
+if [[ $(go env CGO_ENABLED) != 1 || " $(tr , " " <<<"${TAGS:-}") " == *" nolibzstd "* ]]; then zimpl="pure Go (approximate)"; fi
+echo "ddtsim build: zstd $zimpl; tags: ${TAGS:-none}"
 echo "data: $size set of internal/benchdata, 131072-byte records; host: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 echo "MB/s on one core (10^6 input bytes/s), median of $rounds interleaved rounds"
 printf '%-7s %-11s | %9s | %9s %9s | %6s | %9s %9s\n' input level "C tool" ddtsim "ddtsim cpu" ratio "zlib cpu" "port/zlib"
