@@ -98,6 +98,7 @@ type file struct {
 	// record that is not a hole.
 	l1mu     sync.Mutex
 	l1       map[uint64]space.L1 // by indirect block: record / 1024
+	runs     []space.Run         // ranges of indirect blocks of equal counts (zeroRunBPs)
 	lastData atomic.Uint64
 }
 

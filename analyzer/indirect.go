@@ -95,26 +95,34 @@ func (t *bpTally) flush() {
 // within each indirect block. Found by a new user: a sparse file had no
 // indirect blocks where a file of written zeros had them.
 //
-// A run over more than maxZeroRunL1 indirect blocks is left out (docs/accuracy.md:
-// limits): counted block by block it would take memory and time without
-// bound (an 8 EiB sparse file is 2^36 of them), as a dense file that size
-// would.
+// The indirect blocks wholly inside the run hold the same counts (a
+// chunk is a power of two records, as an indirect block is 1024): they
+// are kept as one space.Run, so that a run of any length costs the same
+// memory and time. Found by a new user: a run over more than 2^16
+// indirect blocks (8 TiB of zeros at recordsize 128K) had been left out,
+// and its file's USED fell by the 770 MiB of its indirect blocks.
 func (fl *file) zeroRunBPs(a, b uint64) {
-	if fl.nrec <= 1 || a >= b || (b-1)/space.BPsPerBlock-a/space.BPsPerBlock >= maxZeroRunL1 {
+	if fl.nrec <= 1 || a >= b {
 		return
 	}
 	per := max(chunkBytes/uint64(fl.lsize), 1)
-	for g := a / space.BPsPerBlock; g*space.BPsPerBlock < b; g++ {
+	counts := func(g uint64) space.L1 {
 		lo, hi := max(a, g*space.BPsPerBlock), min(b, (g+1)*space.BPsPerBlock)
 		chunks := (hi-1)/per - lo/per + 1
-		fl.addL1(g, space.L1{N: uint32(hi - lo), Repeat: uint32(hi - lo - chunks)})
+		return space.L1{N: uint32(hi - lo), Repeat: uint32(hi - lo - chunks)}
+	}
+	g0, g1 := a/space.BPsPerBlock, (b-1)/space.BPsPerBlock
+	if g1-g0 >= 3 && (per%space.BPsPerBlock == 0 || space.BPsPerBlock%per == 0) {
+		fl.addL1(g0, counts(g0))
+		fl.addRun(space.Run{First: g0 + 1, End: g1, C: counts(g0 + 1)})
+		fl.addL1(g1, counts(g1))
+	} else {
+		for g := g0; g <= g1; g++ {
+			fl.addL1(g, counts(g))
+		}
 	}
 	fl.sawData(b - 1)
 }
-
-// maxZeroRunL1 bounds the indirect blocks zeroRunBPs counts a run in:
-// 65,536 of them, 2^26 records (8 TiB at recordsize 128K, 256 GiB at 4K).
-const maxZeroRunL1 = 1 << 16
 
 // sawData notes that record i of fl is not a hole.
 func (fl *file) sawData(i uint64) {
@@ -124,6 +132,13 @@ func (fl *file) sawData(i uint64) {
 			return
 		}
 	}
+}
+
+// addRun adds r, indirect blocks of fl that no other count touches.
+func (fl *file) addRun(r space.Run) {
+	fl.l1mu.Lock()
+	defer fl.l1mu.Unlock()
+	fl.runs = append(fl.runs, r)
 }
 
 // addL1 adds c to the counts of fl's indirect block g.
@@ -148,17 +163,17 @@ func (s *run) indirect(fl *file) {
 		return
 	}
 	fl.l1mu.Lock()
-	l1 := fl.l1
-	fl.l1 = nil
+	l1, runs := fl.l1, fl.runs
+	fl.l1, fl.runs = nil, nil
 	fl.l1mu.Unlock()
 	blocks := fl.lastData.Load()
 	if !fl.copyHoles {
 		blocks = fl.nrec
 	}
-	if len(l1) == 0 {
+	if len(l1) == 0 && len(runs) == 0 {
 		return
 	}
-	b := space.File(s.md, blocks, l1)
+	b := space.File(s.md, blocks, l1, runs)
 	s.spaceMu.Lock()
 	s.indirectBlocks.Add(b)
 	s.spaceMu.Unlock()
@@ -182,6 +197,9 @@ type BPTally struct {
 	// Groups count the block pointers of the records accounted, by
 	// indirect block (space.L1), sorted by Group.
 	Groups []BPGroup `json:"l1"`
+	// Runs are ranges of indirect blocks of equal counts (a long run of
+	// zero blocks the copy writes), sorted by First; none holds a Group.
+	Runs []BPRun `json:"runs,omitempty"`
 	// LastData is one past the last record accounted that is not a hole
 	// (0: none).
 	LastData uint64 `json:"last_data"`
@@ -195,6 +213,16 @@ type BPTally struct {
 // (records Group×1024 to Group×1024+1023) a scan accounted: space.L1.
 type BPGroup struct {
 	Group    uint64 `json:"g"`
+	N        uint32 `json:"n"`
+	Repeat   uint32 `json:"r,omitempty"`
+	Embedded uint32 `json:"e,omitempty"`
+}
+
+// BPRun is a range of indirect blocks [First, End) each of whose block
+// pointers counts are N, Repeat and Embedded: space.Run.
+type BPRun struct {
+	First    uint64 `json:"first"`
+	End      uint64 `json:"end"`
 	N        uint32 `json:"n"`
 	Repeat   uint32 `json:"r,omitempty"`
 	Embedded uint32 `json:"e,omitempty"`
@@ -220,6 +248,15 @@ func (t *BPTally) Check(records uint64) error {
 		if g.Group >= groups || i > 0 && g.Group <= t.Groups[i-1].Group ||
 			g.N == 0 || g.N > space.BPsPerBlock || uint64(g.Repeat)+uint64(g.Embedded) > uint64(g.N) {
 			return fmt.Errorf("invalid block pointer counts %+v (of %d records)", g, records)
+		}
+	}
+	for i, r := range t.Runs {
+		if r.First >= r.End || r.End > groups || i > 0 && r.First < t.Runs[i-1].End ||
+			r.N == 0 || r.N > space.BPsPerBlock || uint64(r.Repeat)+uint64(r.Embedded) > uint64(r.N) {
+			return fmt.Errorf("invalid block pointer counts %+v (of %d records)", r, records)
+		}
+		if j, _ := slices.BinarySearchFunc(t.Groups, r.First, func(g BPGroup, x uint64) int { return cmp.Compare(g.Group, x) }); j < len(t.Groups) && t.Groups[j].Group < r.End {
+			return fmt.Errorf("block pointer counts of indirect block %d twice (of %d records)", t.Groups[j].Group, records)
 		}
 	}
 	if t.LastData > records {
@@ -249,7 +286,11 @@ type Pending struct {
 func (fl *file) tally(accts []*accountant) (t BPTally, ok bool) {
 	fl.l1mu.Lock()
 	l1 := maps.Clone(fl.l1)
+	for _, r := range fl.runs {
+		t.Runs = append(t.Runs, BPRun{First: r.First, End: r.End, N: r.C.N, Repeat: r.C.Repeat, Embedded: r.C.Embedded})
+	}
 	fl.l1mu.Unlock()
+	slices.SortFunc(t.Runs, func(a, b BPRun) int { return cmp.Compare(a.First, b.First) })
 	t.LastData = fl.lastData.Load()
 	for _, a := range accts {
 		if a.fl != fl || a.next <= a.first || a.bps == nil || a.bps.fl != fl || a.bps.cur.N == 0 {
@@ -284,7 +325,7 @@ func (fl *file) tally(accts []*accountant) (t BPTally, ok bool) {
 		t.Groups = append(t.Groups, BPGroup{Group: g, N: c.N, Repeat: c.Repeat, Embedded: c.Embedded})
 	}
 	slices.SortFunc(t.Groups, func(a, b BPGroup) int { return cmp.Compare(a.Group, b.Group) })
-	return t, len(t.Groups) > 0 || len(t.Open) > 0
+	return t, len(t.Groups) > 0 || len(t.Runs) > 0 || len(t.Open) > 0
 }
 
 // prime starts fl's tally from t, an earlier scan's (Resume.Tally), and
@@ -292,6 +333,9 @@ func (fl *file) tally(accts []*accountant) (t BPTally, ok bool) {
 func (fl *file) prime(t *BPTally) map[uint64]*OpenChunk {
 	for _, g := range t.Groups {
 		fl.addL1(g.Group, space.L1{N: g.N, Repeat: g.Repeat, Embedded: g.Embedded})
+	}
+	for _, r := range t.Runs {
+		fl.addRun(space.Run{First: r.First, End: r.End, C: space.L1{N: r.N, Repeat: r.Repeat, Embedded: r.Embedded}})
 	}
 	if t.LastData > 0 {
 		fl.sawData(t.LastData - 1)

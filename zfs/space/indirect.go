@@ -48,40 +48,82 @@ func IndirectBlock(md *zio.Policy, c L1) Blocks {
 	return block(md, IndirectSize, bpHeader+(half+1)/2)
 }
 
+// Run is a range of indirect blocks of one level, [First, End) by index
+// (an index i covers the blocks below it from i×1024), each holding the
+// same block pointers C: the interior of a long run of zero blocks, which
+// a map of one entry per indirect block would hold at a cost without
+// bound (an 8 EiB file of zeros has 2^36 level-1 blocks).
+type Run struct {
+	First, End uint64
+	C          L1
+}
+
 // File returns the indirect blocks (one copy) of a file or volume whose
 // level-0 block pointers up to the last one written, blocks of them, are
-// described by groups: groups[i] counts those of blocks [i×1024,
-// (i+1)×1024) (none: all holes). A single block needs none (its pointer is in the dnode);
-// above that, levels are added until one block covers them all
+// described by groups and runs: groups[i] counts those of blocks [i×1024,
+// (i+1)×1024), and each run the same of every level-1 block in its range
+// (none of either: all holes). A run's range holds no key of groups, and
+// runs do not overlap. A single block needs none (its pointer is in the
+// dnode); above that, levels are added until one block covers them all
 // (dnode.c: dnode_increase_indirection()), and an indirect block exists
-// only where some block below it does.
-func File(md *zio.Policy, blocks uint64, groups map[uint64]L1) Blocks {
+// only where some block below it does. Its time and memory grow with
+// len(groups) and len(runs), not with the blocks a run covers.
+func File(md *zio.Policy, blocks uint64, groups map[uint64]L1, runs []Run) Blocks {
 	var b Blocks
 	if blocks <= 1 {
 		return b
 	}
-	// level 1, and the next level's counts
-	above := map[uint64]L1{}
-	span := uint64(BPsPerBlock)
-	for i, g := range groups {
-		if g.N > 0 {
-			b.Add(IndirectBlock(md, g))
-			x := above[i/BPsPerBlock]
-			x.N++
-			above[i/BPsPerBlock] = x
+	level, span := groups, uint64(BPsPerBlock)
+	for {
+		above := map[uint64]L1{}
+		var next []Run
+		for i, g := range level {
+			if g.N > 0 {
+				b.Add(IndirectBlock(md, g))
+				x := above[i/BPsPerBlock]
+				x.N++
+				above[i/BPsPerBlock] = x
+			}
 		}
-	}
-	// levels 2 and up, while a level covers more than one block
-	for span < blocks {
+		for _, r := range runs {
+			if r.End <= r.First || r.C.N == 0 {
+				continue
+			}
+			n := r.End - r.First
+			one := IndirectBlock(md, r.C)
+			b.Add(Blocks{Count: one.Count * n, Embedded: one.Embedded * n, LSize: one.LSize * n,
+				PSize: one.PSize * n, ASize: one.ASize * n})
+			// the parents: partial ones at either end, a run of full
+			// ones between
+			pa, pb := r.First/BPsPerBlock, (r.End-1)/BPsPerBlock
+			if pa == pb {
+				x := above[pa]
+				x.N += uint32(n)
+				above[pa] = x
+				continue
+			}
+			lo, hi := pa, pb+1
+			if r.First%BPsPerBlock != 0 {
+				x := above[pa]
+				x.N += uint32((pa+1)*BPsPerBlock - r.First)
+				above[pa] = x
+				lo = pa + 1
+			}
+			if r.End%BPsPerBlock != 0 {
+				x := above[pb]
+				x.N += uint32(r.End - pb*BPsPerBlock)
+				above[pb] = x
+				hi = pb
+			}
+			if lo < hi {
+				next = append(next, Run{First: lo, End: hi, C: L1{N: BPsPerBlock}})
+			}
+		}
+		// levels 2 and up, while a level covers more than one block
+		if span >= blocks {
+			return b
+		}
 		span *= BPsPerBlock
-		next := map[uint64]L1{}
-		for i, g := range above {
-			b.Add(IndirectBlock(md, g))
-			x := next[i/BPsPerBlock]
-			x.N++
-			next[i/BPsPerBlock] = x
-		}
-		above = next
+		level, runs = above, next
 	}
-	return b
 }

@@ -112,3 +112,50 @@ func TestIndirectGolden(t *testing.T) {
 		t.Errorf("%d of %d L1 blocks off by more than one allocation unit", off, all)
 	}
 }
+
+// TestFileRuns: a run of level-1 blocks of equal counts gives the blocks
+// that the same counts written out one map entry each give, at every
+// level, wherever the run starts and ends against the level-2 blocks
+// above it; and a run of 2^26 + 1 records' level-1 blocks has the 65,537
+// of them, 65 above and one above those (found by a new user: a run
+// past 2^16 level-1 blocks had been left out).
+func TestFileRuns(t *testing.T) {
+	t.Parallel()
+	rel, err := zio.LookupRelease("2.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := zio.NewDisk(12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := Metadata(&zio.Policy{Release: rel, Vdev: d, Copies: 1, RecordSize: 128 << 10})
+	c := L1{N: BPsPerBlock, Repeat: BPsPerBlock - 16}
+	for _, r := range [][2]uint64{{1, 4}, {1, 1024}, {1, 1025}, {1023, 2049}, {3, 1500}, {700, 5000}, {1024, 2048}, {5, 3 * 1024 * 1024}, {0, 1024*1024 + 1}} {
+		groups := map[uint64]L1{0: {N: 3}}
+		if r[0] == 0 {
+			groups = map[uint64]L1{}
+		}
+		spelled := map[uint64]L1{}
+		for k, v := range groups {
+			spelled[k] = v
+		}
+		for g := r[0]; g < r[1]; g++ {
+			spelled[g] = c
+		}
+		end := r[1] + 1
+		groups[r[1]] = L1{N: 7}
+		spelled[r[1]] = L1{N: 7}
+		blocks := end*BPsPerBlock - 10
+		got := File(md, blocks, groups, []Run{{First: r[0], End: r[1], C: c}})
+		want := File(md, blocks, spelled, nil)
+		if got != want {
+			t.Errorf("run %v: %+v, written out %+v", r, got, want)
+		}
+	}
+	n := uint64(1<<26 + 1)
+	one := File(md, n, map[uint64]L1{0: c, 65536: {N: 1}}, []Run{{First: 1, End: 65536, C: c}})
+	if one.Count != 65537+65+1 {
+		t.Errorf("2^26 + 1 records: %d indirect blocks, want 65,603", one.Count)
+	}
+}
