@@ -249,24 +249,31 @@ type Counters struct {
 	// counted.
 	Unreadable      uint64 `json:"unreadable_files"`
 	UnreadableBytes uint64 `json:"unreadable_bytes"`
-	EmptyFiles      uint64 `json:"empty_files"`      // of Files, those of 0 bytes (with --zvol: no volume)
-	ScannedBytes    uint64 `json:"scanned_bytes"`    // file bytes the result covers (see above)
-	ReadBytes       uint64 `json:"read_bytes"`       // bytes actually read from the files
-	Records         uint64 `json:"records"`          // level-0 records of all files, holes included
-	Holes           uint64 `json:"holes"`            // records not written (all-zero)
-	HoleBytes       uint64 `json:"hole_bytes"`       // the file bytes those records hold (of ScannedBytes)
-	SourceHoles     uint64 `json:"source_holes"`     // records wholly inside a source hole, never read
-	ZeroBlocks      uint64 `json:"zero_blocks"`      // all-zero records stored as data (compression=off)
-	Embedded        uint64 `json:"embedded"`         // records stored in their block pointer, not counted by zdb -S
-	EmbeddedLSize   uint64 `json:"embedded_lsize"`   // their logical size, bytes (LUSED counts it)
-	Stored          uint64 `json:"stored"`           // records allocated and counted by zdb -S
-	UniqueBlocks    uint64 `json:"unique_blocks"`    // DDT entries: unique stored contents
-	UniqueEmbedded  uint64 `json:"-"`                // unique embedded contents (internal)
-	Compressed      uint64 `json:"compressed_runs"`  // compressor runs (one per unique content)
-	Unsampled       uint64 `json:"unsampled"`        // records left out by --sample
-	Unread          uint64 `json:"unread,omitempty"` // records holding data left unread by --read (Options.Read)
-	TableBytes      uint64 `json:"table_bytes"`      // the table's own memory at its peak (ddt.Table.PeakBytes)
-	SpillRuns       uint64 `json:"spill_runs"`       // times the table was spilled to disk (Options.Mem)
+	EmptyFiles      uint64 `json:"empty_files"`    // of Files, those of 0 bytes (with --zvol: no volume)
+	ScannedBytes    uint64 `json:"scanned_bytes"`  // file bytes the result covers (see above)
+	ReadBytes       uint64 `json:"read_bytes"`     // bytes actually read from the files
+	Records         uint64 `json:"records"`        // level-0 records of all files, holes included
+	Holes           uint64 `json:"holes"`          // records not written (all-zero)
+	HoleBytes       uint64 `json:"hole_bytes"`     // the file bytes those records hold (of ScannedBytes)
+	SourceHoles     uint64 `json:"source_holes"`   // records wholly inside a source hole, never read
+	ZeroBlocks      uint64 `json:"zero_blocks"`    // all-zero records stored as data (compression=off)
+	Embedded        uint64 `json:"embedded"`       // records stored in their block pointer, not counted by zdb -S
+	EmbeddedLSize   uint64 `json:"embedded_lsize"` // their logical size, bytes (LUSED counts it)
+	// EmbeddedPad is, of EmbeddedLSize, the bytes past the ends of the
+	// files of their files' last records (a file's last record is padded
+	// with zeros to its LSIZE, a small file's to a multiple of 512):
+	// EmbeddedLSize − EmbeddedPad is the file data kept in block
+	// pointers. Records left out by --sample are not counted; 0 in scans
+	// saved before it was counted.
+	EmbeddedPad    uint64 `json:"embedded_pad,omitempty"`
+	Stored         uint64 `json:"stored"`           // records allocated and counted by zdb -S
+	UniqueBlocks   uint64 `json:"unique_blocks"`    // DDT entries: unique stored contents
+	UniqueEmbedded uint64 `json:"-"`                // unique embedded contents (internal)
+	Compressed     uint64 `json:"compressed_runs"`  // compressor runs (one per unique content)
+	Unsampled      uint64 `json:"unsampled"`        // records left out by --sample
+	Unread         uint64 `json:"unread,omitempty"` // records holding data left unread by --read (Options.Read)
+	TableBytes     uint64 `json:"table_bytes"`      // the table's own memory at its peak (ddt.Table.PeakBytes)
+	SpillRuns      uint64 `json:"spill_runs"`       // times the table was spilled to disk (Options.Mem)
 	// With --read (Options.Read active): Population, the records the
 	// plan samples, read or not (those ZFS would store: not the ones
 	// wholly in a source hole that stay holes); and their LSIZE, which
@@ -310,6 +317,7 @@ func (c *Counters) add(o *Counters) {
 	c.Records += o.Records
 	c.Holes += o.Holes
 	c.HoleBytes += o.HoleBytes
+	c.EmbeddedPad += o.EmbeddedPad
 	c.SourceHoles += o.SourceHoles
 	c.ZeroBlocks += o.ZeroBlocks
 	c.Compressed += o.Compressed

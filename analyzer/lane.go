@@ -26,6 +26,8 @@ type Lane struct {
 	// the table (Options.Stages).
 	Stages *Stages
 	w      *zio.Writer
+	// embedded is whether the last record Record took New was embedded.
+	embedded bool
 }
 
 // Outcome is what became of a record in a Lane.
@@ -81,13 +83,36 @@ func (l *Lane) Record(data []byte, zero, copyHoles bool) (ddt.Key, Outcome) {
 		b = l.w.Write(data)
 		t = st.since(StageCompress, t)
 	}
-	if b.Kind == zio.Embedded {
+	l.embedded = b.Kind == zio.Embedded
+	if l.embedded {
 		l.Table.Set(k, 0)
 	} else {
 		l.Table.Set(k, uint32(b.PSize))
 	}
 	st.since(StageTable, t)
 	return k, New
+}
+
+// Embedded reports whether the record Record just took (data, not all
+// zeros, key k, outcome o: New or Ref) is stored in its block pointer:
+// from that call for New; for Ref from the table where it holds the
+// content's PSIZE in memory, else (spilled, or its first reference still
+// being compressed by another worker) by compressing data again, which
+// gives what the first reference gave (compression is deterministic).
+func (l *Lane) Embedded(data []byte, k ddt.Key, o Outcome) bool {
+	switch o {
+	case New:
+		return l.embedded
+	case Ref:
+		if ps, ok := l.Table.Settled(k); ok {
+			return ps == 0
+		}
+		if l.w == nil {
+			l.w = zio.NewWriter(l.Policy)
+		}
+		return l.w.Write(data).Kind == zio.Embedded
+	}
+	return false
 }
 
 // ZeroRun accounts n all-zero records of lsize bytes at once (a run lying

@@ -215,6 +215,8 @@ func (s *run) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane,
 	}
 	if r.zero {
 		c.ZeroBlocks++
+	} else if pad := uint64(fl.lsize) - r.n; pad > 0 && lane.Embedded(data, k, o) {
+		c.EmbeddedPad += pad
 	}
 	switch o {
 	case Unsampled:

@@ -33,7 +33,8 @@ type Decision struct {
 	// made holes: Counters.HoleBytes), bytes.
 	HolesSaves int64 `json:"holes_saves"`
 	// EmbeddedSaves is the file data kept in block pointers (embedded
-	// records: Counters.EmbeddedLSize, at most the data left after holes),
+	// records: Counters.EmbeddedLSize less their padding past the files'
+	// ends, Counters.EmbeddedPad; at most the data left after holes),
 	// bytes: no data block, but the block pointers live in dnodes and
 	// indirect blocks, which are metadata (space.Prediction.Metadata).
 	EmbeddedSaves int64 `json:"embedded_saves"`
@@ -73,7 +74,10 @@ type Decision struct {
 // sample, scaled to the whole.
 func (s *Report) credits(of, ref uint64) (holes, embedded, compression int64) {
 	c := s.Counters
-	hb, emb := c.HoleBytes, c.EmbeddedLSize
+	// The file data kept in block pointers, not their padding: a new
+	// user saw a 6-byte file credited 512 B beside a file that did not
+	// compress (alone it was capped to the 6 B of data).
+	hb, emb := c.HoleBytes, c.EmbeddedLSize-min(c.EmbeddedPad, c.EmbeddedLSize)
 	if e := s.Sample; e != nil && e.N > 1 {
 		emb *= e.N
 	}

@@ -181,6 +181,25 @@ func TestSavingsCredited(t *testing.T) {
 	if strings.Contains(o.text, "(100.0%)") || !strings.Contains(o.text, "    embedded   200 records kept in block pointers take no data block") {
 		t.Errorf("text claims all saved, or says nothing of embedded records:\n%s", o.text)
 	}
+
+	// Embedded records are credited the file data they hold, not their
+	// LSIZE: a 6-byte file and two copies of it are credited 6 B each,
+	// and so is the tail of a 4K+9-byte file at recordsize 4K (found by a new user: a
+	// 6-byte file was credited 512 B beside a file that did not
+	// compress, compression 512 B less).
+	mix := t.TempDir()
+	testkit.Write(t, filepath.Join(mix, "r"), testkit.Rand(22, 300000))
+	for _, n := range []string{"a", "b", "c"} {
+		testkit.Write(t, filepath.Join(mix, n), []byte("hello\n"))
+	}
+	testkit.Write(t, filepath.Join(mix, "t"), append(testkit.Rand(23, 4<<10), "last data"...))
+	p4 := *pl
+	p4.RecordSize = 4 << 10
+	s = decisionScan(t, &p4, 0, mix)
+	s.EstimateSpace(&p4)
+	if d := s.Decision; d == nil || s.Counters.Embedded != 4 || d.EmbeddedSaves != 3*6+9 {
+		t.Errorf("%d records embedded, credits %+v: want 4 records, embedded %d B", s.Counters.Embedded, d, 3*6+9)
+	}
 }
 
 // The headline's lines fit TextWidth columns with the widest sizes (8

@@ -400,6 +400,26 @@ func (t *Table) entry(r *rec) Entry {
 	return e
 }
 
+// Settled returns k's PSIZE (0: embedded) when the table holds k in
+// memory with its PSIZE set; ok is false when k is not in memory (new, or
+// spilled to disk) or its first reference is still being compressed. It
+// never reads the runs on disk.
+func (t *Table) Settled(k Key) (psize uint32, ok bool) {
+	k0, k1, h := hashKey(&k)
+	s := &t.shards[uint8(h)]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.index == nil {
+		return 0, false
+	}
+	i, _ := s.find(k0, k1, h)
+	if i < 0 {
+		return 0, false
+	}
+	r := s.rec(s.at(i))
+	return r.psize, !r.pending
+}
+
 // Lookup returns the entry of k and whether it exists. After spills it
 // also reads the runs on disk (a binary search in each): correct, slower.
 func (t *Table) Lookup(k Key) (Entry, bool) {

@@ -286,3 +286,35 @@ func benchTable(b *testing.B, n int) {
 	}
 	runtime.KeepAlive(tb)
 }
+
+// Settled gives a key's PSIZE once Set, 0 for an embedded one (an odd
+// LSIZE too), and nothing for a key not in the table or still pending.
+func TestSettled(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(7, 8))
+	tb := NewTable(testDSize)
+	a, b, c, d := randKey(r), randKey(r), randKey(r), randKey(r)
+	for _, x := range []struct {
+		k     Key
+		lsize uint32
+	}{{a, 4096}, {b, 4096}, {c, 1000}, {d, 4096}} {
+		if !tb.Ref(x.k, x.lsize) {
+			t.Fatal("first Ref not first")
+		}
+	}
+	if _, ok := tb.Settled(a); ok {
+		t.Error("a pending key settled")
+	}
+	tb.Set(a, 0)
+	tb.Set(b, 2048)
+	tb.Set(c, 0)
+	for _, x := range []struct {
+		k     Key
+		psize uint32
+		ok    bool
+	}{{a, 0, true}, {b, 2048, true}, {c, 0, true}, {d, 0, false}, {randKey(r), 0, false}} {
+		if p, ok := tb.Settled(x.k); p != x.psize || ok != x.ok {
+			t.Errorf("Settled = %d, %v; want %d, %v", p, ok, x.psize, x.ok)
+		}
+	}
+}
