@@ -3,6 +3,7 @@ package ddt
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 )
@@ -139,5 +140,22 @@ func TestSampleEstimateJSON(t *testing.T) {
 	}
 	if doc["reliable"] != false || doc["sampled"] != 1.0 || doc["dedup"] == nil || doc["histogram"] != nil {
 		t.Errorf("one content sampled: %s", b)
+	}
+}
+
+// A skewed sample's hint from the count of every block is a dedup ratio:
+// at least 1 (found by a new user: "counting every block suggests about
+// 0.67" for 70 blocks estimated, 24 counted, dedup 1.96).
+func TestDedupByCountAtLeastOne(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		counted uint64
+		want    float64
+	}{{24, 1}, {140, 3.92}} {
+		e := SampleEstimate{N: 10, Sampled: 5, Dedup: Interval{Value: 1.96}, Blocks: Interval{Value: 70, Low: 60, High: 80}}
+		e.CheckCounted(c.counted)
+		if !e.Skewed || math.Abs(e.DedupByCount-c.want) > 1e-9 {
+			t.Errorf("counted %d: skewed %v, by count %g; want skewed, %g", c.counted, e.Skewed, e.DedupByCount, c.want)
+		}
 	}
 }

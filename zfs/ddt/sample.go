@@ -58,8 +58,8 @@ type SampleEstimate struct {
 	// interval says. Reliable is then false too.
 	Skewed bool `json:"skewed,omitempty"`
 	// DedupByCount (when Skewed) is the dedup estimate scaled by Counted /
-	// Blocks: the references the sample missed (or over-counted) taken to
-	// be to blocks of the sample's mean size. A hint, not an estimate with
+	// Blocks, and at least 1: the references the sample missed (or
+	// over-counted) taken to be to blocks of the sample's mean size. A hint, not an estimate with
 	// an interval: its error is at least that of Entries.
 	DedupByCount float64 `json:"dedup_by_count,omitempty"`
 }
@@ -80,7 +80,9 @@ func (e *SampleEstimate) CheckCounted(counted uint64) {
 	if d > 0.25*c || d > 0.1*c && d > 2*(e.Blocks.High-e.Blocks.Value) {
 		e.Skewed, e.Reliable = true, false
 		if b > 0 {
-			e.DedupByCount = e.Dedup.Value * c / b
+			// A dedup ratio is at least 1 (found by a new user:
+			// "about 0.67").
+			e.DedupByCount = math.Max(1, e.Dedup.Value*c/b)
 		}
 	}
 }
