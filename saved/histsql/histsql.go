@@ -192,8 +192,10 @@ func headerIndex(rec []string) ([]int, error) {
 		}
 	}
 	if missing != nil {
-		return nil, fmt.Errorf("header row without column %s (the result has %s)",
-			strings.Join(missing, ", "), strings.Join(columns[:], ", "))
+		// Name the columns the input has, and those it needs (found by
+		// a new user: it listed the needed ones as the input's).
+		return nil, fmt.Errorf("header row without column %s (it has %s; a histogram needs %s)",
+			strings.Join(missing, ", "), strings.Join(rec, ", "), strings.Join(columns[:], ", "))
 	}
 	return index, nil
 }
