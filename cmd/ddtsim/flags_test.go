@@ -61,6 +61,11 @@ func TestValueMessagesFitTheRelease(t *testing.T) {
 		{[]string{"-o", "recordsize=3K", dir}, "accepted: a power of two from 512 to 16M, e.g. 4K, 128K, 1M)", ""},
 		{[]string{"--release", "0.6.4", "--volblocksize", "256K", dir}, "release 0.6.4.2 has no large blocks (they came with 0.6.5)", "which new pools have"},
 		{[]string{"--volblocksize", "3K", dir}, "above 128K the pool needs large_blocks, which new pools have", ""},
+		// The option as given (a new user was told of a --volblocksize
+		// they had not written).
+		{[]string{"--volblocksize", "3K", dir}, "ddtsim: --volblocksize 3K: invalid", ""},
+		{[]string{"-o", "volblocksize=3K", dir}, "ddtsim: -o volblocksize=3K: invalid", "--volblocksize"},
+		{[]string{"-o", "dedup=on,verify", dir}, "the last four also with ,verify", "each also"},
 		{[]string{"--mem", "1.5G", dir}, "--mem 1.5G: invalid (accepted: the table's memory bound as a size, a whole number with an optional K, M, G, T suffix", ""},
 		{[]string{"--ram", "1.5G", dir}, "--ram 1.5G: invalid (accepted: the machine's memory, a whole number with an optional K, M, G, T suffix", ""},
 	} {
@@ -110,7 +115,7 @@ func TestDedupValues(t *testing.T) {
 		want string
 	}{
 		{[]string{"-o", "dedup=edonr", dir}, "zfs takes edonr for dedup only with verify (dedup=edonr,verify)"},
-		{[]string{"-o", "dedup=fletcher4", dir}, "accepted: on, off, verify, sha256, sha512, skein, blake3, each also with ,verify, and edonr,verify"},
+		{[]string{"-o", "dedup=fletcher4", dir}, "accepted: on, off, verify, sha256, sha512, skein, blake3, the last four also with ,verify, and edonr,verify"},
 		{[]string{"-o", "dedup=verify,verify", dir}, "accepted: on, off, verify"},
 		{[]string{"--release", "2.1", "-o", "dedup=blake3", dir}, "blake3 does not exist in release 2.1.16 (it came with 2.2.0)"},
 		{[]string{"--release", "0.6.5", "-o", "dedup=skein,verify", dir}, "skein does not exist in release 0.6.5.11 (it came with 0.7.0)"},
@@ -139,6 +144,11 @@ func TestPathNamedLikeACommand(t *testing.T) {
 	}
 	if code, _, errs := runT("--zdb", "-o", "recordsize=4K", "./sweep"); code != 0 {
 		t.Errorf("./sweep: exit %d, %s", code, errs)
+	}
+	// Typed first, the word is the command: no hint on its flag errors
+	// (found by a new user, in the repository's root).
+	if code, _, errs := runT("sweep", "--csv", "x"); code != exitUsage || strings.Contains(errs, "is read as the command") {
+		t.Errorf("sweep --csv: exit %d, stderr %q", code, errs)
 	}
 }
 

@@ -57,7 +57,7 @@ type PoolFlags struct {
 
 type scanCmd struct {
 	PoolFlags     `embed:""`
-	Property      []string `short:"o" name:"property" sep:"none" placeholder:"NAME=VALUE" help:"Dataset property, as zfs create -o takes it: recordsize (512..16M, default 128K), compression (on, off, lz4, lzjb, zle, gzip[-1..9], zstd[-1..19], zstd-fast[-N]; default: the release's), copies (1..3), dedup (off; or on, verify, sha256, sha512, skein, blake3, each also with ,verify, and edonr,verify: every value but off is dedup on, and the report shows it as given; ddtsim keys blocks by their content, so the checksum named does not change the figures). Repeatable."`
+	Property      []string `short:"o" name:"property" sep:"none" placeholder:"NAME=VALUE" help:"Dataset property, as zfs create -o takes it: recordsize (512..16M, default 128K), compression (on, off, lz4, lzjb, zle, gzip[-1..9], zstd[-1..19], zstd-fast[-N]; default: the release's), copies (1..3), dedup (off; or on, verify, sha256, sha512, skein, blake3, the last four also with ,verify, and edonr,verify: every value but off is dedup on, and the report shows it as given; ddtsim keys blocks by their content, so the checksum named does not change the figures). Repeatable."`
 	Volblocksize  string   `name:"volblocksize" placeholder:"SIZE" help:"Store each file (or block device) as a volume, as zfs create -V -o volblocksize=SIZE would: every block exactly SIZE bytes, the last one zero-padded (a power of two from 512 to 128K, up to 16M from 2.2 (1M from 0.6.5) with large_blocks). Same as -o volblocksize=SIZE."`
 	Zvol          bool     `name:"zvol" help:"Store each file as a sparse volume (zfs create -s -V: no refreservation) with the volblocksize zfs create -V would choose: 8K up to 2.1, 16K from 2.2, raised on raidz and dRAID to their allocation width (2.1+)."`
 	RAM           string   `name:"ram" placeholder:"SIZE" help:"The machine's memory, at least 64M (e.g. 64G): say whether the dedup table would stay in the ARC under the release's defaults (zfs_arc_max, metadata limit), and show the DDT size block in the summary."`
@@ -174,9 +174,14 @@ var commandNames = []string{"scan", "parse", "compare", "merge", "resume", "repo
 
 // commandNameHint adds to a flag error the likely cause when an argument
 // is both a command name and an existing path ("ddtsim -o recordsize=4K
-// sweep" with a directory named sweep).
+// sweep" with a directory named sweep). Not for the first argument: that
+// one was typed as the command (found by a new user: "ddtsim sweep --csv
+// DIR", run where a directory sweep exists, was told to write ./sweep).
 func commandNameHint(err error, args []string) error {
-	for _, a := range args {
+	for i, a := range args {
+		if i == 0 {
+			continue
+		}
 		if _, statErr := os.Stat(a); statErr == nil && slices.Contains(commandNames, a) {
 			return fmt.Errorf("%w (%s is read as the command %s; to scan the path %s, write ./%s)", err, a, a, a, a)
 		}

@@ -119,7 +119,7 @@ func TestSweepBadLists(t *testing.T) {
 		{[]string{"-o", "copies=1,2"}, "copies=1,2: a sweep takes lists for recordsize and compression only; run one sweep per copies value"},
 		{[]string{"-o", "volblocksize=8K", "-o", "recordsize=8K"}, "recordsize does not apply to volumes"},
 		{[]string{"-o", "volblocksize=8K,8k"}, "listed twice"},
-		{[]string{"-o", "volblocksize=8K,100K"}, "--volblocksize 100K: invalid"},
+		{[]string{"-o", "volblocksize=8K,100K"}, "-o volblocksize=100K: invalid"},
 		{[]string{"--sort", "speed"}, "--sort"},
 		{[]string{"--histogram", "3", "-o", "recordsize=4K,8K"}, "--histogram 3"},
 		{[]string{"--histogram", "1", "--json"}, "--histogram with --json"},

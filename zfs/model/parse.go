@@ -112,7 +112,11 @@ func Parse(t Text) (Settings, error) {
 				err = zio.CheckVolBlockSize(n, rel)
 			}
 			if err != nil {
-				return s, volBlockSizeError(volblock, &zio.Policy{Release: rel, Version: version, Vdev: pool})
+				how := "--volblocksize " + volblock
+				if _, ok := given["volblocksize"]; ok {
+					how = "-o volblocksize=" + volblock
+				}
+				return s, volBlockSizeError(how, &zio.Policy{Release: rel, Version: version, Vdev: pool})
 			}
 			s.VolBlockSize = uint32(n)
 		}
@@ -159,7 +163,7 @@ func (s *Settings) Set(name, value string) error {
 			err = zio.CheckVolBlockSize(n, rel)
 		}
 		if err != nil {
-			return volBlockSizeError(value, &zio.Policy{Release: rel, Version: version})
+			return volBlockSizeError("-o volblocksize="+value, &zio.Policy{Release: rel, Version: version})
 		}
 		s.Zvol, s.VolBlockSize = true, uint32(n)
 	case "compression":

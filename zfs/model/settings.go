@@ -141,7 +141,7 @@ func (s *Settings) Policy() (*zio.Policy, error) {
 		p.RecordSize = zio.DefaultVolBlockSize(rel, pool)
 		if s.VolBlockSize != 0 {
 			if err := zio.CheckVolBlockSize(uint64(s.VolBlockSize), rel); err != nil {
-				return nil, volBlockSizeError(fmt.Sprint(s.VolBlockSize), p)
+				return nil, volBlockSizeError(fmt.Sprint("volblocksize ", s.VolBlockSize), p)
 			}
 			p.RecordSize = s.VolBlockSize
 		}
@@ -157,14 +157,16 @@ func checkRecordSize(n uint64, rel *zio.Release) error {
 	return nil
 }
 
-// volBlockSizeError explains an invalid volblocksize (value as given).
-func volBlockSizeError(value string, p *zio.Policy) error {
+// volBlockSizeError explains an invalid volblocksize; given is how it was
+// given ("-o volblocksize=3K", "--volblocksize 3K"): a new user was told
+// of a --volblocksize they had not written.
+func volBlockSizeError(given string, p *zio.Policy) error {
 	large := "above 128K the pool needs large_blocks, which new pools have"
 	if p.Release.MaxRecordSize <= 128<<10 {
 		large = "release " + p.Version + " has no large blocks (they came with 0.6.5)"
 	}
-	return fmt.Errorf("--volblocksize %s: invalid (accepted: a power of two from 512 to %s, e.g. 8K, 16K, 64K; %s)",
-		value, nicenum.Format(uint64(p.Release.MaxRecordSize), false), large)
+	return fmt.Errorf("%s: invalid (accepted: a power of two from 512 to %s, e.g. 8K, 16K, 64K; %s)",
+		given, nicenum.Format(uint64(p.Release.MaxRecordSize), false), large)
 }
 
 // Model describes the settings as resolved by their policy p (from
@@ -217,7 +219,7 @@ func parseDedup(v, version string) (bool, error) {
 	since, ok := dedupChecksums[alg]
 	switch {
 	case !ok:
-		return false, fmt.Errorf("-o dedup=%s: invalid (accepted: on, off, verify, sha256, sha512, skein, blake3, each also with ,verify, and edonr,verify)", v)
+		return false, fmt.Errorf("-o dedup=%s: invalid (accepted: on, off, verify, sha256, sha512, skein, blake3, the last four also with ,verify, and edonr,verify)", v)
 	case alg == "edonr" && !verify:
 		return false, fmt.Errorf("-o dedup=edonr: invalid: zfs takes edonr for dedup only with verify (dedup=edonr,verify)")
 	case since != "" && zio.VersionLess(version, since):
