@@ -234,3 +234,21 @@ func TestHeadlineWidth(t *testing.T) {
 		}
 	}
 }
+
+// A saving far below nothing reads as times the data, not as a
+// percentage of seven digits (found by a new user: 1638300.0% for a 3-byte
+// file).
+func TestSavedNothingTimesTheData(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	testkit.Write(t, filepath.Join(dir, "ok"), []byte("abc"))
+	p := testkit.Policy(t, zio.LZ4)
+	s := decisionScan(t, p, 0, dir)
+	s.EstimateSpace(p)
+	o := render(t, s)
+	net, of, _ := s.SavedNet()
+	want := fmt.Sprintf("more than the 3 B of file data (%.0f times the\n", float64(-net)/float64(of))
+	if net >= -10*int64(of) || !strings.Contains(o.text, want) {
+		t.Errorf("saved %d of %d; want %q in:\n%s", net, of, want, o.text)
+	}
+}

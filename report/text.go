@@ -331,8 +331,14 @@ func (s *Report) writeSaved(t *textOut) {
 		t.item("saved", "about %s of the %s of %s (%.1f%%), estimated from the records read (the space ranges above)",
 			t.signed(saved), t.size(of), what, pct(float64(saved)))
 	} else if saved < 0 {
-		t.item("saved", "nothing: the pool would take %s more than the %s of %s (%.1f%%): copies, parity, padding "+
-			"and metadata cost more than holes, compression and dedup save", t.size(uint64(-saved)), t.size(of), what, -pct(float64(saved)))
+		// Past 10 times the data, a percentage is hard to read (a new
+		// user saw 1638300.0% for 3 B of data): times the data instead.
+		share := fmt.Sprintf("%.1f%%", -pct(float64(saved)))
+		if -saved > 10*int64(of) {
+			share = fmt.Sprintf("%.0f times the data", float64(-saved)/float64(of))
+		}
+		t.item("saved", "nothing: the pool would take %s more than the %s of %s (%s): copies, parity, padding "+
+			"and metadata cost more than holes, compression and dedup save", t.size(uint64(-saved)), t.size(of), what, share)
 	} else {
 		t.item("saved", "%s of the %s of %s (%.1f%%)", t.signed(saved), t.size(of), what, pct(float64(saved)))
 	}
