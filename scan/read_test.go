@@ -259,6 +259,15 @@ func TestReadHarness(t *testing.T) {
 				if d := rep.Decision; d != nil && (d.Undecided == nil || *d.Undecided != strings.HasPrefix(rep.Read.Verdict, "undecided")) {
 					t.Errorf("%s at %g%%, seed %d: verdict %q, decision.undecided %v", name, 100*frac, s+1, rep.Read.Verdict, d.Undecided)
 				}
+				// Dedup never allocates more than it references: no
+				// saving below 0% (found by a new user: "dedup saves
+				// -103206.7% to 97.8%" in the JSON and CSV decision).
+				if d := rep.Decision; d != nil && rep.Read != nil {
+					var lo, hi float64
+					if _, err := fmt.Sscanf(d.Text[strings.Index(d.Text, "dedup saves "):], "dedup saves %f%% to %f%%", &lo, &hi); err != nil || lo < 0 || hi > 100 || lo > hi {
+						t.Errorf("%s at %g%%, seed %d: %q (%v)", name, 100*frac, s+1, d.Text, err)
+					}
+				}
 				readSum += float64(readBytes)
 				for i, f := range figures {
 					want, _ := f.get(truth)
@@ -891,25 +900,15 @@ func TestReadEveryRecordIsExact(t *testing.T) {
 	}
 	full, _ := scanReport(t, []string{dir}, estimate.Plan{})
 	rep, _ := scanReport(t, []string{dir}, estimate.Plan{Fraction: 1 - 1e-9, Seed: 1})
-	if r := rep.Read; r == nil || r.Read != r.Records {
-		t.Fatalf("read %+v", rep.Read)
+	// Every record read: the report is the full scan's, no range (found
+	// by a new user: --read 99.9999999% printed USED 2.12 to 2.15 MiB).
+	if rep.Read != nil || rep.Estimate || rep.Counters.Unread != 0 || rep.Counters.Population != full.Counters.Records-full.Counters.SourceHoles {
+		t.Fatalf("read %+v, estimate %v, population %d, unread %d", rep.Read, rep.Estimate, rep.Counters.Population, rep.Counters.Unread)
 	}
-	if !reflect.DeepEqual(rep.Histogram, full.Histogram) {
-		t.Errorf("histogram %+v, the full scan's %+v", rep.Histogram, full.Histogram)
-	}
-	r := rep.Read
-	for _, iv := range []ddt.Interval{r.Entries, r.Dedup, r.AllocDSize, r.DDTInCore} {
-		if iv.High-iv.Low > 1e-9*iv.High {
-			t.Errorf("a range of width %g: %+v", iv.High-iv.Low, iv)
-		}
-	}
-	for _, x := range []struct {
-		iv   ddt.Interval
-		data float64
-	}{{r.UsedWithout, r.RefDSize.Low}, {r.UsedWith, r.RefDSize.Low}, {r.AllocWithout, r.RefDSize.Low}, {r.AllocWith, r.AllocDSize.Low}} {
-		if x.iv.Low < x.data {
-			t.Errorf("range %+v below the data's %.0f", x.iv, x.data)
-		}
+	ft, _, _, _ := writeReport(t, full)
+	rt, _, _, _ := writeReport(t, rep)
+	if !reflect.DeepEqual(rep.Histogram, full.Histogram) || !reflect.DeepEqual(rep.Space, full.Space) || rt != ft {
+		t.Errorf("every record read:\n%s\nthe full scan:\n%s", rt, ft)
 	}
 }
 
