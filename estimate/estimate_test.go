@@ -400,7 +400,8 @@ func TestNoPairNoDuplicates(t *testing.T) {
 // TestRangesKeepWhatWasRead: whatever the sample, the ranges start no
 // lower than what it read (the DSIZE of the records read, referenced;
 // referenced no lower than allocated) and the combined ratio's range
-// starts above 0 once a stored record was read. Found by a new user: 2
+// starts above 0 once a stored record was read; the dedup ratio is at
+// most the largest refcnt the data can hold. Found by a new user: 2
 // records read of 26 printed "on disk 0 B to 3.25 MiB without dedup,
 // 132 KiB to 3.25 MiB with dedup" and "combined 0.00 to 18.18".
 func TestRangesKeepWhatWasRead(t *testing.T) {
@@ -416,7 +417,8 @@ func TestRangesKeepWhatWasRead(t *testing.T) {
 			if readD == 0 {
 				continue
 			}
-			if e.RefDSize.Low < readD || e.RefDSize.Low < e.AllocDSize.Low || e.Combined.Low <= 0 || e.Dedup.Low < 1 {
+			if e.RefDSize.Low < readD || e.RefDSize.Low < e.AllocDSize.Low || e.Combined.Low <= 0 || e.Dedup.Low < 1 ||
+				e.Dedup.High > e.Stored.High-math.Max(e.Entries.Low, 1)+1+1e-9 {
 				t.Errorf("%s, seed %d: referenced %+v (read %.0f), allocated %+v, combined %+v, dedup %+v",
 					name, s, e.RefDSize, readD, e.AllocDSize, e.Combined, e.Dedup)
 			}
