@@ -34,6 +34,9 @@ type env struct {
 	// saveWriter, for tests: writes --save and its checkpoints
 	// (scan.Options.SaveWriter: a full disk); nil outside tests.
 	saveWriter *saved.Writer
+	// caught, for tests: runs in runMain once the interrupt signals are
+	// caught, before the flags are parsed (a test sends one there).
+	caught func()
 }
 
 // maxProcs is runtime.GOMAXPROCS(n), or what replaces it in e (e may be

@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 		if os.Getenv("DDTSIM_TEST_READY_FD") == "3" {
 			readyChild(e) // signals_test.go
 		}
+		if os.Getenv("DDTSIM_TEST_EARLY_SIGNAL") == "1" {
+			e.caught = earlySignal // signals_test.go
+		}
 		runMain(e) // the test binary as ddtsim (signals_test.go)
 		return
 	}

@@ -19,10 +19,50 @@ import (
 // received: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP (128 + its
 // number), or 0.
 func interruptContext(parent context.Context) (ctx context.Context, code func() int, stop func()) {
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, interruptSignals()...)
+	ch := early.Swap(nil)
+	if ch == nil {
+		c := make(chan os.Signal, 2)
+		signal.Notify(c, interruptSignals()...)
+		ch = &c
+	}
+	return interruptContextOn(parent, *ch)
+}
+
+// interruptContextOn is interruptContext on ch, which Notify feeds.
+func interruptContextOn(parent context.Context, ch chan os.Signal) (ctx context.Context, code func() int, stop func()) {
 	ctx, code, stopOn := interruptOn(parent, ch, time.Now, endBySignal)
 	return ctx, code, func() { signal.Stop(ch); stopOn() }
+}
+
+// early holds the channel catchEarly gave Notify, until interruptContext
+// (or releaseEarly) takes it: nil in the tests' own process.
+var early atomic.Pointer[chan os.Signal]
+
+// catchEarly catches the interrupt signals from the start of the process,
+// holding one that comes before interruptContext for it.
+func catchEarly() {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, interruptSignals()...)
+	early.Store(&ch)
+}
+
+// releaseEarly gives the interrupt signals back their default action, for
+// the commands that take no partial result; a signal caught before ends
+// the process by that action now.
+func releaseEarly() {
+	ch := early.Swap(nil)
+	if ch == nil {
+		return
+	}
+	signal.Stop(*ch)
+	select {
+	case sig := <-*ch:
+		signal.Reset(interruptSignals()...)
+		raise(sig.(syscall.Signal))
+		time.Sleep(100 * time.Millisecond)
+		os.Exit(128 + int(sig.(syscall.Signal)))
+	default:
+	}
 }
 
 // interruptSignals are the signals that end a scan early with its partial
