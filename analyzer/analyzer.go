@@ -281,11 +281,15 @@ type Counters struct {
 	// their sum, bytes; MaxLSize the largest; ReadLSize the sum over
 	// those read and ReadLSizeSq the sum of their squares in 512-byte
 	// sectors, Σ (LSIZE/512)² (estimate.Input). 0 without --read.
-	Population  uint64 `json:"population,omitempty"`
-	DataLSize   uint64 `json:"data_lsize,omitempty"`
-	MaxLSize    uint64 `json:"max_lsize,omitempty"`
-	ReadLSize   uint64 `json:"read_lsize,omitempty"`
-	ReadLSizeSq uint64 `json:"read_lsize_sq,omitempty"`
+	Population uint64 `json:"population,omitempty"`
+	DataLSize  uint64 `json:"data_lsize,omitempty"`
+	// DataMaxDSize is the most those records can take: the sum of the
+	// policy's DSIZE of each as an uncompressed block of its LSIZE,
+	// bytes (zio.Policy.DSize). 0 in scans saved before it was counted.
+	DataMaxDSize uint64 `json:"data_max_dsize,omitempty"`
+	MaxLSize     uint64 `json:"max_lsize,omitempty"`
+	ReadLSize    uint64 `json:"read_lsize,omitempty"`
+	ReadLSizeSq  uint64 `json:"read_lsize_sq,omitempty"`
 	// ReadHoles and ReadHoleBytes are, of Holes and HoleBytes, those of
 	// the records the plan read (all zeros, made holes): a sample, to be
 	// scaled by the fraction, where the rest (source holes) are the
@@ -325,6 +329,7 @@ func (c *Counters) add(o *Counters) {
 	c.Unread += o.Unread
 	c.Population += o.Population
 	c.DataLSize += o.DataLSize
+	c.DataMaxDSize += o.DataMaxDSize
 	c.MaxLSize = max(c.MaxLSize, o.MaxLSize)
 	c.ReadLSize += o.ReadLSize
 	c.ReadLSizeSq += o.ReadLSizeSq

@@ -470,6 +470,7 @@ func (s *run) holeRun(fl *file, a, b uint64) {
 		c.Unread += n - read
 		c.Population += n
 		c.DataLSize += n * l
+		c.DataMaxDSize += n * s.opts.Policy.DSize(l)
 		c.MaxLSize = max(c.MaxLSize, l)
 		c.ReadLSize += read * l
 		c.ReadLSizeSq += read * (l >> 9) * (l >> 9)

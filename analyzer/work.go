@@ -110,6 +110,7 @@ func (s *run) unread(fl *file, i uint64, a *accountant, bps *bpTally) bool {
 	a.c.Unread++
 	a.c.Population++
 	a.c.DataLSize += lsize
+	a.c.DataMaxDSize += s.opts.Policy.DSize(lsize)
 	a.c.MaxLSize = max(a.c.MaxLSize, lsize)
 	a.c.ScannedBytes += n
 	if prog := s.opts.Progress; prog != nil {
@@ -191,6 +192,7 @@ func (s *run) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane,
 		l := uint64(fl.lsize)
 		c.Population++
 		c.DataLSize += l
+		c.DataMaxDSize += p.DSize(l)
 		c.MaxLSize = max(c.MaxLSize, l)
 		c.ReadLSize += l
 		c.ReadLSizeSq += (l >> 9) * (l >> 9)

@@ -36,6 +36,11 @@ type Input struct {
 	// parity counted (zio.Policy.DSize). Values are bounded by it, not
 	// by the largest the sample saw.
 	MaxDSize uint64
+	// DataMaxDSize, when not 0, is the most the Records can take, bytes:
+	// the sum of the policy's DSIZE of each record uncompressed. The
+	// referenced and allocated DSIZE are no larger (every record at
+	// MaxDSize is the bound without it).
+	DataMaxDSize uint64
 	// Entries calls f with each entry of the sample's table (Refcnt: the
 	// times the content was read), until f returns false; Tally, when
 	// set, is that table already tallied (a merge's), and Entries is not
@@ -198,6 +203,13 @@ func Compute(in Input) *Estimate {
 	atLeast(&e.RefLSize, sampleL)
 	atLeast(&e.RefPSize, sampleP)
 	atLeast(&e.RefDSize, sampleD)
+	// No more than every record uncompressed (found by a new user: USED
+	// up to 245 MiB for 129 MiB of files, every record taken at the
+	// largest LSIZE's DSIZE).
+	if m := float64(in.DataMaxDSize); m > 0 && m >= e.RefDSize.Low {
+		e.RefDSize.High = math.Min(e.RefDSize.High, m)
+		e.RefDSize.Value = math.Min(e.RefDSize.Value, e.RefDSize.High)
+	}
 	e.Compress = compressRange(cmp, popN, lm, delta)
 
 	if ns == 0 {

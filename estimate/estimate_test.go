@@ -77,6 +77,7 @@ func sample(pop []content, holes uint64, p float64, rng *rand.Rand) Input {
 	add(holeLSize, hk, holes)
 	_, recs := truthOf(pop, holes)
 	in.Fraction, in.Records, in.MaxDSize = p, recs, in.MaxLSize
+	in.DataMaxDSize = in.LSize // DSIZE = PSIZE ≤ LSIZE here
 	in.Entries = func(f func(ddt.Entry) bool) {
 		for _, e := range entries {
 			if !f(e) {
@@ -401,7 +402,8 @@ func TestNoPairNoDuplicates(t *testing.T) {
 // lower than what it read (the DSIZE of the records read, referenced;
 // referenced no lower than allocated) and the combined ratio's range
 // starts above 0 once a stored record was read; the dedup ratio is at
-// most the largest refcnt the data can hold. Found by a new user: 2
+// most the largest refcnt the data can hold; referenced DSIZE at most the
+// records' uncompressed DSIZE. Found by a new user: 2
 // records read of 26 printed "on disk 0 B to 3.25 MiB without dedup,
 // 132 KiB to 3.25 MiB with dedup" and "combined 0.00 to 18.18".
 func TestRangesKeepWhatWasRead(t *testing.T) {
@@ -418,7 +420,7 @@ func TestRangesKeepWhatWasRead(t *testing.T) {
 				continue
 			}
 			if e.RefDSize.Low < readD || e.RefDSize.Low < e.AllocDSize.Low || e.Combined.Low <= 0 || e.Dedup.Low < 1 ||
-				e.Dedup.High > e.Stored.High-math.Max(e.Entries.Low, 1)+1+1e-9 {
+				e.Dedup.High > e.Stored.High-math.Max(e.Entries.Low, 1)+1+1e-9 || e.RefDSize.High > float64(in.DataMaxDSize) {
 				t.Errorf("%s, seed %d: referenced %+v (read %.0f), allocated %+v, combined %+v, dedup %+v",
 					name, s, e.RefDSize, readD, e.AllocDSize, e.Combined, e.Dedup)
 			}

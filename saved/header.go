@@ -45,7 +45,7 @@ type Header struct {
 	// {"fraction": F, "seed": S}, the records read chosen by it
 	// (estimate.Plan); the table holds those records only, and the
 	// counters say what the estimate needs of the others (Population,
-	// Unread, DataLSize, MaxLSize, ReadLSize, ReadLSizeSq). Absent for a scan
+	// Unread, DataLSize, DataMaxDSize, MaxLSize, ReadLSize, ReadLSizeSq). Absent for a scan
 	// that read every record.
 	Read *estimate.Plan `json:"read,omitempty"`
 }

@@ -268,6 +268,11 @@ func TestReadHarness(t *testing.T) {
 						t.Errorf("%s at %g%%, seed %d: %q (%v)", name, 100*frac, s+1, d.Text, err)
 					}
 				}
+				// No more than every record uncompressed (found by a new
+				// user: USED up to 245 MiB for 129 MiB of files).
+				if r := rep.Read; r != nil && r.RefDSize.High > float64(rep.Counters.DataMaxDSize) {
+					t.Errorf("%s at %g%%, seed %d: referenced DSIZE up to %.0f, above the records' %d uncompressed", name, 100*frac, s+1, r.RefDSize.High, rep.Counters.DataMaxDSize)
+				}
 				readSum += float64(readBytes)
 				for i, f := range figures {
 					want, _ := f.get(truth)
