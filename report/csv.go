@@ -21,7 +21,8 @@ import (
 //     partial and, for a partial result, a partial_why row per reason,
 //     counters (share_bytes, hole_bytes among them; with --read also
 //     holes_read and hole_bytes_read, those of the records read), raw capacity, saved_bytes: scanned_bytes minus the
-//     allocated DSIZE, ratios); a sampled scan adds sample_n,
+//     allocated DSIZE, saved_net_bytes: that less one copy of the
+//     metadata (the text's saved line), ratios); a sampled scan adds sample_n,
 //     sample_sampled, sample_reliable, unsampled and each estimate with
 //     its 95% interval (sample_dedup, sample_dedup_low,
 //     sample_dedup_high, ...; entries and allocated_dsize rounded to
@@ -153,6 +154,11 @@ func (s *Report) WriteCSV(w io.Writer) error {
 	}
 	if saved, of, ok := s.Saved(); ok {
 		kv("saved_bytes", strconv.FormatInt(saved, 10)) // over scanned_bytes
+		// Less one copy of the metadata: the text's saved line (found by
+		// a new user, who took saved_bytes for it).
+		if net, _, _ := s.SavedNet(); s.Space != nil {
+			kv("saved_net_bytes", strconv.FormatInt(net, 10))
+		}
 		if e := s.Sample; e != nil && e.Sampled > 0 {
 			kv("saved_bytes_low", strconv.FormatFloat(float64(of)-e.Allocated.High, 'f', 0, 64))
 			kv("saved_bytes_high", strconv.FormatFloat(float64(of)-e.Allocated.Low, 'f', 0, 64))

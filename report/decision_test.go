@@ -251,4 +251,9 @@ func TestSavedNothingTimesTheData(t *testing.T) {
 	if net >= -10*int64(of) || !strings.Contains(o.text, want) {
 		t.Errorf("saved %d of %d; want %q in:\n%s", net, of, want, o.text)
 	}
+	// The CSV gives the text's figure too (a new user took saved_bytes,
+	// before the metadata, for it).
+	if o.csv["saved_net_bytes"] != fmt.Sprint(net) {
+		t.Errorf("CSV saved_net_bytes %q, want %d", o.csv["saved_net_bytes"], net)
+	}
 }
