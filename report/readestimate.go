@@ -335,11 +335,16 @@ func (s *Report) writeRead(t *textOut) {
 	}
 	// With no record read there is no point, only how much the records
 	// unread could hold (found by a new user: "on disk 0 B" for 400 MiB).
+	// The ends rounded outwards and the point to the nearest byte, as
+	// the CSV has them (found by a new user: --bytes said 193836844 where
+	// the CSV said 193836845).
+	lo := func(i ddt.Interval) string { return t.size(uint64(outward(i.Low, 1, false))) }
+	hi := func(i ddt.Interval) string { return t.size(uint64(outward(i.High, 1, true))) }
 	size := func(i ddt.Interval) string {
 		if r.Read == 0 {
-			return fmt.Sprintf("unknown (95%%: %s to %s)", t.size(uint64(i.Low)), t.size(uint64(i.High)))
+			return fmt.Sprintf("unknown (95%%: %s to %s)", lo(i), hi(i))
 		}
-		return fmt.Sprintf("%s (95%%: %s to %s)", t.size(uint64(i.Value)), t.size(uint64(i.Low)), t.size(uint64(i.High)))
+		return fmt.Sprintf("%s (95%%: %s to %s)", t.size(uint64(math.Round(i.Value))), lo(i), hi(i))
 	}
 	t.sub("dedup", "%s", ratio(r.Dedup))
 	t.sub("compress", "%s", ratio(r.Compress))

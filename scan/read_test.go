@@ -374,6 +374,7 @@ func markedEstimate(t *testing.T, what string, rep *report.Report) string {
 func TestReadMarksEstimates(t *testing.T) {
 	sets := harnessSets(t, t.TempDir(), 64)
 	rep, _ := scanReport(t, sets["clones"], estimate.Plan{Fraction: 0.15, Seed: 3})
+	mixed, _ := scanReport(t, harnessSets(t, t.TempDir(), 256)["mix"], estimate.Plan{Fraction: 0.05, Seed: 2})
 	text := markedEstimate(t, "one scan", rep)
 	// The headline gives ranges and says ESTIMATE on each line; no line
 	// of the text outside the zdb table is wider than report.TextWidth.
@@ -397,6 +398,24 @@ func TestReadMarksEstimates(t *testing.T) {
 	for _, l := range strings.Split(text, "\n") {
 		if n := utf8.RuneCountInString(l); n > report.TextWidth && !strings.Contains(rep.Zdb, l) {
 			t.Errorf("line of %d columns: %q", n, l)
+		}
+	}
+	// With --bytes the text gives every size range's ends as the CSV
+	// does, to the byte (found by a new user: 193836844 in the text,
+	// 193836845 in the CSV).
+	for _, r := range []*report.Report{rep, mixed} {
+		r.Bytes = true
+		bt, _, csv, _ := writeReport(t, r)
+		bt = strings.Join(strings.Fields(bt), " ") // lines wrap inside "(N bytes)"
+		r.Bytes = false
+		for _, k := range []string{"referenced_dsize", "allocated_dsize", "used_without_dedup", "alloc_with_dedup"} {
+			for _, end := range []string{"", "_low", "_high"} {
+				_, rest, _ := strings.Cut(csv, "\nestimate_"+k+end+",")
+				v, _, _ := strings.Cut(rest, "\n")
+				if v == "" || !strings.Contains(bt, "("+v+" bytes)") {
+					t.Errorf("CSV estimate_%s%s %q is not in the --bytes text", k, end, v)
+				}
+			}
 		}
 	}
 	c := rep.Counters
