@@ -272,7 +272,7 @@ type Counters struct {
 	Compressed     uint64 `json:"compressed_runs"`  // compressor runs (one per unique content)
 	Unsampled      uint64 `json:"unsampled"`        // records left out by --sample
 	Unread         uint64 `json:"unread,omitempty"` // records holding data left unread by --read (Options.Read)
-	TableBytes     uint64 `json:"table_bytes"`      // the table's own memory at its peak (ddt.Table.PeakBytes)
+	TableBytes     uint64 `json:"table_bytes"`      // the table's own memory at its peak (ddt.Table.PeakBytes); 0 for a merge
 	SpillRuns      uint64 `json:"spill_runs"`       // times the table was spilled to disk (Options.Mem)
 	// With --read (Options.Read active): Population, the records the
 	// plan samples, read or not (those ZFS would store: not the ones
