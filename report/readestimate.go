@@ -215,8 +215,12 @@ func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
 	s.Decision.WorthIt = r.Verdict == "worth it"
 	undecided := strings.HasPrefix(r.Verdict, "undecided")
 	s.Decision.Undecided = &undecided
-	s.Decision.Text = fmt.Sprintf("Decision (%s from a %s read, 95%% range): dedup saves %.1f%% to %.1f%% of the size without dedup, for a DDT of %s to %s in RAM: %s (%s)",
-		EstimateMark, pct(r.Fraction), 100*share(worst), 100*share(best), nicenum.Format(uint64(r.DDTInCore.Low), true), nicenum.Format(uint64(r.DDTInCore.High), true), r.Verdict, Rule)
+	partial := ""
+	if s.Partial {
+		partial = ", partial" // as the verdict line says (found by a new user)
+	}
+	s.Decision.Text = fmt.Sprintf("Decision (%s from a %s read%s, 95%% range): dedup saves %.1f%% to %.1f%% of the size without dedup, for a DDT of %s to %s in RAM: %s (%s)",
+		EstimateMark, pct(r.Fraction), partial, 100*share(worst), 100*share(best), nicenum.Format(uint64(r.DDTInCore.Low), true), nicenum.Format(uint64(r.DDTInCore.High), true), r.Verdict, Rule)
 }
 
 // arcFits reports whether the verdict d found the DDT fitting its ARC

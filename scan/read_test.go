@@ -1006,3 +1006,32 @@ func TestReadPrefetchesRecordsRead(t *testing.T) {
 		}
 	}
 }
+
+// A partial --read result says so in its decision text too (JSON, CSV), as
+// its verdict line does (found by a new user: "(ESTIMATE, 50% read,
+// partial)" in the text, no "partial" in the JSON's decision.text): here
+// two shards of three merged.
+func TestReadPartialDecision(t *testing.T) {
+	t.Parallel()
+	sets := harnessSets(t, t.TempDir(), 64)
+	set := model.Settings{RecordSize: 16 << 10}
+	plan := estimate.Plan{Fraction: 0.5, Seed: 2}
+	dir := t.TempDir()
+	var files []string
+	for i := range uint32(2) {
+		f := filepath.Join(dir, fmt.Sprint(i))
+		res, err := scan.Run(context.Background(), set, sets["clones"], scan.Options{Read: plan, Shard: source.Shard{Index: i, Count: 3}, Save: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Close()
+		files = append(files, f)
+	}
+	rep, err := mergeShards(t, files).Report(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Partial || rep.Decision == nil || !strings.HasPrefix(rep.Decision.Text, "Decision (ESTIMATE from a 50% read, partial, 95% range): ") {
+		t.Errorf("partial %v, decision %+v", rep.Partial, rep.Decision)
+	}
+}
