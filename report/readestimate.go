@@ -184,6 +184,19 @@ func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
 			}
 			return c.DDT.InCore
 		})
+		// A content read is an entry for sure: no end of no table (found
+		// by a new user: DDT RAM from 0 B with 1 record read).
+		if r.Entries.Low >= 1 {
+			low := math.Inf(1)
+			for _, c := range ends {
+				if c.DDT != nil && c.DDT.Entries > 0 {
+					low = math.Min(low, float64(c.DDT.InCore))
+				}
+			}
+			if !math.IsInf(low, 1) && low > r.DDTInCore.Low {
+				r.DDTInCore.Low = math.Min(low, r.DDTInCore.Value)
+			}
+		}
 		r.arcAtEnds(s, ends)
 	}
 	if s.NothingRead() {

@@ -271,6 +271,11 @@ func TestReadHarness(t *testing.T) {
 				}
 				// No more than every record uncompressed (found by a new
 				// user: USED up to 245 MiB for 129 MiB of files).
+				// A content read is an entry: the table takes RAM at
+				// either end (found by a new user: DDT RAM from 0 B).
+				if r := rep.Read; r != nil && r.Entries.Low >= 1 && r.DDTInCore.Low <= 0 {
+					t.Errorf("%s at %g%%, seed %d: DDT RAM %+v with entries %+v", name, 100*frac, s+1, r.DDTInCore, r.Entries)
+				}
 				if r := rep.Read; r != nil && r.RefDSize.High > float64(rep.Counters.DataMaxDSize) {
 					t.Errorf("%s at %g%%, seed %d: referenced DSIZE up to %.0f, above the records' %d uncompressed", name, 100*frac, s+1, r.RefDSize.High, rep.Counters.DataMaxDSize)
 				}
