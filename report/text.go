@@ -30,7 +30,7 @@ const TextWidth = 100
 // A line is left out when its figure is unknown (no prediction).
 func (s *Report) Headline() []string {
 	if s.Read != nil {
-		return s.readHeadline()
+		return append(s.readHeadline(), s.approximateHeadline()...)
 	}
 	var lines []string
 	iec := nicenum.IEC
@@ -82,7 +82,21 @@ func (s *Report) Headline() []string {
 		}
 		lines = append(lines, prefix+"none: "+why)
 	}
-	return lines
+	return append(lines, s.approximateHeadline()...)
+}
+
+// ApproximateHeadline is the headline's fourth line in a build that
+// approximates the compression: the answer's own lines carried no mark
+// (found by a new user: only the summary's APPROXIMATE item said so).
+const ApproximateHeadline = "APPROXIMATE: zstd is approximated in this build (no cgo): the sizes above may be off"
+
+// approximateHeadline is ApproximateHeadline where the figures are
+// approximate, else nothing.
+func (s *Report) approximateHeadline() []string {
+	if s.ApproximateNote() == "" {
+		return nil
+	}
+	return []string{ApproximateHeadline}
 }
 
 // arcWords says an ARC verdict (ddtsize.Verdict*) after "with N of RAM".

@@ -82,6 +82,10 @@ func TestZstdApproximateMark(t *testing.T) {
 		if got := strings.Contains(csv.String(), "\nzstd,"+wantJSON+"\n"); got != (wantJSON != "") {
 			t.Errorf("%s: CSV zstd row %v, want %q:\n%s", name, got, wantJSON, csv.String())
 		}
+		// The headline says so too, as its last line (text and HTML).
+		if head := s.Headline(); (head[len(head)-1] == ApproximateHeadline) != approx || !strings.Contains(text.String(), ApproximateHeadline+"\n\n") != !approx {
+			t.Errorf("%s: headline %q, approximate %v", name, head, approx)
+		}
 		for format, out := range map[string]string{"text": text.String(), "HTML": html.String()} {
 			// The text's APPROXIMATE item, the HTML's note: the label, then
 			// ZstdNote (the text wraps it at TextWidth).
