@@ -123,7 +123,7 @@ func (s *Report) decide() *Decision {
 		// contents gives savings that say nothing (found by a new user:
 		// "dedup adds nothing" on data of dedup 2.00).
 		d.Unreliable = true
-		d.Text = text + "none: the sample is unreliable (see below): scan without --sample or with a smaller N"
+		d.Text = text + "none: the sample is unreliable (see below); use a smaller N, or no --sample"
 		return d
 	}
 	nice := nicenum.IEC

@@ -5,10 +5,12 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"github.com/ddtsim/ddtsim/estimate"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ddtsim/ddtsim/analyzer"
 	"github.com/ddtsim/ddtsim/internal/testutil/testkit"
@@ -322,14 +324,34 @@ func TestReadARCText(t *testing.T) {
 	t.Parallel()
 	r := &ReadEstimate{DDTInCore: ddt.Interval{Value: 20 << 20, Low: 7 << 20, High: 62 << 20}, RAM: 64 << 20,
 		ARCAtLow: ddtsize.VerdictFits, ARCAtHigh: ddtsize.VerdictNoFit}
-	if got, want := r.arcText(), "; with 64 MiB of RAM: at 7 MiB it fits in the ARC, at 62 MiB it does not fit in the ARC"; got != want {
+	if got, want := r.arcText(), "; in 64 MiB of RAM: fits at one end only"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	r.ARCAtHigh = ddtsize.VerdictFits
-	if got, want := r.arcText(), "; with 64 MiB of RAM it fits in the ARC over the whole range"; got != want {
+	if got, want := r.arcText(), "; in 64 MiB of RAM: fits in the ARC"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	if got := (&ReadEstimate{}).arcText(); got != "" {
 		t.Errorf("without --ram: %q", got)
+	}
+	// The headline's RAM line fits TextWidth with the widest sizes and
+	// every pair of verdicts (found by a new user: 107 columns).
+	wide := uint64(1<<30 + 1<<29 + 12345)
+	verdicts := []string{ddtsize.VerdictFits, ddtsize.VerdictTight, ddtsize.VerdictNoFit}
+	for _, lo := range verdicts {
+		for _, hi := range verdicts {
+			s := &Report{Read: &ReadEstimate{DDTInCore: ddt.Interval{Value: float64(wide), Low: float64(wide), High: float64(wide)}, RAM: wide,
+				ARCAtLow: lo, ARCAtHigh: hi, Verdict: "undecided"}}
+			s.Read.Estimate = &estimate.Estimate{Fraction: 0.05}
+			for _, l := range s.Headline() {
+				if n := utf8.RuneCountInString(l); n > TextWidth {
+					t.Errorf("%s, %s: %d columns: %q", lo, hi, n, l)
+				}
+			}
+		}
+	}
+	r.ARCAtLow = ddtsize.VerdictTight
+	if got, want := r.arcText(), "; in 64 MiB of RAM: fits, tightly at one end"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -50,7 +50,7 @@ func TestDecisionFromAnUnreliableSample(t *testing.T) {
 		t.Fatalf("the sample is not flagged: %+v", rep.Sample)
 	}
 	d := rep.Decision
-	if d == nil || !d.Unreliable || d.WorthIt || d.Text != "Verdict (estimate): none: the sample is unreliable (see below): scan without --sample or with a smaller N" {
+	if d == nil || !d.Unreliable || d.WorthIt || d.Text != "Verdict (estimate): none: the sample is unreliable (see below); use a smaller N, or no --sample" {
 		t.Errorf("decision %+v", d)
 	}
 	var text bytes.Buffer

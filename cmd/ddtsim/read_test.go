@@ -188,7 +188,7 @@ func TestReadHeadlineSaysARC(t *testing.T) {
 		t.Fatalf("full scan: exit %d, stderr %q, report:\n%s", code, errs, full)
 	}
 	code, out, errs := runT("--ram", "64M", "--read", "15%", dir)
-	if code != 0 || !strings.Contains(out, "; with 64 MiB of RAM it fits in the ARC over the whole range\n") {
+	if code != 0 || !strings.Contains(out, "; in 64 MiB of RAM: fits in the ARC\n") {
 		t.Errorf("--read: exit %d, stderr %q, report:\n%s", code, errs, out)
 	}
 	code, out, _ = runT("--ram", "64M", "--read", "15%", "--json", dir)
