@@ -16,6 +16,24 @@ type OutputFlags struct {
 	Bytes bool `name:"bytes" help:"${bytes_help}"`
 }
 
+// bytesIgnored refuses --bytes where no text summary (or HTML page: html)
+// is printed, as other flags that would be ignored are (found by a new
+// user: --bytes --zdb and --bytes --json ran as if it were not given).
+func (o OutputFlags) bytesIgnored(csv, html bool) error {
+	if !o.Bytes || html {
+		return nil
+	}
+	switch {
+	case o.Zdb:
+		return usagef("--bytes has no place in --zdb output (zdb -S prints its own units); use it with the text or --html")
+	case o.JSON:
+		return usagef("--bytes has no place with --json: JSON always holds exact bytes")
+	case csv:
+		return usagef("--bytes has no place with --csv: CSV always holds exact bytes")
+	}
+	return nil
+}
+
 // WorkFlags are how a scan works: its workers, the table's memory bound
 // and where the table spills beyond it. The embedding sets the help of
 // --mem and --tmpdir (mem_help, tmpdir_help).

@@ -17,6 +17,11 @@ func TestIgnoredFlagsRefused(t *testing.T) {
 	}{
 		{[]string{"--by", "dir", "--zdb", sampleDir}, "--by has no place in --zdb output (zdb -S prints none); use the text, --json, --csv or --html"},
 		{[]string{"--ram", "8G", "--zdb", sampleDir}, "--ram has no place in --zdb output (zdb -S prints no DDT size)"},
+		// Found by a new user: --bytes was ignored there without a word.
+		{[]string{"--bytes", "--zdb", sampleDir}, "--bytes has no place in --zdb output (zdb -S prints its own units)"},
+		{[]string{"--bytes", "--json", sampleDir}, "--bytes has no place with --json: JSON always holds exact bytes"},
+		{[]string{"--bytes", "--csv", sampleDir}, "--bytes has no place with --csv: CSV always holds exact bytes"},
+		{[]string{"merge", "--bytes", "--json", sampleDir}, "--bytes has no place with --json: JSON always holds exact bytes"},
 		{[]string{"--by", "", sampleDir}, `--by "": invalid (accepted: dir, ext, size, file)`},
 		{[]string{"--by=", sampleDir}, `--by "": invalid (accepted: dir, ext, size, file)`},
 		{[]string{"--save", "", sampleDir}, `--save "": needs a file name`},

@@ -165,6 +165,20 @@ func run(e *env, args []string, stdout, stderr io.Writer) int {
 			return exitCode(usage(err), stderr)
 		}
 	}
+	var bytesErr error
+	switch cmd := kctx.Command(); {
+	case strings.HasPrefix(cmd, "scan"):
+		bytesErr = c.Scan.OutputFlags.bytesIgnored(c.Scan.CSV, c.Scan.HTML != "")
+	case strings.HasPrefix(cmd, "merge"):
+		bytesErr = c.Merge.OutputFlags.bytesIgnored(false, false)
+	case strings.HasPrefix(cmd, "resume"):
+		bytesErr = c.Resume.OutputFlags.bytesIgnored(false, false)
+	case strings.HasPrefix(cmd, "report"):
+		bytesErr = c.Report.OutputFlags.bytesIgnored(c.Report.CSV, false)
+	}
+	if bytesErr != nil {
+		return exitCode(bytesErr, stderr)
+	}
 	if stdoutClosed {
 		cmd := kctx.Command()
 		if !strings.HasPrefix(cmd, "resume") && (!strings.HasPrefix(cmd, "scan") || c.Scan.Save == "" && (c.Scan.HTML == "" || c.Scan.HTML == "-")) {
