@@ -66,6 +66,11 @@ func (h *helpCmd) Run(kctx *kong.Context) error {
 				next = ch
 			}
 		}
+		if next == nil && len(names) == 0 {
+			// A command has no subcommands (found by a new user: "help
+			// scan sweep" listed none, "(commands: )").
+			return usagef("help: %s has no subcommands: ddtsim help %s", node.Name, node.Name)
+		}
 		if next == nil {
 			return usagef("help: no command %q (commands: %s)", w, strings.Join(names, ", "))
 		}
@@ -105,7 +110,8 @@ var manPage = kongdoc.Page{
 		}},
 		{Title: "Exit status", Paragraphs: []string{
 			"A scan: 0 done; 1 the scan could not run or the report could not be written; 2 bad flags or property values; 3 done, but some paths could not be read (named on standard error); 130 interrupted by SIGINT, 143 by SIGTERM, 129 by SIGHUP (the partial result is printed and marked partial).",
-			"compare and parse: 0 the prediction equals the pool's output, 1 it differs, 2 the output cannot be compared.",
+			"sweep and resume: as a scan. merge and report: 0 merged; 1 a scan could not be read; 2 scans that do not add up; 3 some paths could not be read when scanned; 4 incomplete: shards missing or interrupted scans (the report says PARTIAL).",
+			"compare: 0 the prediction equals the pool's output, 1 it differs, 2 the output cannot be compared. parse: 0 read; 1 errors or failed checks; 2 nothing usable.",
 		}},
 		{Title: "See also", Paragraphs: []string{
 			"zdb(8), zpool(8), zfs(8), zfsprops(7). README.md and docs/ in the source repository (github.com/ddtsim/ddtsim) explain the model and how exact it is (docs/accuracy.md).",

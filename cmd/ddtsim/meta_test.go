@@ -130,6 +130,10 @@ func TestHelpCommand(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errs, `help: no command "scna" (commands: scan, parse,`) {
 		t.Errorf("help scna: exit %d, stderr %q", code, errs)
 	}
+	// A command has no subcommands: not an empty list (found by a new user).
+	if code, _, errs := runT("help", "scan", "sweep"); code != exitUsage || errs != "ddtsim: help: scan has no subcommands: ddtsim help scan\n" {
+		t.Errorf("help scan sweep: exit %d, stderr %q", code, errs)
+	}
 }
 
 // A directory named help stays scannable as ./help or scan help.
