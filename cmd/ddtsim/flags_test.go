@@ -71,8 +71,8 @@ func TestValueMessagesFitTheRelease(t *testing.T) {
 		{[]string{"--volblocksize", "3K", dir}, "ddtsim: --volblocksize 3K: invalid", ""},
 		{[]string{"-o", "volblocksize=3K", dir}, "ddtsim: -o volblocksize=3K: invalid", "--volblocksize"},
 		{[]string{"-o", "dedup=on,verify", dir}, "the last four also with ,verify", "each also"},
-		{[]string{"--mem", "1.5G", dir}, "--mem 1.5G: invalid (accepted: the table's memory bound as a size, a whole number with an optional K, M, G, T suffix", ""},
-		{[]string{"--ram", "1.5G", dir}, "--ram 1.5G: invalid (accepted: the machine's memory, a whole number with an optional K, M, G, T suffix", ""},
+		{[]string{"--mem", "1.5G", dir}, "--mem 1.5G: invalid (accepted: the table's memory bound as a size, a whole number with an optional K, M, G, T, P or E suffix (powers of 1024; KiB or KB the same)", ""},
+		{[]string{"--ram", "1.5G", dir}, "--ram 1.5G: invalid (accepted: the machine's memory, a whole number with an optional K, M, G, T, P or E suffix (powers of 1024; KiB or KB the same)", ""},
 	} {
 		code, _, errs := runT(c.args...)
 		if code != exitUsage || !strings.Contains(errs, c.want) || (c.notWant != "" && strings.Contains(errs, c.notWant)) {

@@ -276,7 +276,7 @@ func parseRAM(v string) (uint64, error) {
 	}
 	n, err := model.ParseSize(v)
 	if err != nil || n < 64<<20 {
-		return 0, &scan.OptionError{Option: "--ram", Value: v, Reason: "invalid (accepted: the machine's memory, a whole number with an optional K, M, G, T suffix, at least 64M, e.g. 16G, 512G)"}
+		return 0, &scan.OptionError{Option: "--ram", Value: v, Reason: "invalid (accepted: the machine's memory, a whole number with an optional K, M, G, T, P or E suffix (powers of 1024; KiB or KB the same), at least 64M, e.g. 16G, 512G)"}
 	}
 	return n, nil
 }

@@ -29,7 +29,7 @@ func (s *scanCmd) parseMem() (int64, error) {
 	minMem := s.env.memFloor()
 	n, err := model.ParseSize(s.Mem)
 	if err != nil || n == 0 || n > math.MaxInt64 {
-		return 0, &scan.OptionError{Option: "--mem", Value: s.Mem, Reason: fmt.Sprintf("invalid (accepted: the table's memory bound as a size, a whole number with an optional K, M, G, T suffix, at least %s, e.g. 512M, 4G, 1T)",
+		return 0, &scan.OptionError{Option: "--mem", Value: s.Mem, Reason: fmt.Sprintf("invalid (accepted: the table's memory bound as a size, a whole number with an optional K, M, G, T, P or E suffix (powers of 1024; KiB or KB the same), at least %s, e.g. 512M, 4G, 1T)",
 			nicenum.Format(minMem, false))}
 	}
 	if n < minMem {

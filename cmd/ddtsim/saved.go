@@ -75,7 +75,7 @@ func (m *mergeCmd) Run(std *streams) error {
 	if m.Mem != "" {
 		n, err := model.ParseSize(m.Mem)
 		if err != nil || n == 0 || n > math.MaxInt64 {
-			return &scan.OptionError{Option: "--mem", Value: m.Mem, Reason: "invalid (accepted: the merge's memory bound as a size, a whole number with an optional K, M, G, T suffix, e.g. 256M, 2G)"}
+			return &scan.OptionError{Option: "--mem", Value: m.Mem, Reason: "invalid (accepted: the merge's memory bound as a size, a whole number with an optional K, M, G, T, P or E suffix (powers of 1024; KiB or KB the same), e.g. 256M, 2G)"}
 		}
 		mem = int64(n)
 	}
