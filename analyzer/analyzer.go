@@ -30,6 +30,9 @@ type BlockEvent struct {
 	// Count is how many records the event stands for, BlkID to
 	// BlkID+Count-1, all alike: more than 1 only with Options.BlockRuns.
 	Count uint64
+	// Bytes is the file data those records hold, bytes: Count × LSize
+	// but for a file's last record, which ends with the file.
+	Bytes uint64
 }
 
 // FileEvent describes one file counted by the scan; see Options.OnFile.

@@ -498,10 +498,10 @@ func (s *run) holeRun(fl *file, a, b uint64) {
 	}
 	if s.opts.OnBlock != nil && s.opts.BlockRuns {
 		// With --read (n < b−a) no breakdown runs (Options.Validate).
-		s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: a, LSize: fl.lsize, Hole: hole, Key: k, Zero: true, Tag: fl.tag, Count: n})
+		s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: a, LSize: fl.lsize, Hole: hole, Key: k, Zero: true, Tag: fl.tag, Count: n, Bytes: bytes})
 	} else if s.opts.OnBlock != nil {
 		for i := a; i < b; i++ {
-			s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Hole: hole, Key: k, Zero: true, Tag: fl.tag, Count: 1})
+			s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Hole: hole, Key: k, Zero: true, Tag: fl.tag, Count: 1, Bytes: fl.spanBytes(i, i+1)})
 		}
 	}
 	fl.accounted(b)

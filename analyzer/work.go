@@ -211,7 +211,7 @@ func (s *run) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane,
 			c.ReadHoleBytes += r.n
 		}
 		if s.opts.OnBlock != nil {
-			s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Hole: true, Zero: true, Tag: fl.tag, Count: 1})
+			s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Hole: true, Zero: true, Tag: fl.tag, Count: 1, Bytes: r.n})
 		}
 		return k, o
 	}
@@ -230,7 +230,7 @@ func (s *run) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane,
 		}
 	}
 	if s.opts.OnBlock != nil {
-		s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Key: k, Zero: r.zero, Tag: fl.tag, Count: 1})
+		s.opts.OnBlock(BlockEvent{Path: fl.src.Path, BlkID: i, LSize: fl.lsize, Key: k, Zero: r.zero, Tag: fl.tag, Count: 1, Bytes: r.n})
 	}
 	return k, o
 }

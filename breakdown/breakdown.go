@@ -85,12 +85,17 @@ type Group struct {
 // all-zero blocks stored as data (only with compression=off), which dedup
 // to one block per LSIZE.
 type Zeros struct {
-	Holes      uint64   `json:"holes"`      // records not written
-	HoleLSize  uint64   `json:"hole_lsize"` // their LSIZE, bytes
+	Holes     uint64 `json:"holes"`      // records not written
+	HoleLSize uint64 `json:"hole_lsize"` // their LSIZE, bytes
+	// HoleBytes is the file data in them, bytes (a file's last record
+	// ends with the file): what the summary credits to holes.
+	HoleBytes  uint64   `json:"hole_bytes"`
 	Referenced ddt.Stat `json:"referenced"` // all-zero blocks stored, every reference
 	Allocated  ddt.Stat `json:"allocated"`  // their DDT entries (one per LSIZE)
 	// Saved is the part of the scan's savings (file bytes minus allocated
-	// DSIZE) that is zeros: the holes' bytes plus what dedup saves on the
+	// DSIZE) that is zeros: the holes' file bytes (HoleBytes; their LSIZE
+	// reached past files' ends and the total saved, found by a new user)
+	// plus what dedup saves on the
 	// all-zero blocks stored, bytes.
 	Saved uint64 `json:"saved"`
 }
@@ -208,7 +213,7 @@ type groupRefs struct {
 	n uint64
 }
 
-type blockCounts struct{ records, holes, holeLSize, zeroBlocks uint64 }
+type blockCounts struct{ records, holes, holeLSize, holeBytes, zeroBlocks uint64 }
 
 // NewAccumulator prepares a breakdown by kind (ByDir, ByExt, BySize) of a
 // scan of paths (as given to analyzer.Scan).
@@ -379,6 +384,7 @@ func (a *Accumulator) Block(ev analyzer.BlockEvent) {
 	if ev.Hole {
 		c.holes += n
 		c.holeLSize += n * uint64(ev.LSize)
+		c.holeBytes += ev.Bytes
 		sh.mu.Unlock()
 		return
 	}
@@ -439,6 +445,7 @@ func (a *Accumulator) Result(t *ddt.Table) *Result {
 			gr.ZeroBlocks += c.zeroBlocks
 			zeros.Holes += c.holes
 			zeros.HoleLSize += c.holeLSize
+			zeros.HoleBytes += c.holeBytes
 		}
 	}
 	var refs []groupRefs
@@ -514,7 +521,7 @@ func (a *Accumulator) Result(t *ddt.Table) *Result {
 			}
 		}
 	}
-	zeros.Saved = zeros.HoleLSize + zeros.Referenced.DSize - zeros.Allocated.DSize
+	zeros.Saved = zeros.HoleBytes + zeros.Referenced.DSize - zeros.Allocated.DSize
 	b := &Result{By: a.by, Basis: a.basis(), Rule: AttributionRule, Groups: groups, Zeros: zeros, oneDir: a.oneDir}
 	b.sortGroups()
 	b.Sum = SumGroups(b.Groups)

@@ -60,14 +60,12 @@ func writeBreakdown(w io.Writer, b *breakdown.Result, saved int64) error {
 
 // zerosText says in one sentence how much of the savings is zeros.
 func zerosText(z breakdown.Zeros, saved int64) string {
-	s := fmt.Sprintf("zeros: %s (%s of records never written), %s stored",
-		english.Count(z.Holes, "hole"), nicenum.Format(z.HoleLSize, true), english.Count(z.Referenced.Blocks, "all-zero block"))
+	s := fmt.Sprintf("zeros: %s (%s of file data never written), %s stored",
+		english.Count(z.Holes, "hole"), nicenum.Format(z.HoleBytes, true), english.Count(z.Referenced.Blocks, "all-zero block"))
 	if z.Referenced.Blocks > 0 {
 		s += fmt.Sprintf(" (%s, deduplicated to %s)", nicenum.Format(z.Referenced.DSize, true), nicenum.Format(z.Allocated.DSize, true))
 	}
 	if saved > 0 {
-		// Holes are counted at their LSIZE, which may reach past a
-		// file's end: never claim more than was saved.
 		zs := min(z.Saved, uint64(saved))
 		s += fmt.Sprintf("; of the %s saved before metadata, %s (%.1f%%) is zeros", nicenum.Format(uint64(saved), true),
 			nicenum.Format(zs, true), 100*float64(zs)/float64(saved))

@@ -232,6 +232,7 @@ func (s *Report) WriteCSV(w io.Writer) error {
 		kv("breakdown_by", b.By)
 		kv("zero_holes", u(b.Zeros.Holes))
 		kv("zero_hole_lsize", u(b.Zeros.HoleLSize))
+		kv("zero_hole_bytes", u(b.Zeros.HoleBytes))
 		kv("zero_blocks_referenced_dsize", u(b.Zeros.Referenced.DSize))
 		kv("zero_blocks_allocated_dsize", u(b.Zeros.Allocated.DSize))
 		kv("zero_saved", u(b.Zeros.Saved))

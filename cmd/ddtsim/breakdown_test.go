@@ -106,7 +106,7 @@ func TestCSVMatchesJSON(t *testing.T) {
 		}
 		for k, want := range map[string]uint64{"files": doc.Counters.Files, "logical_bytes": doc.Counters.LogicalBytes,
 			"holes": doc.Counters.Holes, "unique_blocks": doc.Counters.UniqueBlocks, "raw_allocated": doc.Raw.Allocated,
-			"zero_hole_lsize": doc.Zeros.HoleLSize, "zero_saved": doc.Zeros.Saved} {
+			"zero_hole_lsize": doc.Zeros.HoleLSize, "zero_hole_bytes": doc.Zeros.HoleBytes, "zero_saved": doc.Zeros.Saved} {
 			if u64(t, fields[k]) != want {
 				t.Errorf("summary %s = %s, JSON %d", k, fields[k], want)
 			}
