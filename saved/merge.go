@@ -166,7 +166,44 @@ func MergeHistogram(paths []string, h *ddt.Histogram) (*Merged, error) {
 		return nil, &HistogramError{fmt.Sprintf("the result counts %s, but the scans named stored %d: it is not the query's over exactly these scans (another set of scans, or a glob that also matched a copy of one, or the .NAME.*.tmp directory a killed save left)",
 			english.Count(t.Referenced.Blocks, "referenced block"), stored)}
 	}
+	policy, err := m.Model.Policy()
+	if err != nil {
+		return nil, fmt.Errorf("%s: the saved model: %w", paths[0], err)
+	}
+	if err := checkHistogram(h, policy); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// checkHistogram refuses a histogram no table of the policy p could give:
+// in a row, a block larger than the largest record (LSIZE) or than its
+// LSIZE (PSIZE), a DSIZE beyond that of the largest record uncompressed,
+// or less referenced than allocated. Found by a new user: DSIZE cells made
+// 100 times larger gave "copies = 98.96" on a pool of one copy, exit 0.
+func checkHistogram(h *ddt.Histogram, p *zio.Policy) error {
+	maxL := uint64(p.RecordSize)
+	maxD := p.DSize(maxL)
+	for i, b := range h {
+		for _, x := range []struct {
+			what string
+			s    ddt.Stat
+		}{{"allocated", b.Allocated}, {"referenced", b.Referenced}} {
+			switch {
+			case x.s.LSize > x.s.Blocks*maxL:
+				return &HistogramError{fmt.Sprintf("bucket %d: %s LSIZE %d for %s: more than %d bytes a block (the scans' largest record)", i, x.what, x.s.LSize, english.Count(x.s.Blocks, "block"), maxL)}
+			case x.s.PSize > x.s.LSize:
+				return &HistogramError{fmt.Sprintf("bucket %d: %s PSIZE %d above its LSIZE %d", i, x.what, x.s.PSize, x.s.LSize)}
+			case x.s.DSize > x.s.Blocks*maxD:
+				return &HistogramError{fmt.Sprintf("bucket %d: %s DSIZE %d for %s: more than %d bytes a block (the DSIZE of the largest record uncompressed on this pool)", i, x.what, x.s.DSize, english.Count(x.s.Blocks, "block"), maxD)}
+			}
+		}
+		a, r := b.Allocated, b.Referenced
+		if r.Blocks < a.Blocks || r.LSize < a.LSize || r.PSize < a.PSize || r.DSize < a.DSize {
+			return &HistogramError{fmt.Sprintf("bucket %d: referenced %+v less than allocated %+v", i, r, a)}
+		}
+	}
+	return nil
 }
 
 // HistogramError is MergeHistogram's refusal of a histogram that does not

@@ -65,6 +65,20 @@ func TestReportFromHistogram(t *testing.T) {
 			t.Errorf("report %v differs from merge:\n%s\nmerge:\n%s", f, got, want)
 		}
 	}
+	// A result no table of these scans could give: a row's DSIZE 100
+	// times its own (found by a new user: "copies = 98.96" on a pool of
+	// one copy, exit 0); a block larger than the recordsize.
+	for _, bend := range []func(h *ddt.Histogram){
+		func(h *ddt.Histogram) { h[0].Allocated.DSize *= 100; h[0].Referenced.DSize *= 100 },
+		func(h *ddt.Histogram) { h[0].Allocated.LSize *= 100; h[0].Referenced.LSize *= 100 },
+	} {
+		h := *mg.Histogram
+		bend(&h)
+		code, out, errs := runT("report", "--histogram", resultCSV(t, &h), a, b)
+		if code != exitUsage || out != "" || !strings.Contains(errs, "bucket 0: ") {
+			t.Errorf("a bent result: exit %d, stderr %q", code, errs)
+		}
+	}
 	// Errors: the result's line named; a sampled scan; a scan of format 1.
 	bad := filepath.Join(tmp, "bad.csv")
 	os.WriteFile(bad, []byte("bucket,blocks,lsize,psize,dsize,ref_blocks,ref_lsize,ref_psize,ref_dsize\n0,1,2,3,4,1,2,3,x\n"), 0o644)
