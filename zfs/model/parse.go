@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -201,7 +202,20 @@ func CheckCase(name, value string) error {
 	case name != lname:
 		return fmt.Errorf("-o %s=%s: invalid property %q: zfs takes property names in lower case (%s)", name, value, name, lname)
 	case (name == "compression" || name == "compress" || name == "dedup") && value != strings.ToLower(value):
-		return fmt.Errorf("-o %s=%s: invalid: zfs takes %s values in lower case (%s)", name, value, name, strings.ToLower(value))
+		want := strings.ToLower(value)
+		if name != "dedup" {
+			// A sweep's list: each value once (found by a new user:
+			// "lz4,LZ4" was told "lz4,lz4", which is refused as listed
+			// twice).
+			var seen []string
+			for _, v := range strings.Split(want, ",") {
+				if !slices.Contains(seen, v) {
+					seen = append(seen, v)
+				}
+			}
+			want = strings.Join(seen, ",")
+		}
+		return fmt.Errorf("-o %s=%s: invalid: zfs takes %s values in lower case (%s)", name, value, name, want)
 	}
 	return nil
 }

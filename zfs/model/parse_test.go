@@ -81,6 +81,7 @@ func TestParseAndSet(t *testing.T) {
 	for _, c := range []struct{ prop, want string }{
 		{"RECORDSIZE=4K", `-o RECORDSIZE=4K: invalid property "RECORDSIZE": zfs takes property names in lower case (recordsize)`},
 		{"compression=LZ4", "-o compression=LZ4: invalid: zfs takes compression values in lower case (lz4)"},
+		{"compression=lz4,LZ4", "-o compression=lz4,LZ4: invalid: zfs takes compression values in lower case (lz4)"},
 		{"dedup=SHA256,verify", "-o dedup=SHA256,verify: invalid: zfs takes dedup values in lower case (sha256,verify)"},
 	} {
 		if _, err := Parse(Text{Properties: []string{c.prop}}); err == nil || err.Error() != c.want {
