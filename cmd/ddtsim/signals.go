@@ -25,13 +25,8 @@ func interruptContext(parent context.Context) (ctx context.Context, code func() 
 		signal.Notify(c, interruptSignals()...)
 		ch = &c
 	}
-	return interruptContextOn(parent, *ch)
-}
-
-// interruptContextOn is interruptContext on ch, which Notify feeds.
-func interruptContextOn(parent context.Context, ch chan os.Signal) (ctx context.Context, code func() int, stop func()) {
-	ctx, code, stopOn := interruptOn(parent, ch, time.Now, endBySignal)
-	return ctx, code, func() { signal.Stop(ch); stopOn() }
+	ctx, code, stopOn := interruptOn(parent, *ch, time.Now, endBySignal)
+	return ctx, code, func() { signal.Stop(*ch); stopOn() }
 }
 
 // early holds the channel catchEarly gave Notify, until interruptContext
@@ -57,10 +52,7 @@ func releaseEarly() {
 	signal.Stop(*ch)
 	select {
 	case sig := <-*ch:
-		signal.Reset(interruptSignals()...)
-		raise(sig.(syscall.Signal))
-		time.Sleep(100 * time.Millisecond)
-		os.Exit(128 + int(sig.(syscall.Signal)))
+		dieBy(sig)
 	default:
 	}
 }
@@ -126,6 +118,12 @@ func endBySignal(sig os.Signal) {
 	exiting.Lock() // for good: main waits for the signal
 	os.Stderr.WriteString("ddtsim: second interrupt: ending now, without the partial result or its --save\n")
 	scan.RemoveSpillDirs()
+	dieBy(sig)
+}
+
+// dieBy ends the process by sig's default action, or with status 128 + its
+// number where that action does not end it.
+func dieBy(sig os.Signal) {
 	signal.Reset(interruptSignals()...)
 	raise(sig.(syscall.Signal))
 	// Still here: the signal was ignored when ddtsim started (a
