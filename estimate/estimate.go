@@ -47,6 +47,16 @@ type Input struct {
 	// used. The order of the entries does not change the estimate.
 	Entries func(f func(ddt.Entry) bool)
 	Tally   *Tally
+	// Groups, when not nil, says that the plan read whole groups of
+	// records, each group with probability Fraction (a group plan:
+	// records likely copies of each other, such as one record index of
+	// files of one size, read together or not at all), and holds the
+	// sums over the groups read. The sizes' bounds are then taken over
+	// groups, and the Unseen programs run on how many of the groups read
+	// each content was seen in (the Tally's groups, Tally.AddGroups):
+	// a content whose copies all lie in one group is seen whole or not
+	// at all. Nil: a plan of single records (each record its own group).
+	Groups *GroupMoments
 }
 
 // Estimate is what a sample says of the whole data, each figure a point
@@ -116,7 +126,7 @@ func Compute(in Input) *Estimate {
 	}
 	lm, dm := float64(in.MaxLSize), float64(in.MaxDSize)
 	if lm == 0 || dm == 0 {
-		tally.each(func(x ddt.Entry, _ uint64) {
+		tally.each(func(x kind, _ uint64) {
 			if in.MaxLSize == 0 {
 				lm = math.Max(lm, float64(x.LSize))
 			}
@@ -126,74 +136,107 @@ func Compute(in Input) *Estimate {
 		})
 	}
 	lm, dm = math.Max(lm, 1), math.Max(dm, 1)
-	lsize := float64(in.LSize) / lm // Σ l over the population
-	// Per record of the sample, in those units: l its LSIZE, and its
+	// The sample's units: records, or groups of at most u records (a
+	// group plan) whose values are taken over u records at the largest.
+	u := 1.0
+	if in.Groups != nil {
+		u = math.Max(float64(in.Groups.MaxRecords), 1)
+	}
+	ul, ud := lm*u, dm*u
+	lsize := float64(in.LSize) / ul // Σ l over the population
+	// Per unit of the sample, in those units: l its LSIZE, and its
 	// stored LSIZE, PSIZE and DSIZE (0 for a hole or an embedded one).
 	var st moments
 	var sl, sp, sd, cmp pairs // (stored LSIZE, l), (PSIZE, l), (DSIZE, l), (stored LSIZE, PSIZE)
+	var str pairs             // group plans: (stored records, records)
 	var ns, nl, nl2 float64   // stored records, their Σ l and Σ l²
 	cnt := Fingerprint{Seen: map[uint64]float64{}}
 	seenD := map[uint64]float64{} // Σ DSIZE, bytes, of the contents read k times
 	wgt := Fingerprint{Seen: map[uint64]float64{}}
 	var sampleEntries, sampleAlloc, sampleL, sampleP, sampleD float64
 	// Each kind of entry (the embedded ones left out: zdb -S does not
-	// count them) weighs its count c: c contents, r·c records.
-	tally.each(func(x ddt.Entry, k uint64) {
+	// count them) weighs its count c: c contents, r·c records, seen in
+	// j·c groups read (j = r under a plan of single records).
+	tally.each(func(x kind, k uint64) {
 		c := float64(k)
 		r := float64(x.Refcnt) * c
 		l, ps, d := float64(x.LSize)/lm, float64(x.PSize)/lm, float64(x.DSize)/dm
-		st.add(1, r)
-		sl.add(l, l, r)
-		sp.add(ps, l, r)
-		sd.add(d, l, r)
-		cmp.add(l, ps, r)
+		if in.Groups == nil {
+			st.add(1, r)
+			sl.add(l, l, r)
+			sp.add(ps, l, r)
+			sd.add(d, l, r)
+			cmp.add(l, ps, r)
+		}
 		ns += r
 		nl += l * r
 		nl2 += l * l * r
-		cnt.Seen[x.Refcnt] += c
-		seenD[x.Refcnt] += float64(x.DSize) * c
-		cnt.Records += r
-		wgt.Seen[x.Refcnt] += d * c
-		wgt.Records += d * r
+		cnt.Seen[x.groups] += c
+		seenD[x.groups] += float64(x.DSize) * c
+		cnt.Records += float64(x.groups) * c
+		wgt.Seen[x.groups] += d * c
+		wgt.Records += d * float64(x.groups) * c
 		sampleEntries += c
 		sampleAlloc += float64(x.DSize) * c
 		sampleL += float64(x.LSize) * r
 		sampleP += float64(x.PSize) * r
 		sampleD += float64(x.DSize) * r
 	})
-	// The rest of the records read hold nothing zdb -S counts: 0 stored,
-	// of the LSIZE the metadata gave (what is not the stored ones').
-	rest := math.Max(n-ns, 0)
-	restL := math.Max(float64(in.ReadLSize)/lm-nl, 0)
-	restL2 := math.Max(float64(in.ReadLSizeSq)*(512/lm)*(512/lm)-nl2, 0)
-	if in.ReadLSize == 0 {
-		restL, restL2 = rest, rest // no metadata given: the largest
+	if g := in.Groups; g != nil {
+		// The groups read, each a value of the sample: its sums.
+		sl, sp, sd, cmp = g.pairs(gStoredL, gL, ul, ul), g.pairs(gP, gL, ul, ul), g.pairs(gD, gL, ud, ul), g.pairs(gStoredL, gP, ul, ul)
+		str = g.pairs(gStored, gRecords, u, u)
+		// The population of groups: as many as the caller counted, or
+		// at most one a record (the bounds' finite-population factor
+		// grows with it: an upper bound is the safe side).
+		popN = float64(in.Records)
+		if g.Groups > 0 {
+			popN = float64(g.Groups)
+		}
+	} else {
+		// The rest of the records read hold nothing zdb -S counts: 0
+		// stored, of the LSIZE the metadata gave (what is not the
+		// stored ones').
+		rest := math.Max(n-ns, 0)
+		restL := math.Max(float64(in.ReadLSize)/lm-nl, 0)
+		restL2 := math.Max(float64(in.ReadLSizeSq)*(512/lm)*(512/lm)-nl2, 0)
+		if in.ReadLSize == 0 {
+			restL, restL2 = rest, rest // no metadata given: the largest
+		}
+		st.n += rest
+		for _, q := range []*pairs{&sl, &sp, &sd} {
+			q.n += rest
+			q.sb += restL
+			q.sbb += restL2
+		}
+		cmp.n += rest
 	}
-	st.n += rest
-	for _, q := range []*pairs{&sl, &sp, &sd} {
-		q.n += rest
-		q.sb += restL
-		q.sbb += restL2
-	}
-	cmp.n += rest
 	if lsize == 0 {
-		lsize = popN // no metadata given: every record the largest
+		lsize = float64(in.Records) / u // no metadata given: every record the largest
 	}
 	total := func(q pairs, unit float64, span func(float64) float64, hi, d float64) ddt.Interval {
 		v, lo, h := ratioRange(q, popN, span, 0, hi, d)
 		return ddt.Interval{Value: v * lsize * unit, Low: lo * lsize * unit, High: h * lsize * unit}
 	}
 	one := func(float64) float64 { return 1 }
-	mean, lo, hi := meanRange(st, popN, delta)
-	e.Stored = ddt.Interval{Value: mean * popN, Low: lo * popN, High: hi * popN}
+	if in.Groups != nil {
+		// Stored records over records, each group's in [0, its records]:
+		// less R·records, in [−R, 1 − R].
+		v, lo, hi := ratioRange(str, popN, one, 0, 1, delta)
+		recs := float64(in.Records)
+		e.Stored = ddt.Interval{Value: v * recs, Low: lo * recs, High: hi * recs}
+	} else {
+		mean, lo, hi := meanRange(st, popN, delta)
+		e.Stored = ddt.Interval{Value: mean * popN, Low: lo * popN, High: hi * popN}
+	}
 	// Stored LSIZE and PSIZE lie in [0, l]: their difference with R·l in
 	// [−R, 1 − R] for R ≤ 1. DSIZE lies in [0, 1]: less R·l, in [−R, 1].
-	e.RefLSize = total(sl, lm, one, 1, delta)
-	e.RefPSize = total(sp, lm, one, 1, delta)
+	e.RefLSize = total(sl, ul, one, 1, delta)
+	e.RefPSize = total(sp, ul, one, 1, delta)
 	// DSIZE: at most every record at the largest; at half the risk, for
 	// the ratios built on it.
-	dHi := popN / math.Max(lsize, 1e-300)
-	e.RefDSize = total(sd, dm, func(r float64) float64 { return 1 + r }, dHi, delta/2)
+	dHi := float64(in.Records) / u / math.Max(lsize, 1e-300)
+	e.RefDSize = total(sd, ud, func(r float64) float64 { return 1 + r }, dHi, delta/2)
 	// What the sample holds is there for sure.
 	atLeast := func(iv *ddt.Interval, v float64) {
 		iv.Low = math.Max(iv.Low, v)
@@ -275,15 +318,19 @@ func Compute(in Input) *Estimate {
 	// The program's point, the middle of a range that spans both, put
 	// the dedup ratio of 400 MiB of random data read at 1% at 1.53 (found
 	// by a new user). The ranges stand.
+	// Under a group plan, no content read twice in one group either.
 	noDup := true
-	for k := range cnt.Seen {
-		noDup = noDup && k <= 1
-	}
+	tally.each(func(x kind, _ uint64) { noDup = noDup && x.Refcnt <= 1 && x.groups <= 1 })
 	if noDup {
 		e.Entries.Value = math.Min(math.Max(e.Stored.Value, e.Entries.Low), e.Entries.High)
 		e.AllocDSize.Value = math.Min(math.Max(e.RefDSize.Value, e.AllocDSize.Low), e.AllocDSize.High)
 	}
-	h := histogramOf(uc, dj, e)
+	var h *ddt.Histogram
+	if in.Groups != nil {
+		h = histogramOf(groupRows(uc, tally, p), e)
+	} else {
+		h = histogramOf(unseenRows(uc, dj), e)
+	}
 	e.Best = scaled(h, e, true)
 	e.Worst = scaled(h, e, false)
 	// The point is the histogram fitted to rows zdb could print; it may
@@ -291,7 +338,7 @@ func Compute(in Input) *Estimate {
 	// allocated DSIZE and the ratios follow it.
 	unfitted := h
 	if noDup {
-		h = histogramOf(Unseen{Hist: map[uint64]float64{1: 1}}, dj, e)
+		h = histogramOf(unseenRows(Unseen{Hist: map[uint64]float64{1: 1}}, dj), e)
 	}
 	fit := *h
 	fitHistogram(&fit, uint64(lm), uint64(dm))
@@ -318,7 +365,7 @@ func Compute(in Input) *Estimate {
 	if most := e.Stored.High - math.Max(e.Entries.Low, 1) + 1; most >= 1 {
 		e.Dedup.High = math.Max(math.Min(e.Dedup.High, most), e.Dedup.Value)
 	}
-	refL := total(sl, lm, one, 1, delta/2)
+	refL := total(sl, ul, one, 1, delta/2)
 	atLeast(&refL, sampleL)
 	e.Combined = ratioOf(refL, e.AllocDSize)
 	return e
@@ -366,21 +413,93 @@ func plainUnseen(f Fingerprint, p float64, recs ddt.Interval) Unseen {
 	return u
 }
 
-// histogramOf builds the point histogram: per refcnt bucket the entries
-// of the count program's solution, at DSIZE dj(j) each;
-// LSIZE and PSIZE follow DSIZE at the sample's ratios; each column is
-// then scaled to the totals estimated (entries and allocated DSIZE from
-// the programs, referenced blocks and sizes from the sample's means).
-func histogramOf(uc Unseen, dj func(j uint64) float64, e *Estimate) *ddt.Histogram {
-	var ab, rb, ad, rd [64]float64
-	// In a fixed order: the sums do not depend on the maps' order.
+// row is a part of the point histogram before its columns are scaled:
+// contents (a weight) of one refcnt, each of one DSIZE, bytes.
+type row struct {
+	refcnt uint64
+	w, d   float64
+}
+
+// unseenRows are the rows of the count program's solution under a plan
+// of single records: its contents of multiplicity j (a refcnt), at DSIZE
+// dj(j) each, in a fixed order (the sums do not depend on the map's).
+func unseenRows(uc Unseen, dj func(j uint64) float64) []row {
+	var rows []row
 	for _, j := range sortedKeys(uc.Hist) {
-		w := uc.Hist[j]
-		b := bucket(j)
-		ab[b] += w
-		rb[b] += w * float64(j)
-		ad[b] += w * dj(j)
-		rd[b] += w * dj(j) * float64(j)
+		rows = append(rows, row{refcnt: j, w: uc.Hist[j], d: dj(j)})
+	}
+	return rows
+}
+
+// groupRows are the rows of the count program's solution under a group
+// plan, where its multiplicities are counts of groups, not refcnts. The
+// contents of multiplicity k are seen in j of the groups read with
+// probability Binomial(k, p)(j); they are spread over the sample's
+// contents seen in j ≥ 1 groups in proportion to those probabilities,
+// each taking the refcnt r·k/j (r: its records read, all its records in
+// the j groups read) and its DSIZE. A content seen in one group is seen
+// whole: the refcnt of a clone's unchanged record is read exactly.
+func groupRows(uc Unseen, tally *Tally, p float64) []row {
+	type seen struct {
+		k kind
+		n float64
+	}
+	byJ := map[uint64][]seen{}
+	fj := map[uint64]float64{}
+	tally.each(func(x kind, n uint64) {
+		byJ[x.groups] = append(byJ[x.groups], seen{x, float64(n)})
+		fj[x.groups] += float64(n)
+	})
+	js := sortedKeys(fj)
+	var meanD, nAll float64
+	for _, j := range js {
+		for _, s := range byJ[j] {
+			meanD += float64(s.k.DSize) * s.n
+			nAll += s.n
+		}
+	}
+	meanD /= math.Max(nAll, 1)
+	var rows []row
+	for _, k := range sortedKeys(uc.Hist) {
+		w := uc.Hist[k]
+		var z float64
+		for _, j := range js {
+			z += binomRange(k, p, j, j)
+		}
+		if z == 0 {
+			// None like it could have been read (each content read was
+			// seen in more groups than it has): one record a group, at
+			// the sample's mean DSIZE.
+			rows = append(rows, row{refcnt: k, w: w, d: meanD})
+			continue
+		}
+		for _, j := range js {
+			share := w * binomRange(k, p, j, j) / z / fj[j]
+			if share == 0 {
+				continue
+			}
+			for _, s := range byJ[j] {
+				r := max(1, uint64(math.Round(float64(s.k.Refcnt)*float64(k)/float64(j))))
+				rows = append(rows, row{refcnt: r, w: share * s.n, d: float64(s.k.DSize)})
+			}
+		}
+	}
+	return rows
+}
+
+// histogramOf builds the point histogram from rows: per refcnt bucket
+// the rows' contents at their DSIZE; LSIZE and PSIZE follow DSIZE at the
+// sample's ratios; each column is then scaled to the totals estimated
+// (entries and allocated DSIZE from the programs, referenced blocks and
+// sizes from the sample's means).
+func histogramOf(rows []row, e *Estimate) *ddt.Histogram {
+	var ab, rb, ad, rd [64]float64
+	for _, x := range rows {
+		b := bucket(x.refcnt)
+		ab[b] += x.w
+		rb[b] += x.w * float64(x.refcnt)
+		ad[b] += x.w * x.d
+		rd[b] += x.w * x.d * float64(x.refcnt)
 	}
 	sum := func(a [64]float64) float64 {
 		var s float64
