@@ -16,7 +16,8 @@ import (
 //
 //  1. the histogram: header refcnt,allocated_blocks,…,referenced_dsize;
 //     one row per non-empty bucket (refcnt = the bucket's lowest refcnt,
-//     as zdb labels it), then the row "Total";
+//     as zdb labels it), then the row "Total"; with --read a last column
+//     estimate, true on every row (the rows are the estimated histogram);
 //  2. the summary: header field,value; one row per figure (model,
 //     partial and, for a partial result, a partial_why row per reason,
 //     counters (share_bytes, hole_bytes among them; with --read also
@@ -62,10 +63,19 @@ func (s *Report) WriteCSV(w io.Writer) error {
 		return []string{prefix + "_blocks", prefix + "_lsize", prefix + "_psize", prefix + "_dsize"}
 	}
 
-	// 1. histogram
-	cw.Write(append(append([]string{"refcnt"}, statHeader("allocated")...), statHeader("referenced")...))
+	// 1. histogram; an estimated one says so on every row (a program
+	// that reads only this table would otherwise take it for zdb's).
+	var mark []string
+	if s.Read != nil {
+		mark = []string{"true"}
+	}
+	header := append(append([]string{"refcnt"}, statHeader("allocated")...), statHeader("referenced")...)
+	if mark != nil {
+		header = append(header, "estimate")
+	}
+	cw.Write(header)
 	bucket := func(label string, b ddt.Bucket) {
-		cw.Write(append(append([]string{label}, stat(b.Allocated)...), stat(b.Referenced)...))
+		cw.Write(append(append(append([]string{label}, stat(b.Allocated)...), stat(b.Referenced)...), mark...))
 	}
 	for _, r := range s.Histogram {
 		bucket(u(r.RefcntMin), r.Bucket)

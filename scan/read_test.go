@@ -367,6 +367,18 @@ func markedEstimate(t *testing.T, what string, rep *report.Report) string {
 	if !strings.HasPrefix(rep.Zdb, "ESTIMATE") {
 		t.Errorf("%s: zdb text not headed as an estimate: %.80q", what, rep.Zdb)
 	}
+	// The CSV's first table, the histogram, marks every row (it had no
+	// mark: only the summary's estimate row said so).
+	hist, _, _ := strings.Cut(csv, "\n\n")
+	lines := strings.Split(hist, "\n")
+	if !strings.HasSuffix(lines[0], ",referenced_dsize,estimate") || len(lines) < 3 {
+		t.Errorf("%s: CSV histogram header %q: no estimate column", what, lines[0])
+	}
+	for _, l := range lines[1:] {
+		if !strings.HasSuffix(l, ",true") || strings.Count(l, ",") != 9 {
+			t.Errorf("%s: CSV histogram row %q not marked an estimate", what, l)
+		}
+	}
 	// Found by a new user: the JSON had no flag at its top, and the HTML
 	// page's footer called its figures exact.
 	if !strings.Contains(js, "\n  \"estimate\": true,") || strings.Contains(html, "are exact") {
