@@ -41,6 +41,14 @@ type Input struct {
 	// referenced and allocated DSIZE are no larger (every record at
 	// MaxDSize is the bound without it).
 	DataMaxDSize uint64
+	// LeastRatio, when not 0, is the least LSIZE/DSIZE a stored record
+	// can have: over the LSIZEs records can have (multiples of 512 up to
+	// MaxLSize), the least of LSIZE over the policy's DSIZE of that
+	// block uncompressed (1/8 for a 512-byte block at ashift 12, one
+	// copy). The combined ratio is no lower: each stored record's LSIZE
+	// is at least that share of its DSIZE, and dedup only lowers the
+	// DSIZE.
+	LeastRatio float64
 	// Entries calls f with each entry of the sample's table (Refcnt: the
 	// times the content was read), until f returns false; Tally, when
 	// set, is that table already tallied (a merge's), and Entries is not
@@ -265,7 +273,7 @@ func Compute(in Input) *Estimate {
 		if e.Stored.High > 0 {
 			e.Dedup = ddt.Interval{Value: 1, Low: 1, High: math.Max(1, e.Stored.High)}
 			e.Compress = ddt.Interval{Value: 1, Low: 1, High: math.Max(1, lm/512)}
-			e.Combined = ddt.Interval{Value: 1, Low: 0, High: math.Max(1, lm/512) * math.Max(1, e.Stored.High)}
+			e.Combined = leastCombined(ddt.Interval{Value: 1, Low: 0, High: math.Max(1, lm/512) * math.Max(1, e.Stored.High)}, in.LeastRatio)
 		}
 		// The ends: nothing stored, or every record that may be stored
 		// a content of its own at the largest sizes.
@@ -368,7 +376,21 @@ func Compute(in Input) *Estimate {
 	refL := total(sl, ul, one, 1, delta/2)
 	atLeast(&refL, sampleL)
 	e.Combined = ratioOf(refL, e.AllocDSize)
+	e.Combined = leastCombined(e.Combined, in.LeastRatio)
 	return e
+}
+
+// leastCombined is the combined ratio's range no lower than least (a
+// ratio's ends from two ranges each at half the risk went below what
+// any data could give: 0.07 at ashift 12, where 1/8 is the least).
+func leastCombined(iv ddt.Interval, least float64) ddt.Interval {
+	if least <= 0 || iv.High == 0 {
+		return iv
+	}
+	iv.Low = math.Max(iv.Low, least)
+	iv.Value = math.Max(iv.Value, iv.Low)
+	iv.High = math.Max(iv.High, iv.Value)
+	return iv
 }
 
 // ratioOf is a/b with the range from the ends of both (each at half

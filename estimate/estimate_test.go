@@ -427,3 +427,29 @@ func TestRangesKeepWhatWasRead(t *testing.T) {
 		}
 	}
 }
+
+// TestCombinedNoLowerThanLeast: the combined ratio's range starts no
+// lower than the least LSIZE/DSIZE a record can have (Input.LeastRatio),
+// where the ratio of two ranges' ends fell below it: 512-byte files at
+// ashift 12 take 4K each, so no data of them has a ratio under 1/8.
+func TestCombinedNoLowerThanLeast(t *testing.T) {
+	var pop []content
+	for i := range 400 {
+		pop = append(pop, content{refs: uint64(1 + i%3), lsize: 512, psize: 512, dsize: 4096})
+	}
+	low := math.Inf(1)
+	for s := range 20 {
+		in := sample(pop, 0, 0.02, rand.New(rand.NewPCG(uint64(s), 5)))
+		in.MaxDSize, in.DataMaxDSize = 4096, 4096*in.Records
+		without := Compute(in)
+		low = math.Min(low, without.Combined.Low)
+		in.LeastRatio = 512.0 / 4096
+		e := Compute(in)
+		if e.Combined.Low < in.LeastRatio || e.Combined.Value < e.Combined.Low || e.Combined.High < e.Combined.Value {
+			t.Errorf("seed %d: combined %+v, the least possible %v", s, e.Combined, in.LeastRatio)
+		}
+	}
+	if low >= 512.0/4096 {
+		t.Errorf("without LeastRatio the low end never fell under 1/8 (least %v): the test tests nothing", low)
+	}
+}

@@ -676,7 +676,7 @@ func (res *Result) Report(ram uint64) (*report.Report, error) {
 		pop := c.Population
 		est := estimate.Compute(estimate.Input{Fraction: res.read.Fraction, Records: pop, Read: pop - c.Unread,
 			LSize: c.DataLSize, MaxLSize: c.MaxLSize, ReadLSize: c.ReadLSize, ReadLSizeSq: c.ReadLSizeSq,
-			MaxDSize: p.DSize(c.MaxLSize), DataMaxDSize: c.DataMaxDSize, Tally: res.readSample,
+			MaxDSize: p.DSize(c.MaxLSize), DataMaxDSize: c.DataMaxDSize, LeastRatio: p.LeastRatio(c.MaxLSize), Tally: res.readSample,
 			Entries: func(f func(ddt.Entry) bool) {
 				res.Analysis.Table.Range(func(_ ddt.Key, e ddt.Entry) bool { return f(e) })
 			}})

@@ -135,6 +135,24 @@ func (p *Policy) DSize(psize uint64) uint64 {
 	return (p.ASize(psize) >> minBlockShift) * p.Vdev.DeflateRatio()
 }
 
+// LeastRatio is the least LSIZE/DSIZE a block of this policy can have:
+// over every LSIZE from 512 bytes up to maxLSize in steps of 512 (a
+// record's LSIZE is one of them), LSIZE over the DSIZE of the block
+// stored uncompressed (PSIZE = LSIZE: a compressed block takes no more).
+// 0 when maxLSize is under 512. A 512-byte block at ashift 12, one copy:
+// 1/8.
+func (p *Policy) LeastRatio(maxLSize uint64) float64 {
+	var least float64
+	for l := uint64(512); l <= maxLSize; l += 512 {
+		if d := p.DSize(l); d > 0 {
+			if r := float64(l) / float64(d); least == 0 || r < least {
+				least = r
+			}
+		}
+	}
+	return least
+}
+
 // ASize is the raw allocated size of one block of psize bytes summed over
 // its copies, bytes: the sectors it occupies, parity and padding included
 // (a mirror's extra sides are not: see Mirror).

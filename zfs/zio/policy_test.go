@@ -80,6 +80,27 @@ func TestDSizeDisk(t *testing.T) {
 	}
 }
 
+// LeastRatio: the least LSIZE/DSIZE of a block of each LSIZE up to the
+// largest, uncompressed (TestDSizeDisk's sizes).
+func TestLeastRatio(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		ashift, copies int
+		maxL           uint64
+		want           float64
+	}{
+		{12, 1, 128 << 10, 512.0 / 4096},
+		{12, 3, 128 << 10, 512.0 / 12288},
+		{9, 1, 128 << 10, 1},
+		{12, 1, 512, 512.0 / 4096},
+		{12, 1, 100, 0},
+	} {
+		if got := policy(t, c.ashift, Off, c.copies).LeastRatio(c.maxL); got != c.want {
+			t.Errorf("ashift %d copies %d up to %d: %v, want %v", c.ashift, c.copies, c.maxL, got, c.want)
+		}
+	}
+}
+
 // Appendix A, TV1 (100 'A' then zeros, 512 bytes; LZ4 c = 21) is embedded;
 // TV4 (lcg(3000) then zeros, 4096 bytes; c = 3040) is stored uncompressed on
 // ashift 12; TV7 (lcg(65536) then zeros; c = 66109) gets PSIZE 69632.
