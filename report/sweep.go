@@ -181,6 +181,13 @@ func writeSweep(w io.Writer, p *zio.Policy, props SweepProperties, c sweep.Count
 		fmt.Fprintf(&b, "PARTIAL: the sweep was interrupted; the figures cover only what was read: %s (%d bytes) of the %s found\n",
 			nicenum.Format(c.ReadBytes+c.HoleBytes, true), c.ReadBytes+c.HoleBytes, nicenum.Format(c.LogicalBytes, true))
 	}
+	if c.Errors > 0 {
+		// The scan's report says which files could not be read; the
+		// sweep's said nothing on stdout (found by a new user: "3 files,
+		// 591K read once" of which one file was left out).
+		fmt.Fprintf(&b, "INCOMPLETE: %s could not be read (see stderr): %s (%d bytes) read of %s\n",
+			english.Count(c.Errors, "path"), nicenum.Format(c.ReadBytes+c.HoleBytes, true), c.ReadBytes+c.HoleBytes, nicenum.Format(c.LogicalBytes, true))
+	}
 	b.WriteString("\n")
 	// The compression column is as wide as its longest name
 	// (zstd-fast-1000 is 14), at least as wide as its title.

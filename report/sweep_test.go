@@ -69,3 +69,33 @@ func TestSweepTextLongCompressionName(t *testing.T) {
 		}
 	}
 }
+
+// A sweep that could not read a path says so on stdout, with what it
+// read of what it found (it said nothing: "3 files, 591K read once").
+func TestSweepTextSaysWhatWasNotRead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte(strings.Repeat("ddtsim sweep ", 50000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sw, err := sweepT(t, context.Background(), sweep.Options{}, dir, "compression=lz4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := func() string {
+		var b strings.Builder
+		if err := sw.WriteText(&b, 0); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if s := text(); strings.Contains(s, "INCOMPLETE") {
+		t.Errorf("a sweep that read everything says INCOMPLETE:\n%s", s)
+	}
+	// As the sweep counts a file it could not open: found, not read.
+	sw.Counters.Errors, sw.Counters.Files, sw.Counters.LogicalBytes = 1, 2, sw.Counters.LogicalBytes+5000
+	want := "INCOMPLETE: 1 path could not be read (see stderr): 635K (650000 bytes) read of 640K\n"
+	if s := text(); !strings.Contains(s, want) {
+		t.Errorf("no line saying what was not read, want %q:\n%s", want, s)
+	}
+}
