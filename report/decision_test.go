@@ -154,8 +154,19 @@ func TestSavingsCredited(t *testing.T) {
 		t.Fatalf("credits %+v, want holes %d, dedup %d, compression 0", d, holes, dedup)
 	}
 	o := render(t, s)
-	if !strings.Contains(o.text, "    by         "+by+", embedded records 0 B (0 records), compression 0 B,") {
+	if !strings.Contains(strings.Join(strings.Fields(o.text), " "), " by "+by+", embedded records 0 B (0 records), padding, copies and parity 0 B,") {
 		t.Errorf("text does not credit the holes:\n%s", o.text)
+	}
+	// With compression=off what the blocks cost past the data is not
+	// compression's (found by a new user: "compression -185 KiB" with
+	// compression=off, for two 300,000-byte files' last records).
+	pad := t.TempDir()
+	testkit.Write(t, filepath.Join(pad, "f"), testkit.Rand(22, 300000))
+	s = decisionScan(t, p, 0, pad)
+	s.EstimateSpace(p)
+	// 300,000 bytes in three 128K records: 93,216 bytes of padding.
+	if o := strings.Join(strings.Fields(render(t, s).text), " "); !strings.Contains(o, ", padding, copies and parity -91.0 KiB, dedup 0 B") || strings.Contains(o, "compression -") {
+		t.Errorf("compression=off: the padding is not named so:\n%s", o)
 	}
 
 	// Small files that lz4 squeezes into their block pointers: no data

@@ -360,7 +360,12 @@ func (s *Report) writeSaved(t *textOut) {
 		return // no cause can be told from sampling noise
 	}
 	compText := "compression " + t.signed(comp)
-	if comp < 0 {
+	switch {
+	case s.Properties["compression"] == "off":
+		// Nothing is compressed: what is left is the blocks' padding,
+		// copies and parity (it was called compression).
+		compText = "padding, copies and parity " + t.signed(comp)
+	case comp < 0:
 		compText += " (copies, parity and padding cost more than it saves)"
 	}
 	t.sub("by", "holes %s (%s), embedded records %s (%s), %s, dedup %s%s",
