@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"sync"
@@ -312,13 +313,61 @@ type Counters struct {
 	// uninterrupted scan counts it.
 	Indirect space.Blocks `json:"indirect_blocks"`
 	DirZAPs  space.Blocks `json:"directory_zaps"`
+	// ReadGroups are, with --read's group plan (estimate.Plan.Groups),
+	// per group read (estimate.Plan.Group), its records of the
+	// population (holding data) and their LSIZE, bytes. SizeFiles are
+	// the files of more than one record the walk counted, per file size,
+	// bytes: a group holds at most as many records as there are files of
+	// its size (MaxGroupRecords). Both nil without a group plan; they
+	// grow with the groups read and the sizes met (a few tens of bytes
+	// each).
+	ReadGroups map[uint64]GroupRecords `json:"read_groups,omitempty"`
+	SizeFiles  map[uint64]uint64       `json:"size_files,omitempty"`
 	// PeakRSS is the process's peak resident set, bytes (PeakRSS()). Scan
 	// leaves it 0, so that equal scans have equal counters; the command
 	// sets it when it reports.
 	PeakRSS uint64 `json:"peak_rss"`
 }
 
+// GroupRecords are a group's records read and their LSIZE, bytes
+// (Counters.ReadGroups).
+type GroupRecords struct {
+	Records uint64 `json:"records"`
+	LSize   uint64 `json:"lsize"`
+}
+
+// AddGroup counts records read of group g, of lsize bytes of LSIZE in all
+// (Counters.ReadGroups).
+func (c *Counters) AddGroup(g, records, lsize uint64) {
+	if c.ReadGroups == nil {
+		c.ReadGroups = map[uint64]GroupRecords{}
+	}
+	x := c.ReadGroups[g]
+	x.Records += records
+	x.LSize += lsize
+	c.ReadGroups[g] = x
+}
+
+// AddGroups adds o's ReadGroups to c's.
+func (c *Counters) AddGroups(o map[uint64]GroupRecords) {
+	for g, x := range o {
+		c.AddGroup(g, x.Records, x.LSize)
+	}
+}
+
+// MaxGroupRecords is the most records a group of a group plan can hold:
+// the most files of one size (SizeFiles), at least 1 (a file of one
+// record is a group of its own).
+func (c *Counters) MaxGroupRecords() uint64 {
+	m := uint64(1)
+	for _, n := range c.SizeFiles {
+		m = max(m, n)
+	}
+	return m
+}
+
 func (c *Counters) add(o *Counters) {
+	c.AddGroups(o.ReadGroups)
 	c.ReadBytes += o.ReadBytes
 	c.ScannedBytes += o.ScannedBytes
 	c.Records += o.Records
@@ -341,6 +390,19 @@ func (c *Counters) add(o *Counters) {
 	c.Indirect.Add(o.Indirect)
 }
 
+// GroupsOf gathers the table of a group plan's sample, whose keys are a
+// content's first 64 bits and its group (ddt.GroupKey), by content and by
+// group (estimate.GroupSample; the groups' records are in
+// Counters.ReadGroups). Its memory grows with the contents and groups.
+func GroupsOf(t *ddt.Table) *estimate.GroupSample {
+	gs := estimate.NewGroupSample()
+	t.Range(func(k ddt.Key, e ddt.Entry) bool {
+		gs.AddEntry(binary.BigEndian.Uint64(k[:8]), binary.BigEndian.Uint64(k[8:16]), e)
+		return true
+	})
+	return gs
+}
+
 // Analysis is a finished scan.
 type Analysis struct {
 	Table     *ddt.Table
@@ -351,6 +413,11 @@ type Analysis struct {
 	// A scan cancelled during the walk leaves it false: they count the
 	// files found so far.
 	WalkDone bool
+	// Groups is, with --read's group plan (estimate.Plan.Groups), the
+	// table of the records read by content and by group (the table's
+	// keys are (content, group): Histogram and the counters of entries
+	// are by content, from it); nil without.
+	Groups *estimate.GroupSample
 	// Pending are the block-pointer tallies of the files a cancelled scan
 	// took records from and left unfinished, in no order: their indirect
 	// blocks are not in Counters.Indirect, and a resume goes on from them
@@ -461,12 +528,19 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Analysis
 	res.Counters.Indirect.Add(s.indirectBlocks)
 	res.Counters.DirZAPs = s.dirBlocks
 	s.spaceMu.Unlock()
+	res.Counters.SizeFiles = s.sizeFilesCopy()
 	res.Pending = s.pending
 	if r := opts.Resume; r != nil {
 		res.Counters.add(&r.Counters)
 		res.Counters.Changed += r.Counters.Changed
 	}
 	h, st := s.table.Summarize()
+	if s.opts.Read.Active() && s.opts.Read.Groups {
+		// The table's keys are (content, group): by content, the
+		// table of the records read is the group sample's.
+		res.Groups = GroupsOf(s.table)
+		h, st = res.Groups.Histogram()
+	}
 	res.Histogram = h
 	res.Counters.UniqueBlocks = st.Entries
 	res.Counters.Stored = st.Refs

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"sync"
 	"testing"
@@ -168,7 +169,7 @@ func TestDeterministicAcrossJobs(t *testing.T) {
 			first = res
 			continue
 		}
-		if *res.Histogram != *first.Histogram || res.Counters != first.Counters {
+		if *res.Histogram != *first.Histogram || !reflect.DeepEqual(res.Counters, first.Counters) {
 			t.Errorf("jobs=%d: result differs from jobs=1", jobs)
 		}
 	}

@@ -115,6 +115,7 @@ func (s *run) checkpoint() {
 	s.spaceMu.Lock()
 	c.Indirect.Add(s.indirectBlocks)
 	s.spaceMu.Unlock()
+	c.SizeFiles = s.sizeFilesCopy()
 	c.Errors = uint64(s.errors.Load())
 	c.Changed = uint64(s.changedFiles.Load())
 	if r := s.opts.Resume; r != nil {

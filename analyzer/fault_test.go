@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -87,7 +88,7 @@ func sameResult(t *testing.T, what string, got, want *Analysis) {
 	if *got.Histogram != *want.Histogram {
 		t.Errorf("%s: histogram\n got %+v\nwant %+v", what, got.Histogram.Total(), want.Histogram.Total())
 	}
-	if got.Counters != want.Counters {
+	if !reflect.DeepEqual(got.Counters, want.Counters) {
 		t.Errorf("%s: counters\n got %+v\nwant %+v", what, got.Counters, want.Counters)
 	}
 }

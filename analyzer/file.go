@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"sync"
@@ -56,6 +57,20 @@ type run struct {
 	// walkShare: the bytes of the files visited that this shard reads
 	// (Counters.ShareBytes).
 	walkShare atomic.Uint64
+	// sizeFiles: with a group plan, the files of more than one record
+	// visited that this shard counts, per size (Counters.SizeFiles).
+	sizeMu    sync.Mutex
+	sizeFiles map[uint64]uint64
+}
+
+// sizeFilesCopy returns a copy of sizeFiles (nil when empty).
+func (s *run) sizeFilesCopy() map[uint64]uint64 {
+	s.sizeMu.Lock()
+	defer s.sizeMu.Unlock()
+	if len(s.sizeFiles) == 0 {
+		return nil
+	}
+	return maps.Clone(s.sizeFiles)
 }
 
 // file is one file being scanned (a regular file or a block device); its
@@ -176,7 +191,7 @@ func (o *Options) walker(paths []string) *source.Walker {
 			if zvol {
 				_, n = zio.ZvolRecords(size, rs)
 			}
-			key := plan.FileKey(path)
+			key := plan.FileKey(path, size, n)
 			for i := range n {
 				if plan.Reads(key, i) {
 					return true
@@ -215,7 +230,15 @@ func (s *run) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 	lsize, nrec := s.records(sf.Size)
 	fl := &file{src: sf, lsize: lsize, nrec: nrec, tag: tag}
 	if s.opts.Read.Active() {
-		fl.planned, fl.planKey = true, s.opts.Read.FileKey(sf.Path)
+		fl.planned, fl.planKey = true, s.opts.Read.FileKey(sf.Path, sf.Size, nrec)
+		if s.opts.Read.Groups && nrec > 1 && counted {
+			s.sizeMu.Lock()
+			if s.sizeFiles == nil {
+				s.sizeFiles = map[uint64]uint64{}
+			}
+			s.sizeFiles[sf.Size]++
+			s.sizeMu.Unlock()
+		}
 	}
 	others := fl.othersShare(sf.Ino, nrec)
 	share := sf.Size
@@ -482,7 +505,21 @@ func (s *run) holeRun(fl *file, a, b uint64) {
 		}
 		n = read
 	}
-	k, o := s.walkLane.ZeroRun(fl.lsize, n, fl.copyHoles)
+	var k ddt.Key
+	var o Outcome
+	if fl.planned && s.opts.Read.Groups {
+		// A group plan: each record read is of a group of its own
+		// index, keyed with it in the table.
+		for i := a; i < b; i++ {
+			if s.opts.Read.Reads(fl.planKey, i) {
+				g := s.opts.Read.Group(fl.planKey, i)
+				c.AddGroup(g, 1, uint64(fl.lsize))
+				k, o = s.walkLane.ZeroRunInGroup(fl.lsize, 1, fl.copyHoles, g)
+			}
+		}
+	} else {
+		k, o = s.walkLane.ZeroRun(fl.lsize, n, fl.copyHoles)
+	}
 	hole := o == Hole
 	if hole {
 		c.Holes += n

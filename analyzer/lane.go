@@ -51,6 +51,17 @@ const (
 // zero records arrive as holes). It returns the record's key (zero for a
 // hole) and what became of it.
 func (l *Lane) Record(data []byte, zero, copyHoles bool) (ddt.Key, Outcome) {
+	return l.record(data, zero, copyHoles, nil)
+}
+
+// RecordInGroup is Record for a record of group g of a group plan's
+// sample (estimate.Plan.Groups): its content is keyed in the table with
+// its group (ddt.GroupKey), and the key returned is that one.
+func (l *Lane) RecordInGroup(data []byte, zero, copyHoles bool, g uint64) (ddt.Key, Outcome) {
+	return l.record(data, zero, copyHoles, &g)
+}
+
+func (l *Lane) record(data []byte, zero, copyHoles bool, group *uint64) (ddt.Key, Outcome) {
 	lsize := uint32(len(data))
 	if zero && (l.Policy.ZeroIsHole() || copyHoles) {
 		return ddt.Key{}, Hole
@@ -63,6 +74,9 @@ func (l *Lane) Record(data []byte, zero, copyHoles bool) (ddt.Key, Outcome) {
 	} else {
 		k = ddt.KeyOf(data)
 		t = st.since(StageHash, t)
+	}
+	if group != nil {
+		k = ddt.GroupKey(k, *group)
 	}
 	if l.Sample > 1 && !ddt.InSample(k, l.Sample) {
 		return k, Unsampled
@@ -120,10 +134,23 @@ func (l *Lane) Embedded(data []byte, k ddt.Key, o Outcome) bool {
 // or n references to the zero block. A run of exabytes costs no more than
 // one record.
 func (l *Lane) ZeroRun(lsize uint32, n uint64, copyHoles bool) (ddt.Key, Outcome) {
+	return l.zeroRun(lsize, n, copyHoles, nil)
+}
+
+// ZeroRunInGroup is ZeroRun for n records of group g of a group plan's
+// sample (RecordInGroup).
+func (l *Lane) ZeroRunInGroup(lsize uint32, n uint64, copyHoles bool, g uint64) (ddt.Key, Outcome) {
+	return l.zeroRun(lsize, n, copyHoles, &g)
+}
+
+func (l *Lane) zeroRun(lsize uint32, n uint64, copyHoles bool, group *uint64) (ddt.Key, Outcome) {
 	if l.Policy.ZeroIsHole() || copyHoles {
 		return ddt.Key{}, Hole
 	}
 	k := l.Zero.Get(lsize)
+	if group != nil {
+		k = ddt.GroupKey(k, *group)
+	}
 	if l.Sample > 1 && !ddt.InSample(k, l.Sample) {
 		return k, Unsampled
 	}

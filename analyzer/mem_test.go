@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -55,7 +56,7 @@ func sameScan(t *testing.T, got, want *Analysis, keys []ddt.Key) {
 	gc, wc := got.Counters, want.Counters
 	gc.TableBytes, gc.SpillRuns, gc.Compressed = 0, 0, 0
 	wc.TableBytes, wc.SpillRuns, wc.Compressed = 0, 0, 0
-	if gc != wc {
+	if !reflect.DeepEqual(gc, wc) {
 		t.Errorf("counters:\n got %+v\nwant %+v", gc, wc)
 	}
 	for _, k := range keys {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -133,7 +134,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 			if *prev.Histogram != *want.Histogram {
 				t.Errorf("histogram after resuming differs:\n got %+v\nwant %+v", prev.Histogram.Total(), want.Histogram.Total())
 			}
-			if prev.Counters != want.Counters {
+			if !reflect.DeepEqual(prev.Counters, want.Counters) {
 				t.Errorf("counters after resuming differ:\n got %+v\nwant %+v", prev.Counters, want.Counters)
 			}
 		})
@@ -223,7 +224,7 @@ func TestResumeRetriesAfterReadError(t *testing.T) {
 		t.Errorf("indirect blocks %d after the retry, want %d + 1", g, w)
 	}
 	got.Counters.Indirect, want.Counters.Indirect = space.Blocks{}, space.Blocks{}
-	if *got.Histogram != *want.Histogram || got.Counters != want.Counters {
+	if *got.Histogram != *want.Histogram || !reflect.DeepEqual(got.Counters, want.Counters) {
 		t.Errorf("after the retry:\n got %+v\nwant %+v", got.Counters, want.Counters)
 	}
 }

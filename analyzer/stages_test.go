@@ -42,7 +42,7 @@ func TestStages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if timed.Counters != plain.Counters || !reflect.DeepEqual(timed.Histogram, plain.Histogram) {
+	if !reflect.DeepEqual(timed.Counters, plain.Counters) || !reflect.DeepEqual(timed.Histogram, plain.Histogram) {
 		t.Errorf("with stages: %+v; without: %+v", timed.Counters, plain.Counters)
 	}
 	var workers time.Duration

@@ -188,6 +188,8 @@ func (s *run) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane,
 		c.SourceHoles++
 	}
 	sampled := fl.planned && (!r.sourceHole || s.storesZeros(fl))
+	grouped := fl.planned && s.opts.Read.Groups
+	var g uint64
 	if sampled {
 		l := uint64(fl.lsize)
 		c.Population++
@@ -196,13 +198,23 @@ func (s *run) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane,
 		c.MaxLSize = max(c.MaxLSize, l)
 		c.ReadLSize += l
 		c.ReadLSizeSq += (l >> 9) * (l >> 9)
+		if grouped {
+			g = s.opts.Read.Group(fl.planKey, i)
+			c.AddGroup(g, 1, l)
+		}
 	}
 	c.Records++
 	c.ScannedBytes += r.n
 	if prog := s.opts.Progress; prog != nil {
 		prog.BytesDone.Add(int64(r.n))
 	}
-	k, o := lane.Record(data, r.zero, fl.copyHoles)
+	var k ddt.Key
+	var o Outcome
+	if grouped && sampled {
+		k, o = lane.RecordInGroup(data, r.zero, fl.copyHoles, g)
+	} else {
+		k, o = lane.Record(data, r.zero, fl.copyHoles)
+	}
 	if o == Hole {
 		c.Holes++
 		c.HoleBytes += r.n

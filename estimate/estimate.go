@@ -191,6 +191,9 @@ func Compute(in Input) *Estimate {
 		sampleD += float64(x.DSize) * r
 	})
 	if g := in.Groups; g != nil {
+		// A group's contents are read together: the programs' rows
+		// are sums over groups of at most u contents each.
+		cnt.Cluster, wgt.Cluster = u, u
 		// The groups read, each a value of the sample: its sums.
 		sl, sp, sd, cmp = g.pairs(gStoredL, gL, ul, ul), g.pairs(gP, gL, ul, ul), g.pairs(gD, gL, ud, ul), g.pairs(gStoredL, gP, ul, ul)
 		str = g.pairs(gStored, gRecords, u, u)
@@ -198,7 +201,10 @@ func Compute(in Input) *Estimate {
 		// at most one a record (the bounds' finite-population factor
 		// grows with it: an upper bound is the safe side).
 		popN = float64(in.Records)
-		if g.Groups > 0 {
+		switch {
+		case p >= 1:
+			popN = g.n // every group read: the sample is the data
+		case g.Groups > 0:
 			popN = float64(g.Groups)
 		}
 	} else {

@@ -203,7 +203,7 @@ func TestWholeIsExact(t *testing.T) {
 func TestPlanReadsFraction(t *testing.T) {
 	for _, f := range []float64{0.01, 0.05, 0.15} {
 		a, b := Plan{Fraction: f, Seed: 1}, Plan{Fraction: f, Seed: 2}
-		ka, kb := a.FileKey("/x/y"), b.FileKey("/x/y")
+		ka, kb := a.FileKey("/x/y", 1<<40, 1<<30), b.FileKey("/x/y", 1<<40, 1<<30)
 		var na, both int
 		const n = 200000
 		for i := range uint64(n) {
@@ -214,7 +214,7 @@ func TestPlanReadsFraction(t *testing.T) {
 			if ra && b.Reads(kb, i) {
 				both++
 			}
-			if ra != a.Reads(a.FileKey("/x/y"), i) {
+			if ra != a.Reads(a.FileKey("/x/y", 1<<40, 1<<30), i) {
 				t.Fatal("not reproducible")
 			}
 		}

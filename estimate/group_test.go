@@ -32,7 +32,10 @@ type ref struct{ c, refs uint64 }
 //   - grown: clones of which two grew (their records in groups of
 //     their own): each base content is in three groups;
 //   - small: small files, one a group, a fifth of them copies under
-//     other names (in other groups).
+//     other names (in other groups);
+//   - same-size: the backups of 16 files of one size: a group is one
+//     record index of all 16 files in the 12 backups (25 contents a
+//     group), which the programs' bounds must allow for.
 //
 // Half the 16K contents compress to 1–32 sectors, half not at all.
 func groupShapes(rng *rand.Rand, n int) map[string]grouped {
@@ -82,6 +85,22 @@ func groupShapes(rng *rand.Rand, n int) map[string]grouped {
 		}
 		backups.groups = append(backups.groups, g)
 	}
+	var same grouped
+	for range n / 192 {
+		var g []ref
+		for range 16 {
+			var life uint64
+			for b := range 12 {
+				life++
+				if b == 11 || rng.Float64() < 0.05 {
+					g = append(g, ref{rec(&same), life})
+					life = 0
+				}
+			}
+		}
+		same.groups = append(same.groups, g)
+	}
+	out["same-size"] = same
 	for range n {
 		if len(small.contents) > 0 && rng.IntN(5) == 0 {
 			small.groups = append(small.groups, []ref{{uint64(rng.IntN(len(small.contents))), 1}})
@@ -239,7 +258,7 @@ func TestGroupPlanCoverage(t *testing.T) {
 	var table strings.Builder
 	table.WriteString("| data set | records | read | dedup: median error | DDT entries | compress | dedup, single records |\n|---|---|---|---|---|---|---|\n")
 	shapes := groupShapes(rand.New(rand.NewPCG(uint64(n), 9)), n)
-	for _, name := range []string{"clones", "backups", "grown", "small"} {
+	for _, name := range []string{"clones", "backups", "grown", "small", "same-size"} {
 		g := shapes[name]
 		for _, p := range []float64{0.01, 0.05, 0.15} {
 			r := runGroups(g, p, seeds)

@@ -11,37 +11,70 @@ import (
 // Plan is which records a scan reads: each record that holds data,
 // independently of the others, with probability Fraction, chosen by a
 // hash of Seed, the file's path and the record's index (see the package
-// comment for why single records and not runs). The same plan over the
-// same files reads the same records, in one run or in shards.
+// comment for why not runs); with Groups, each group of records so. The
+// same plan over the same files reads the same records, in one run or in
+// shards.
 // In a saved scan's manifest it is {"fraction": F, "seed": S}.
+//
+// With Groups the plan reads groups of records, not single records: the
+// records of one index in the files of one size (files of more than one
+// record: clones of an image, a file unchanged between backups) are one
+// group, read together or not at all; a file of one record is a group of
+// its own. The records' groups (Group) then key the sample's table beside
+// their contents (estimate.GroupSample).
 type Plan struct {
 	Fraction float64 `json:"fraction"` // (0, 1]; 1 reads every record
 	Seed     uint64  `json:"seed"`
+	Groups   bool    `json:"groups,omitempty"`
 }
 
-// String describes the plan in messages: "5% of the records, seed 1".
+// String describes the plan in messages: "5% of the records, seed 1"
+// ("5% of the groups of records, seed 1" with Groups).
 func (p Plan) String() string {
-	return fmt.Sprintf("%g%% of the records, seed %d", 100*p.Fraction, p.Seed)
+	what := "records"
+	if p.Groups {
+		what = "groups of records"
+	}
+	return fmt.Sprintf("%g%% of the %s, seed %d", 100*p.Fraction, what, p.Seed)
 }
 
 // Active reports whether the plan leaves records unread (0 < Fraction < 1).
 func (p Plan) Active() bool { return p.Fraction > 0 && p.Fraction < 1 }
 
 // FileKey is the part of the choice that depends on the file: a hash of
-// the seed and the path (as the walk names it).
-func (p Plan) FileKey(path string) uint64 {
+// the seed and the path (as the walk names it); with Groups, for a file of
+// more than one record (records: its records, holes included; size: its
+// size, bytes), a hash of the seed and the size instead, so that the files
+// of one size share their records' groups.
+func (p Plan) FileKey(path string, size, records uint64) uint64 {
 	h := fnv.New64a()
-	h.Write([]byte(path))
+	if p.Groups && records > 1 {
+		var b [9]byte
+		b[0] = 0xff // a path of these 9 bytes would only share the groups of that size
+		for i := range 8 {
+			b[1+i] = byte(size >> (8 * i))
+		}
+		h.Write(b[:])
+	} else {
+		h.Write([]byte(path))
+	}
 	return mix(h.Sum64() ^ mix(p.Seed+0x9e3779b97f4a7c15))
 }
 
+// Group is the group of record blkid of the file whose FileKey is
+// fileKey: a 64-bit hash, the same for the records of one group (under a
+// plan of single records, each record's own).
+func (p Plan) Group(fileKey, blkid uint64) uint64 {
+	return mix(fileKey + blkid*0xbf58476d1ce4e5b9)
+}
+
 // Reads reports whether the plan reads record blkid of the file whose
-// FileKey is fileKey.
+// FileKey is fileKey: whether it reads the record's group.
 func (p Plan) Reads(fileKey, blkid uint64) bool {
 	if p.Fraction >= 1 {
 		return true
 	}
-	return float64(mix(fileKey+blkid*0xbf58476d1ce4e5b9)>>11)*(1.0/(1<<53)) < p.Fraction
+	return float64(p.Group(fileKey, blkid)>>11)*(1.0/(1<<53)) < p.Fraction
 }
 
 // mix is splitmix64's finaliser: a bijection of 64 bits whose outputs for

@@ -17,6 +17,12 @@ import (
 type Fingerprint struct {
 	Seen    map[uint64]float64
 	Records float64
+	// Cluster, when above 1, is the most that one unit of the sample can
+	// add to a row, or to Records: under a group plan the contents of a
+	// group are read together, so a row is a sum of the groups' shares,
+	// each at most the records a group can hold, not of independent
+	// contents (0 or 1: a plan of single records).
+	Cluster float64
 }
 
 // Unseen is what the linear program says of the contents of the whole
@@ -50,6 +56,7 @@ type program struct {
 	obj   []float64   // Σ_j h_j = Σ_j obj[j]·y_j
 	scale float64     // y_j = h_j·j·p / scale
 	nrec  float64
+	cl    float64 // Fingerprint.Cluster, at least 1
 }
 
 // newProgram sets up the program of f at sampling probability p: the
@@ -63,7 +70,7 @@ func newProgram(f Fingerprint, p float64) *program {
 	if len(keys) > 0 {
 		maxK = keys[len(keys)-1]
 	}
-	pr := &program{p: p, scale: math.Max(f.Records, 1), nrec: f.Records}
+	pr := &program{p: p, scale: math.Max(f.Records, 1), nrec: f.Records, cl: math.Max(f.Cluster, 1)}
 	// Multiplicities: every j up to 32, then growing by 12%, up to where
 	// a content would be seen well over maxK times.
 	jmax := uint64(math.Ceil((float64(maxK) + 6*math.Sqrt(float64(maxK)) + 12) / p))
@@ -167,13 +174,19 @@ func (pr *program) solve(l, lRec float64) (lo, hi float64, xlo, xhi []float64, o
 			h = append(h, -olo)
 		}
 	}
+	// A row is a sum of independent units, each in [0, cl] (cl: 1 for
+	// single records, the most records of a group under a group plan):
+	// Bernstein's bound of x/cl, scaled back (found by TestReadHarness:
+	// 16 files of one size in 12 backups, whose groups hold 25 contents
+	// each, held the DDT entries in 33 of 50 runs with the bound of
+	// independent contents).
 	for r, row := range pr.rows {
-		olo, ohi := poissonRange(pr.obs[r], l, 1)
-		add(row, olo, ohi)
+		olo, ohi := poissonRange(pr.obs[r]/pr.cl, l, 1)
+		add(row, olo*pr.cl, ohi*pr.cl)
 	}
 	// The records read: E = p·N, variance p(1−p)·N = E·(1−p).
-	rlo, rhi := poissonRange(pr.nrec, lRec, 1-pr.p)
-	add(pr.recs, rlo, rhi)
+	rlo, rhi := poissonRange(pr.nrec/pr.cl, lRec, 1-pr.p)
+	add(pr.recs, rlo*pr.cl, rhi*pr.cl)
 	// Standard form directly: [G | I]·(y, s) = h, y, s ≥ 0.
 	m := len(g)
 	A := mat.NewDense(m, nv+m, nil)
@@ -229,9 +242,20 @@ func solveUnseen(f Fingerprint, p, delta float64) (Unseen, error) {
 		return Unseen{}, errNoSolution
 	}
 	u := Unseen{Low: lo, High: hi}
+	// The point is sought as if the units were single contents (cl 1):
+	// the tightest region is a guess of where the truth is likely, not
+	// a bound, and the groups' bound made it so loose that the point
+	// strayed (the dedup ratio's median error at 5% of clones: 14.6%,
+	// 5.6% so). Where that finds no region, the groups' bound does.
+	cl := pr.cl
+	pr.cl = 1
 	for t := 0.125; ; t *= 1.5 {
 		tl := math.Min(t, l)
 		plo, phi, xlo, xhi, ok := pr.solve(tl, tl)
+		if !ok && tl == l && pr.cl != cl {
+			pr.cl, t = cl, 0.125/1.5 // again, with the groups' bound
+			continue
+		}
 		if ok {
 			u.Point = (plo + phi) / 2
 			u.Hist = map[uint64]float64{}

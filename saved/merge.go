@@ -49,6 +49,11 @@ type Merged struct {
 	// table of the records read tallied for the estimate
 	// (estimate.Compute, with the summed counters); nil without.
 	ReadSample *estimate.Tally
+	// ReadGroups is, for scans made with a group plan (estimate.Plan.Groups),
+	// the merged table of the records read gathered by content and group
+	// (estimate.GroupSample; the groups' records are in the counters'
+	// ReadGroups); nil without.
+	ReadGroups *estimate.GroupSample
 	Partial    []string // the saved scans holding interrupted scans
 	// Missing says, one sentence per sharded scan, which of its shards
 	// were not given (also in Notes): the result covers the others'
@@ -383,9 +388,10 @@ func (s *memSource) close() {}
 type partResult struct {
 	hist     ddt.Histogram
 	sum      ddt.Summary
-	sampled  []ddt.Entry     // with a sample: every stored entry
-	tally    *estimate.Tally // with a read plan: the entries tallied
-	disagree uint64          // keys whose PSIZE differs between scans
+	sampled  []ddt.Entry           // with a sample: every stored entry
+	tally    *estimate.Tally       // with a read plan: the entries tallied
+	groups   *estimate.GroupSample // with a group plan: the entries by content and group
+	disagree uint64                // keys whose PSIZE differs between scans
 }
 
 // mergeTables merges the tables partition by partition, several at once
@@ -410,7 +416,7 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 	sample := m.Model.Sample > 1
 	results := make([]*partResult, Partitions)
 	if err := eachPartition(jobs, func(p int) (err error) {
-		results[p], err = mergePartition(p, scans, policy, sample, m.Read != nil)
+		results[p], err = mergePartition(p, scans, policy, sample, m.Read != nil, m.Read != nil && m.Read.Groups)
 		return err
 	}); err != nil {
 		return err
@@ -433,6 +439,18 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 			}
 			m.ReadSample.Merge(r.tally) // the partitions' keys are disjoint
 		}
+		if r.groups != nil {
+			if m.ReadGroups == nil {
+				m.ReadGroups = estimate.NewGroupSample()
+			}
+			m.ReadGroups.Merge(r.groups)
+		}
+	}
+	if m.ReadGroups != nil {
+		// The tables' keys are (content, group): their histogram and
+		// entries are by content, from the group sample.
+		h, sum := m.ReadGroups.Histogram()
+		m.Histogram, m.Summary = h, sum
 	}
 	if sample {
 		m.Sample = ddt.EstimateSample(func(f func(ddt.Entry) bool) {
@@ -452,7 +470,7 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 // mergePartition merges partition p of every scan: a k-way merge of
 // sorted streams, adding the refcnts of equal keys. With sample every
 // entry is kept, with read they are tallied.
-func mergePartition(p int, scans []*input, policy *zio.Policy, sample, read bool) (*partResult, error) {
+func mergePartition(p int, scans []*input, policy *zio.Policy, sample, read, groups bool) (*partResult, error) {
 	var h mergeHeap
 	defer func() {
 		for _, s := range h.srcs {
@@ -485,7 +503,10 @@ func mergePartition(p int, scans []*input, policy *zio.Policy, sample, read bool
 	}
 	h.init()
 	res := &partResult{}
-	if read {
+	switch {
+	case groups:
+		res.groups = estimate.NewGroupSample()
+	case read:
 		res.tally = estimate.NewTally()
 	}
 	for len(h.srcs) > 0 {
@@ -523,8 +544,11 @@ func mergePartition(p int, scans []*input, policy *zio.Policy, sample, read bool
 		res.sum.Entries++
 		res.sum.Refs += ref
 		res.hist.Add(ref, uint64(cur.LSize), uint64(cur.PSize), uint64(cur.DSize))
-		if read {
-			res.tally.Add(ddt.Entry{Refcnt: ref, LSize: uint32(cur.LSize), PSize: uint32(cur.PSize), DSize: uint64(cur.DSize)})
+		switch e := (ddt.Entry{Refcnt: ref, LSize: uint32(cur.LSize), PSize: uint32(cur.PSize), DSize: uint64(cur.DSize)}); {
+		case groups:
+			res.groups.AddEntry(hi, lo, e) // the key: (content, group)
+		case read:
+			res.tally.Add(e)
 		}
 		if sample {
 			res.sampled = append(res.sampled, ddt.Entry{Refcnt: ref, LSize: uint32(cur.LSize), PSize: uint32(cur.PSize), DSize: uint64(cur.DSize)})
@@ -793,4 +817,14 @@ func AddCounters(dst, src *analyzer.Counters) {
 	}
 	dst.Indirect.Add(src.Indirect)
 	dst.DirZAPs.Add(src.DirZAPs)
+	// A group plan's groups read (their records add up: a group's files
+	// may lie in several shards) and files per size (each file counted
+	// by one shard).
+	dst.AddGroups(src.ReadGroups)
+	for size, n := range src.SizeFiles {
+		if dst.SizeFiles == nil {
+			dst.SizeFiles = map[uint64]uint64{}
+		}
+		dst.SizeFiles[size] += n
+	}
 }

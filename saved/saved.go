@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ddtsim/ddtsim/estimate"
 	"io"
 	"io/fs"
 	"os"
@@ -84,11 +85,18 @@ type Manifest struct {
 // table's memory is that of the table read, in this process).
 func (s *Scan) Result() *analyzer.Analysis {
 	h, st := s.Table.Summarize()
+	var groups *estimate.GroupSample
+	if s.Read != nil && s.Read.Active() && s.Read.Groups {
+		// A group plan's table is keyed by (content, group): its
+		// histogram and entries are by content (analyzer.GroupsOf).
+		groups = analyzer.GroupsOf(s.Table)
+		h, st = groups.Histogram()
+	}
 	c := s.Counters
 	setTableCounters(&c, st)
 	c.TableBytes = uint64(s.Table.PeakBytes())
 	c.SpillRuns = uint64(s.Table.SpillRuns())
-	return &analyzer.Analysis{Table: s.Table, Histogram: h, Counters: c}
+	return &analyzer.Analysis{Table: s.Table, Histogram: h, Counters: c, Groups: groups}
 }
 
 // setTableCounters sets the counters a table's summary decides.

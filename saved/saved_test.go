@@ -101,7 +101,7 @@ func TestRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got.Header, s.Header) {
 		t.Errorf("header:\n got %+v\nwant %+v", got.Header, s.Header)
 	}
-	if got.Counters != s.Counters {
+	if !reflect.DeepEqual(got.Counters, s.Counters) {
 		t.Errorf("counters:\n got %+v\nwant %+v", got.Counters, s.Counters)
 	}
 	we, ge := entries(s), entries(got)
@@ -196,7 +196,7 @@ func TestReadV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got.Header, s.Header) || got.Counters != s.Counters || !reflect.DeepEqual(entries(got), entries(s)) {
+	if !reflect.DeepEqual(got.Header, s.Header) || !reflect.DeepEqual(got.Counters, s.Counters) || !reflect.DeepEqual(entries(got), entries(s)) {
 		t.Error("version 1 file read differently")
 	}
 	if err := CheckReplaceable(path); err != nil {

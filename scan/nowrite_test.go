@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"syscall"
 	"testing"
 	"time"
@@ -160,7 +161,7 @@ func TestScanNeverWrites(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(ro, "probe"), nil, 0o644); err == nil {
 			t.Fatal("the read-only mount is writable")
 		}
-		if got := scanOf(ro, "ro.ddts"); got != rw {
+		if got := scanOf(ro, "ro.ddts"); !reflect.DeepEqual(got, rw) {
 			t.Errorf("through the read-only mount: %+v\nread-write: %+v", got, rw)
 		}
 		check("scan of the read-only mount")

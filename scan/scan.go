@@ -166,9 +166,10 @@ type Result struct {
 	shard       source.Shard
 	interrupted []string
 	missing     []string
-	read        estimate.Plan       // Options.Read
-	sample      *ddt.SampleEstimate // a merged sample's estimate (no table)
-	readSample  *estimate.Tally     // a merged --read scan's sample (no table)
+	read        estimate.Plan         // Options.Read
+	sample      *ddt.SampleEstimate   // a merged sample's estimate (no table)
+	readSample  *estimate.Tally       // a merged --read scan's sample (no table)
+	readGroups  *estimate.GroupSample // a merged --read scan's group sample (no table), with a group plan
 }
 
 // SaveError is the failure to write Options.Save: the scan itself
@@ -612,6 +613,10 @@ func FromMerged(m *saved.Merged) (*Result, error) {
 		if res.readSample == nil {
 			res.readSample = estimate.NewTally() // nothing stored was read
 		}
+		res.readGroups = m.ReadGroups
+		if res.read.Groups && res.readGroups == nil {
+			res.readGroups = estimate.NewGroupSample()
+		}
 	}
 	return res, nil
 }
@@ -674,12 +679,28 @@ func (res *Result) Report(ram uint64) (*report.Report, error) {
 	// scan's (found by a new user: --read 99.9999999% printed ranges).
 	if c := res.Analysis.Counters; res.read.Active() && (c.Unread > 0 || c.Population == 0) {
 		pop := c.Population
-		est := estimate.Compute(estimate.Input{Fraction: res.read.Fraction, Records: pop, Read: pop - c.Unread,
+		in := estimate.Input{Fraction: res.read.Fraction, Records: pop, Read: pop - c.Unread,
 			LSize: c.DataLSize, MaxLSize: c.MaxLSize, ReadLSize: c.ReadLSize, ReadLSizeSq: c.ReadLSizeSq,
 			MaxDSize: p.DSize(c.MaxLSize), DataMaxDSize: c.DataMaxDSize, LeastRatio: p.LeastRatio(c.MaxLSize), Tally: res.readSample,
 			Entries: func(f func(ddt.Entry) bool) {
 				res.Analysis.Table.Range(func(_ ddt.Key, e ddt.Entry) bool { return f(e) })
-			}})
+			}}
+		if res.read.Groups {
+			// The table's keys are (content, group): the sample is
+			// gathered by content and by group (estimate.GroupSample).
+			gs := res.readGroups
+			if gs == nil {
+				gs = res.Analysis.Groups
+			}
+			if gs == nil {
+				gs = estimate.NewGroupSample()
+			}
+			for g, x := range c.ReadGroups {
+				gs.AddRecords(g, x.Records, x.LSize)
+			}
+			in.Tally, in.Groups = gs.Inputs(c.MaxGroupRecords())
+		}
+		est := estimate.Compute(in)
 		est.Seed = res.read.Seed
 		if err := rep.ApplyRead(est, p.Release.BytesSuffix); err != nil {
 			return nil, err

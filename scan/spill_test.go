@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -108,7 +109,7 @@ func TestSpillDiskFull(t *testing.T) {
 		t.Errorf("%d compressor runs, fewer than without --mem (%d)", k.Compressed, w.Compressed)
 	}
 	k.TableBytes, k.SpillRuns, k.Compressed, w.TableBytes, w.Compressed = 0, 0, 0, 0, 0
-	if k != w {
+	if !reflect.DeepEqual(k, w) {
 		t.Errorf("counters\n got %+v\nwant %+v", k, w)
 	}
 	res.Close()

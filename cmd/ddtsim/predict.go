@@ -80,7 +80,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 		if s.ReadSeed != nil {
 			seed = *s.ReadSeed
 		}
-		read = estimate.Plan{Fraction: f, Seed: seed}
+		read = estimate.Plan{Fraction: f, Seed: seed, Groups: true}
 	}
 	prog := &analyzer.Progress{}
 	bar := startProgress(prog, stderr)

@@ -64,7 +64,7 @@ func TestReadResumeAndShardsEqualOneScan(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, e.String())
 	}
 	h, err := saved.ReadHeader(file)
-	if plan := (estimate.Plan{Fraction: 0.15, Seed: 5}); err != nil || h.Complete || h.Read == nil || *h.Read != plan {
+	if plan := (estimate.Plan{Fraction: 0.15, Seed: 5, Groups: true}); err != nil || h.Complete || h.Read == nil || *h.Read != plan {
 		t.Fatalf("interrupted scan saved: %v; complete %v, plan %+v", err, h.Complete, h.Read)
 	}
 	if !strings.Contains(o.String(), "ESTIMATE") || !strings.Contains(o.String(), "PARTIAL") {

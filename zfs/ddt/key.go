@@ -109,3 +109,15 @@ func (z *ZeroKeys) Get(lsize uint32) Key {
 	}
 	return k
 }
+
+// GroupKey is k with its bytes 8 to 15 replaced by group, big-endian:
+// the key of a content read in one group of a group plan's sample
+// (estimate.Plan.Groups). The table keeps 128 bits of a key: the first 64
+// are then the content's, the last 64 the group's, and the records of one
+// content in one group are one entry.
+func GroupKey(k Key, group uint64) Key {
+	for i := range 8 {
+		k[8+i] = byte(group >> (56 - 8*i))
+	}
+	return k
+}

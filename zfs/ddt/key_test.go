@@ -113,3 +113,16 @@ func TestKeyOfMatchesZeebo(t *testing.T) {
 		}
 	}
 }
+
+// GroupKey keeps the content's first 64 bits and puts the group in the
+// next 64, big-endian, as the table reads its 128-bit prefix.
+func TestGroupKey(t *testing.T) {
+	k := KeyOf([]byte("ddtsim group key"))
+	g := GroupKey(k, 0x0102030405060708)
+	if [8]byte(g[:8]) != [8]byte(k[:8]) || [16]byte(g[16:]) != [16]byte(k[16:]) {
+		t.Errorf("content bytes changed: %x from %x", g, k)
+	}
+	if got := [8]byte(g[8:16]); got != [8]byte{1, 2, 3, 4, 5, 6, 7, 8} {
+		t.Errorf("group bytes %x", got)
+	}
+}
