@@ -72,6 +72,7 @@ type Input struct {
 type Estimate struct {
 	Fraction float64 `json:"fraction"` // the plan's probability of reading a record
 	Seed     uint64  `json:"seed"`     // the plan's seed (set by the caller)
+	Groups   bool    `json:"groups"`   // the plan read groups of records (Plan.Groups; set by the caller)
 	Records  uint64  `json:"records"`  // records holding data, the population
 	Read     uint64  `json:"read"`     // of them, read
 	// Stored are the blocks zdb -S counts (referenced), Entries the DDT

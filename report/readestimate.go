@@ -427,6 +427,7 @@ func (s *Report) readCSV(kv func(k, v string)) {
 	kv("estimate", "true")
 	kv("estimate_fraction", strconv.FormatFloat(r.Fraction, 'f', -1, 64))
 	kv("estimate_seed", strconv.FormatUint(r.Seed, 10))
+	kv("estimate_groups", strconv.FormatBool(r.Groups))
 	kv("estimate_records_read", strconv.FormatUint(r.Read, 10))
 	kv("estimate_bytes_read", strconv.FormatUint(r.ReadBytes, 10))
 	for _, f := range []struct {

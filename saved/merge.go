@@ -539,6 +539,9 @@ func mergePartition(p int, scans []*input, policy *zio.Policy, sample, read, gro
 			if sample {
 				res.sampled = append(res.sampled, ddt.Entry{Refcnt: ref, LSize: uint32(cur.LSize)})
 			}
+			if groups {
+				res.groups.AddEntry(hi, lo, ddt.Entry{Refcnt: ref, LSize: uint32(cur.LSize)}) // embedded: counted by content
+			}
 			continue
 		}
 		res.sum.Entries++

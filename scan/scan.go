@@ -701,7 +701,7 @@ func (res *Result) Report(ram uint64) (*report.Report, error) {
 			in.Tally, in.Groups = gs.Inputs(c.MaxGroupRecords())
 		}
 		est := estimate.Compute(in)
-		est.Seed = res.read.Seed
+		est.Seed, est.Groups = res.read.Seed, res.read.Groups
 		if err := rep.ApplyRead(est, p.Release.BytesSuffix); err != nil {
 			return nil, err
 		}

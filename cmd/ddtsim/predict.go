@@ -71,6 +71,9 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 		// was accepted and did nothing).
 		return nil, usagef("--read-seed %d: needs --read: it seeds the random choice of the records --read reads", *s.ReadSeed)
 	}
+	if s.Read == "" && s.ReadBy != "" {
+		return nil, usagef("--read-by %s: needs --read: it says what --read chooses at random", s.ReadBy)
+	}
 	if s.Read != "" {
 		f, err := estimate.ParseFraction(s.Read)
 		if err != nil {
@@ -80,7 +83,15 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 		if s.ReadSeed != nil {
 			seed = *s.ReadSeed
 		}
-		read = estimate.Plan{Fraction: f, Seed: seed, Groups: true}
+		groups := true
+		switch s.ReadBy {
+		case "", "groups":
+		case "records":
+			groups = false
+		default:
+			return nil, usagef("--read-by %s: invalid (accepted: groups, records)", s.ReadBy)
+		}
+		read = estimate.Plan{Fraction: f, Seed: seed, Groups: groups}
 	}
 	prog := &analyzer.Progress{}
 	bar := startProgress(prog, stderr)

@@ -159,13 +159,25 @@ func TestReadSeedNeedsRead(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	for _, c := range []struct {
-		args []string
-		seed float64
-	}{{[]string{"--read", "50%", "--read-seed", "3"}, 3}, {[]string{"--read", "50%"}, 1}} {
+		args   []string
+		seed   float64
+		groups bool
+	}{{[]string{"--read", "50%", "--read-seed", "3"}, 3, true}, {[]string{"--read", "50%"}, 1, true},
+		{[]string{"--read", "50%", "--read-by", "records"}, 1, false}, {[]string{"--read", "50%", "--read-by", "groups"}, 1, true}} {
 		code, out, errs = runT(append(append(c.args, "--json"), dir)...)
 		read, _ := jsonDoc(t, out)["read_estimate"].(map[string]any)
-		if code != 0 || read == nil || read["seed"] != c.seed {
-			t.Errorf("%q: exit %d, stderr %q, read_estimate %v; want seed %v", c.args, code, errs, read, c.seed)
+		if code != 0 || read == nil || read["seed"] != c.seed || read["groups"] != c.groups {
+			t.Errorf("%q: exit %d, stderr %q, read_estimate %v; want seed %v, groups %v", c.args, code, errs, read, c.seed, c.groups)
+		}
+	}
+	// --read-by: only with --read, only its two words.
+	for args, want := range map[string]string{
+		"--read-by records":         "ddtsim: --read-by records: needs --read: it says what --read chooses at random\n",
+		"--read 5% --read-by files": "ddtsim: --read-by files: invalid (accepted: groups, records)\n",
+	} {
+		code, out, errs := runT(append(strings.Fields(args), dir)...)
+		if code != exitUsage || out != "" || errs != want {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %q", args, code, out, errs, want)
 		}
 	}
 }
