@@ -60,11 +60,14 @@
 //	           which a resume reads (what lies below them too) whatever the
 //	           position
 //	shard      {index, count}: a scan made with --shard index/count only
-//	read       {fraction, seed}: a scan made with --read only (version 4):
-//	           the plan that chose the records read (estimate.Plan); the
-//	           table holds those records only, and the counters unread,
-//	           data_lsize, max_lsize, read_lsize and read_lsize_sq say
-//	           what the estimate needs of the others
+//	read       {fraction, seed, groups}: a scan made with --read only
+//	           (version 4; 5 with groups): the plan that chose the records
+//	           read (estimate.Plan); the table holds those records only
+//	           (with groups, keyed by content and group: ddt.GroupKey), and
+//	           the counters unread, data_lsize, max_lsize, read_lsize and
+//	           read_lsize_sq (with groups also read_groups, per group read
+//	           its records and LSIZE, and size_files, the files per size)
+//	           say what the estimate needs of the others
 //	counters   the scan's counters (analyzer.Counters, under their JSON names)
 //	partitions [{file, rows, bytes, blake3}]: the 16 part files, in order,
 //	           with their row count, size and BLAKE3-256 (hex)

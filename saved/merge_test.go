@@ -207,11 +207,15 @@ func TestMergeRefusesDamagedTables(t *testing.T) {
 			m.Model.Copies = 1 // the rows' DSIZE are of copies=2
 			m.Paths = nil      // (only this one is merged: see corrupt)
 		}, []string{"part-", "a table of another model"}},
-		{"version 5", func(dir string, m *Manifest) {
-			m.Version = 5
-		}, []string{"_manifest.json", "format version 5"}},
+		{"version 6", func(dir string, m *Manifest) {
+			m.Version = 6
+		}, []string{"_manifest.json", "format version 6"}},
 		{"a read plan in version 3", func(dir string, m *Manifest) {
 			m.Read = &estimate.Plan{Fraction: 0.05, Seed: 1}
+		}, []string{"_manifest.json", "read plan"}},
+		{"a group plan in version 4", func(dir string, m *Manifest) {
+			m.Version = 4
+			m.Read = &estimate.Plan{Fraction: 0.05, Seed: 1, Groups: true}
 		}, []string{"_manifest.json", "read plan"}},
 		{"partitions missing from the manifest", func(dir string, m *Manifest) {
 			m.Parts = m.Parts[:8]
@@ -411,6 +415,13 @@ func TestMergeReadPlans(t *testing.T) {
 		mf, err := ReadManifest(p)
 		if err != nil || mf.Version != 4 || mf.Read == nil || *mf.Read != *plan {
 			t.Fatalf("saved plan: %v, version %d, %+v", err, mf.Version, mf.Read)
+		}
+		// A group plan is version 5: a ddtsim reading only 4 would take
+		// its (content, group) keys for contents.
+		g := *plan
+		g.Groups = true
+		if v := WriteVersion(&Header{Read: &g}); v != 5 {
+			t.Errorf("a group plan written as version %d", v)
 		}
 	}
 	got, err := Merge(paths, MergeOptions{})

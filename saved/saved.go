@@ -27,14 +27,21 @@ import (
 // again the files behind the position, so the version changed. Version 4
 // is version 3 with the plan of a scan made with --read (Header.Read): a
 // ddtsim reading only version 3 would take its table of the records read
-// for the whole data's. A scan without a plan is written as version 3
-// (WriteVersion), which older ddtsims read.
-const Version = 4
+// for the whole data's. Version 5 is version 4 with a group plan
+// (estimate.Plan.Groups): its table's keys are (content, group), which a
+// ddtsim reading only version 4 would take for contents and resume with a
+// plan of single records. A scan without a plan is written as version 3,
+// one with a plan of single records as 4 (WriteVersion), which older
+// ddtsims read.
+const Version = 5
 
 // WriteVersion is the format version a scan with header h is written in:
-// 4 with a read plan, else 3.
+// 5 with a group plan, 4 with a plan of single records, else 3.
 func WriteVersion(h *Header) int {
-	if h.Read != nil {
+	switch {
+	case h.Read != nil && h.Read.Groups:
+		return 5
+	case h.Read != nil:
 		return 4
 	}
 	return 3
@@ -387,7 +394,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", name, ErrCorrupt, err)
 	}
-	if m.Read != nil && (m.Version < 4 || !(m.Read.Fraction > 0 && m.Read.Fraction <= 1)) {
+	if m.Read != nil && (m.Version < 4 || m.Read.Groups && m.Version < 5 || !(m.Read.Fraction > 0 && m.Read.Fraction <= 1)) {
 		return nil, fmt.Errorf("%s: %w: read plan %+v in format version %d", name, ErrCorrupt, *m.Read, m.Version)
 	}
 	if len(m.Parts) != Partitions {
