@@ -73,30 +73,27 @@ func groupShapes(rng *rand.Rand, n int) map[string]grouped {
 			images(&grown, base, k)
 		}
 	}
-	for range n / 12 {
-		var g []ref
+	// versions appends to g one record's contents in 12 backups, 5% of
+	// them rewritten between backups: each content lives on until then.
+	versions := func(p *grouped, g []ref) []ref {
 		var life uint64
 		for b := range 12 {
 			life++
 			if b == 11 || rng.Float64() < 0.05 {
-				g = append(g, ref{rec(&backups), life})
+				g = append(g, ref{rec(p), life})
 				life = 0
 			}
 		}
-		backups.groups = append(backups.groups, g)
+		return g
+	}
+	for range n / 12 {
+		backups.groups = append(backups.groups, versions(&backups, nil))
 	}
 	var same grouped
 	for range n / 192 {
 		var g []ref
 		for range 16 {
-			var life uint64
-			for b := range 12 {
-				life++
-				if b == 11 || rng.Float64() < 0.05 {
-					g = append(g, ref{rec(&same), life})
-					life = 0
-				}
-			}
+			g = versions(&same, g)
 		}
 		same.groups = append(same.groups, g)
 	}
