@@ -323,6 +323,11 @@ type Counters struct {
 	// each).
 	ReadGroups map[uint64]GroupRecords `json:"read_groups,omitempty"`
 	SizeFiles  map[uint64]uint64       `json:"size_files,omitempty"`
+	// OneRecordPopulation are, with --read, the records of the
+	// population (Population) in files of one record: each a group of
+	// its own under the group plan (the groups of the data are at most
+	// these and one a record index of each size of SizeFiles).
+	OneRecordPopulation uint64 `json:"one_record_population,omitempty"`
 	// PeakRSS is the process's peak resident set, bytes (PeakRSS()). Scan
 	// leaves it 0, so that equal scans have equal counters; the command
 	// sets it when it reports.
@@ -380,6 +385,7 @@ func (c *Counters) add(o *Counters) {
 	c.Unsampled += o.Unsampled
 	c.Unread += o.Unread
 	c.Population += o.Population
+	c.OneRecordPopulation += o.OneRecordPopulation
 	c.DataLSize += o.DataLSize
 	c.DataMaxDSize += o.DataMaxDSize
 	c.MaxLSize = max(c.MaxLSize, o.MaxLSize)

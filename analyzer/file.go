@@ -492,6 +492,9 @@ func (s *run) holeRun(fl *file, a, b uint64) {
 		l := uint64(fl.lsize)
 		c.Unread += n - read
 		c.Population += n
+		if fl.nrec == 1 {
+			c.OneRecordPopulation += n
+		}
 		c.DataLSize += n * l
 		c.DataMaxDSize += n * s.opts.Policy.DSize(l)
 		c.MaxLSize = max(c.MaxLSize, l)
@@ -507,9 +510,12 @@ func (s *run) holeRun(fl *file, a, b uint64) {
 	}
 	var k ddt.Key
 	var o Outcome
-	if fl.planned && s.opts.Read.Groups {
-		// A group plan: each record read is of a group of its own
-		// index, keyed with it in the table.
+	if fl.planned && s.opts.Read.Groups && s.storesZeros(fl) {
+		// A group plan, zeros that ZFS stores (records of the sample):
+		// each record read is of a group of its own index, keyed with
+		// it in the table. (Zeros left holes are no records of the
+		// sample: counted in their groups, they made a sparse file's
+		// ranges miss the truth, found by a new user.)
 		for i := a; i < b; i++ {
 			if s.opts.Read.Reads(fl.planKey, i) {
 				g := s.opts.Read.Group(fl.planKey, i)

@@ -109,6 +109,9 @@ func (s *run) unread(fl *file, i uint64, a *accountant, bps *bpTally) bool {
 	a.c.Records++
 	a.c.Unread++
 	a.c.Population++
+	if fl.nrec == 1 {
+		a.c.OneRecordPopulation++
+	}
 	a.c.DataLSize += lsize
 	a.c.DataMaxDSize += s.opts.Policy.DSize(lsize)
 	a.c.MaxLSize = max(a.c.MaxLSize, lsize)
@@ -193,6 +196,9 @@ func (s *run) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane,
 	if sampled {
 		l := uint64(fl.lsize)
 		c.Population++
+		if fl.nrec == 1 {
+			c.OneRecordPopulation++
+		}
 		c.DataLSize += l
 		c.DataMaxDSize += p.DSize(l)
 		c.MaxLSize = max(c.MaxLSize, l)

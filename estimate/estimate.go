@@ -126,6 +126,7 @@ func Compute(in Input) *Estimate {
 	}
 	delta := 1 - Confidence
 	popN := float64(in.Records)
+	popN0 := popN // the records, whatever the units
 	n := float64(in.Read)
 	// The units: the largest LSIZE and DSIZE any record can have (from
 	// the metadata; the sample's largest when the caller gave none).
@@ -205,7 +206,9 @@ func Compute(in Input) *Estimate {
 		switch {
 		case p >= 1:
 			popN = g.n // every group read: the sample is the data
-		case g.Groups > 0:
+		case float64(g.Groups) >= g.n:
+			// (A shard's own count can fall short of the groups it read:
+			// a file split between shards is counted by one.)
 			popN = float64(g.Groups)
 		}
 	} else {
@@ -306,7 +309,15 @@ func Compute(in Input) *Estimate {
 		iv.Value = math.Min(math.Max(iv.Value, iv.Low), iv.High)
 		return iv
 	}
-	e.Entries = clampIv(ddt.Interval{Value: uc.Point, Low: uc.Low, High: uc.High}, sampleEntries, e.Stored.High)
+	// No more entries than those read and one for each record unread,
+	// nor more allocated than theirs and every record unread at the
+	// largest DSIZE (found by a new user: 758 entries at most, with 235
+	// read and 73 records unread).
+	unread := math.Max(popN0-n, 0)
+	e.Stored.Low = math.Max(e.Stored.Low, ns)
+	e.Stored.High = math.Max(math.Min(e.Stored.High, ns+unread), e.Stored.Low)
+	e.Stored.Value = math.Min(math.Max(e.Stored.Value, e.Stored.Low), e.Stored.High)
+	e.Entries = clampIv(ddt.Interval{Value: uc.Point, Low: uc.Low, High: uc.High}, sampleEntries, math.Min(e.Stored.High, sampleEntries+unread))
 	// The point: the count program's contents per multiplicity, each at
 	// the mean DSIZE of the contents read as often as one of that
 	// multiplicity would be (dsizeOf); the weighted program's own point
@@ -316,7 +327,7 @@ func Compute(in Input) *Estimate {
 	for _, j := range sortedKeys(uc.Hist) {
 		allocPoint += uc.Hist[j] * dj(j)
 	}
-	e.AllocDSize = clampIv(ddt.Interval{Value: allocPoint, Low: uw.Low * dm, High: uw.High * dm}, sampleAlloc, e.RefDSize.High)
+	e.AllocDSize = clampIv(ddt.Interval{Value: allocPoint, Low: uw.Low * dm, High: uw.High * dm}, sampleAlloc, math.Min(e.RefDSize.High, sampleAlloc+unread*dm))
 	// Referenced is at least allocated: its range starts no lower (found
 	// by a new user: on disk 0 B without dedup, 132 KiB with, at the
 	// range's low end).

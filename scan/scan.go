@@ -699,6 +699,18 @@ func (res *Result) Report(ram uint64) (*report.Report, error) {
 				gs.AddRecords(g, x.Records, x.LSize)
 			}
 			in.Tally, in.Groups = gs.Inputs(c.MaxGroupRecords())
+			// The groups of the data, at most: one a record of a file
+			// of one record, one a record index of each size of the
+			// files of more (some of them holes only: an upper bound,
+			// the safe side of the bounds' finite-population factor).
+			in.Groups.Groups = c.OneRecordPopulation
+			for size := range c.SizeFiles {
+				_, n := zio.FileRecords(size, p.RecordSize)
+				if set.Zvol {
+					_, n = zio.ZvolRecords(size, p.RecordSize)
+				}
+				in.Groups.Groups += n
+			}
 		}
 		est := estimate.Compute(in)
 		est.Seed, est.Groups = res.read.Seed, res.read.Groups
