@@ -435,6 +435,7 @@ func (s *Report) readCSV(kv func(k, v string)) {
 		v     ddt.Interval
 		ratio bool
 	}{{"dedup", r.Dedup, true}, {"compress", r.Compress, true}, {"combined", r.Combined, true}, {"ddt_entries", r.Entries, false},
+		{"stored_blocks", r.Stored, false}, {"referenced_lsize", r.RefLSize, false}, {"referenced_psize", r.RefPSize, false},
 		{"referenced_dsize", r.RefDSize, false}, {"allocated_dsize", r.AllocDSize, false},
 		{"used_without_dedup", r.UsedWithout, false}, {"used_with_dedup", r.UsedWith, false},
 		{"alloc_without_dedup", r.AllocWithout, false}, {"alloc_with_dedup", r.AllocWith, false}, {"ddt_in_core", r.DDTInCore, false}} {

@@ -448,6 +448,14 @@ func TestReadMarksEstimates(t *testing.T) {
 			}
 		}
 	}
+	// Every estimate of the JSON is in the CSV (found by a new user: the
+	// stored blocks and referenced LSIZE and PSIZE were not).
+	_, js, csv, _ := writeReport(t, rep)
+	for _, k := range []string{"stored_blocks", "referenced_lsize", "referenced_psize", "referenced_dsize", "ddt_entries"} {
+		if !strings.Contains(js, `"`+k+`"`) || !strings.Contains(csv, "\nestimate_"+k+",") || !strings.Contains(csv, "\nestimate_"+k+"_high,") {
+			t.Errorf("estimate %s: in the JSON %v, not in the CSV", k, strings.Contains(js, `"`+k+`"`))
+		}
+	}
 	c := rep.Counters
 	if c.Unread == 0 || c.Stored+c.Unread+c.Holes+c.Embedded != c.Records {
 		t.Errorf("counters: %d records, %d unread, %d stored, %d holes", c.Records, c.Unread, c.Stored, c.Holes)

@@ -84,7 +84,7 @@ func (s *scanCmd) predict(ctx context.Context, stderr io.Writer) (*prediction, e
 			seed = *s.ReadSeed
 		}
 		groups := true
-		switch s.ReadBy {
+		switch strings.ToLower(s.ReadBy) { // as --by, whatever the case
 		case "", "groups":
 		case "records":
 			groups = false

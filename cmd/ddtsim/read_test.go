@@ -163,7 +163,8 @@ func TestReadSeedNeedsRead(t *testing.T) {
 		seed   float64
 		groups bool
 	}{{[]string{"--read", "50%", "--read-seed", "3"}, 3, true}, {[]string{"--read", "50%"}, 1, true},
-		{[]string{"--read", "50%", "--read-by", "records"}, 1, false}, {[]string{"--read", "50%", "--read-by", "groups"}, 1, true}} {
+		{[]string{"--read", "50%", "--read-by", "records"}, 1, false}, {[]string{"--read", "50%", "--read-by", "groups"}, 1, true},
+		{[]string{"--read", "50%", "--read-by", "Records"}, 1, false}} { // any case, as --by
 		code, out, errs = runT(append(append(c.args, "--json"), dir)...)
 		read, _ := jsonDoc(t, out)["read_estimate"].(map[string]any)
 		if code != 0 || read == nil || read["seed"] != c.seed || read["groups"] != c.groups {
