@@ -409,6 +409,20 @@ func GroupsOf(t *ddt.Table) *estimate.GroupSample {
 	return gs
 }
 
+// Summarize is t's histogram and summary (ddt.Table.Summarize); for the
+// table of a group plan's sample (plan.Groups), whose keys are (content,
+// group), they are by content, from the group sample it also returns
+// (GroupsOf; nil for other plans). The table is read once either way.
+func Summarize(t *ddt.Table, plan estimate.Plan) (*ddt.Histogram, ddt.Summary, *estimate.GroupSample) {
+	if !plan.Active() || !plan.Groups {
+		h, st := t.Summarize()
+		return h, st, nil
+	}
+	gs := GroupsOf(t)
+	h, st := gs.Histogram()
+	return h, st, gs
+}
+
 // Analysis is a finished scan.
 type Analysis struct {
 	Table     *ddt.Table
@@ -540,13 +554,8 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Analysis
 		res.Counters.add(&r.Counters)
 		res.Counters.Changed += r.Counters.Changed
 	}
-	h, st := s.table.Summarize()
-	if s.opts.Read.Active() && s.opts.Read.Groups {
-		// The table's keys are (content, group): by content, the
-		// table of the records read is the group sample's.
-		res.Groups = GroupsOf(s.table)
-		h, st = res.Groups.Histogram()
-	}
+	h, st, groups := Summarize(s.table, s.opts.Read)
+	res.Groups = groups
 	res.Histogram = h
 	res.Counters.UniqueBlocks = st.Entries
 	res.Counters.Stored = st.Refs

@@ -91,14 +91,13 @@ type Manifest struct {
 // and the counters with the figures derived from the table recomputed (the
 // table's memory is that of the table read, in this process).
 func (s *Scan) Result() *analyzer.Analysis {
-	h, st := s.Table.Summarize()
-	var groups *estimate.GroupSample
-	if s.Read != nil && s.Read.Active() && s.Read.Groups {
-		// A group plan's table is keyed by (content, group): its
-		// histogram and entries are by content (analyzer.GroupsOf).
-		groups = analyzer.GroupsOf(s.Table)
-		h, st = groups.Histogram()
+	var plan estimate.Plan
+	if s.Read != nil {
+		plan = *s.Read
 	}
+	// A group plan's table is keyed by (content, group): its histogram
+	// and entries are by content (analyzer.Summarize).
+	h, st, groups := analyzer.Summarize(s.Table, plan)
 	c := s.Counters
 	setTableCounters(&c, st)
 	c.TableBytes = uint64(s.Table.PeakBytes())
