@@ -31,6 +31,15 @@ type Summary struct {
 	EmbeddedLSize   uint64 // their logical size, bytes, all references
 }
 
+// Add adds o's counts to s (the summaries of two tables of disjoint keys).
+func (s *Summary) Add(o Summary) {
+	s.Entries += o.Entries
+	s.Refs += o.Refs
+	s.EmbeddedEntries += o.EmbeddedEntries
+	s.EmbeddedRefs += o.EmbeddedRefs
+	s.EmbeddedLSize += o.EmbeddedLSize
+}
+
 // Stat is one cell group of the histogram: block count and size sums in bytes
 // (include/sys/ddt.h: ddt_stat_t, fields dds_blocks, dds_lsize, dds_psize,
 // dds_dsize).

@@ -1,8 +1,10 @@
 package ddt
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -377,5 +379,54 @@ func TestSpillMergeDiskFull(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got.h, want.h) || got.s != want.s || got.n != want.n || !reflect.DeepEqual(got.all, want.all) {
 		t.Errorf("result differs: %+v, want %+v", got.s, want.s)
+	}
+}
+
+// RangeGrouped gives each content's entries of a group plan's table (keys
+// GroupKey(content, group)) in a row, in memory and after spills, and
+// every entry once with its refcnt.
+func TestRangeGrouped(t *testing.T) {
+	const contents, groups = 3000, 7
+	for _, limit := range []int64{0, 64 << 10} {
+		var tb *Table
+		if limit == 0 {
+			tb = NewTable(testDSize)
+		} else {
+			tb, _ = spillTable(t, limit, noWarn(t))
+		}
+		rng := rand.New(rand.NewPCG(1, uint64(limit)))
+		want := map[Key]uint64{}
+		for range contents * groups * 2 {
+			var c Key
+			binary.BigEndian.PutUint64(c[:8], rng.Uint64N(contents)*0x9e3779b97f4a7c15)
+			k := GroupKey(c, rng.Uint64N(groups))
+			if tb.Ref(k, 4096) {
+				tb.Set(k, 2048)
+			}
+			want[k]++
+		}
+		if limit != 0 && tb.SpillRuns() == 0 {
+			t.Fatal("no spill")
+		}
+		done := map[uint64]bool{}
+		var cur uint64
+		got := map[Key]uint64{}
+		tb.RangeGrouped(func(k Key, e Entry) bool {
+			c := binary.BigEndian.Uint64(k[:8])
+			if c != cur {
+				if done[c] {
+					t.Fatalf("limit %d: content %x again after others", limit, c)
+				}
+				done[cur], cur = true, c
+			}
+			got[k] = e.Refcnt
+			return true
+		})
+		if err := tb.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("limit %d: %d entries, want %d", limit, len(got), len(want))
+		}
 	}
 }

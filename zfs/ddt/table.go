@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -43,9 +44,9 @@ import (
 // (linear probing, at most 7/8 full, doubled when full) points into them.
 // A slot holds the entry number in its low bits and a tag of hash bits in
 // the others, so a probe rarely touches an entry that is not the one
-// sought. Keys are spread over 256 shards by a hash of the prefix (not by
-// its first byte, which a sampled scan keeps small: ddt.InSample), each
-// behind its own mutex.
+// sought. Keys are spread over 256 shards by a hash of the prefix's first
+// 64 bits (not by its first byte, which a sampled scan keeps small:
+// ddt.InSample), each behind its own mutex.
 
 const (
 	shardBits   = 8
@@ -134,11 +135,13 @@ func NewTable(dsize func(psize uint64) uint64) *Table {
 // hashKey returns the key's 128-bit prefix and a 64-bit mix of it: its low
 // 8 bits choose the shard, its top bits the index position, bits from 8 up
 // the tag. BLAKE3 digests are uniform already; the mix keeps keys that are
-// not (tests, other callers) from piling up.
+// not (tests, other callers) from piling up. The shard depends on the
+// first 64 bits alone, so that the keys sharing them (a content's groups
+// in a group plan's table, GroupKey) are in one shard (RangeGrouped).
 func hashKey(k *Key) (k0, k1, h uint64) {
 	k0 = binary.BigEndian.Uint64(k[0:8])
 	k1 = binary.BigEndian.Uint64(k[8:16])
-	return k0, k1, mix(k0, k1)
+	return k0, k1, mix(k0, k1)&^0xff | mix(k0, 0)&0xff
 }
 
 // mix is splitmix64's finalizer over both halves of the prefix.
@@ -477,6 +480,16 @@ func (t *Table) Range(f func(Key, Entry) bool) {
 	t.each(func(r *rec) bool { return f(keyOf(r.k0, r.k1), t.entry(r)) })
 }
 
+// RangeGrouped is Range with the entries whose keys share their first 8
+// bytes one after another: in a group plan's table (GroupKey), each
+// content's entries of all its groups in a row, so that they can be
+// gathered by content without a map. It sorts the table's entries in
+// memory shard by shard (a 256th of them at a time); after spills the
+// runs are merged in that order anyway.
+func (t *Table) RangeGrouped(f func(Key, Entry) bool) {
+	t.eachIn(true, func(r *rec) bool { return f(keyOf(r.k0, r.k1), t.entry(r)) })
+}
+
 // Summarize builds the refcnt histogram of the table and counts its
 // entries. Entries whose PSize is 0 are embedded blocks (see Set) and, as in
 // zdb's zdb_ddt_add_cb(), are not part of the histogram. Call it after all
@@ -504,7 +517,11 @@ func (t *Table) Summarize() (*Histogram, Summary) {
 
 // each calls f for every entry (merged with the runs on disk after spills)
 // until it returns false.
-func (t *Table) each(f func(*rec) bool) {
+func (t *Table) each(f func(*rec) bool) { t.eachIn(false, f) }
+
+// eachIn is each, the entries of each shard in key order if sorted (they
+// are after spills).
+func (t *Table) eachIn(sorted bool, f func(*rec) bool) {
 	if t.spill.hasRuns() {
 		t.spill.merge(t, f)
 		return
@@ -512,6 +529,9 @@ func (t *Table) each(f func(*rec) bool) {
 	var buf []rec
 	for i := range t.shards {
 		buf = t.shards[i].recs(buf[:0])
+		if sorted {
+			slices.SortFunc(buf, cmpRec)
+		}
 		for j := range buf {
 			if !f(&buf[j]) {
 				return
