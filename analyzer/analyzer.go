@@ -314,15 +314,17 @@ type Counters struct {
 	Indirect space.Blocks `json:"indirect_blocks"`
 	DirZAPs  space.Blocks `json:"directory_zaps"`
 	// ReadGroups are, with --read's group plan (estimate.Plan.Groups),
-	// per group read (estimate.Plan.Group), its records of the
-	// population (holding data) and their LSIZE, bytes. SizeFiles are
-	// the files of more than one record the walk counted, per file size,
-	// bytes: a group holds at most as many records as there are files of
-	// its size (MaxGroupRecords). Both nil without a group plan; they
-	// grow with the groups read and the sizes met (a few tens of bytes
-	// each).
-	ReadGroups map[uint64]GroupRecords `json:"read_groups,omitempty"`
-	SizeFiles  map[uint64]uint64       `json:"size_files,omitempty"`
+	// per group of more than one record read (estimate.Plan.Group), its
+	// records of the population (holding data) and their LSIZE, bytes. A
+	// file of one record read is a group of its own, known by its table
+	// entry (estimate.GroupSample): only those whose record was zeros
+	// left a hole (no entry) are counted here. SizeFiles are the files of
+	// more than one record the walk counted, per file size, bytes: a
+	// group holds at most as many records as there are files of its size
+	// (MaxGroupRecords). Both nil without a group plan; they grow with
+	// the groups read and the sizes met (a few tens of bytes each).
+	ReadGroups map[uint64]estimate.GroupRecords `json:"read_groups,omitempty"`
+	SizeFiles  map[uint64]uint64                `json:"size_files,omitempty"`
 	// OneRecordPopulation are, with --read, the records of the
 	// population (Population) in files of one record: each a group of
 	// its own under the group plan (the groups of the data are at most
@@ -334,18 +336,11 @@ type Counters struct {
 	PeakRSS uint64 `json:"peak_rss"`
 }
 
-// GroupRecords are a group's records read and their LSIZE, bytes
-// (Counters.ReadGroups).
-type GroupRecords struct {
-	Records uint64 `json:"records"`
-	LSize   uint64 `json:"lsize"`
-}
-
 // AddGroup counts records read of group g, of lsize bytes of LSIZE in all
 // (Counters.ReadGroups).
 func (c *Counters) AddGroup(g, records, lsize uint64) {
 	if c.ReadGroups == nil {
-		c.ReadGroups = map[uint64]GroupRecords{}
+		c.ReadGroups = map[uint64]estimate.GroupRecords{}
 	}
 	x := c.ReadGroups[g]
 	x.Records += records
@@ -354,7 +349,7 @@ func (c *Counters) AddGroup(g, records, lsize uint64) {
 }
 
 // AddGroups adds o's ReadGroups to c's.
-func (c *Counters) AddGroups(o map[uint64]GroupRecords) {
+func (c *Counters) AddGroups(o map[uint64]estimate.GroupRecords) {
 	for g, x := range o {
 		c.AddGroup(g, x.Records, x.LSize)
 	}
@@ -399,10 +394,12 @@ func (c *Counters) add(o *Counters) {
 // GroupsOf gathers the table of a group plan's sample, whose keys are a
 // content's first 64 bits and its group (ddt.GroupKey), by content and by
 // group (estimate.GroupSample; the groups' records are in
-// Counters.ReadGroups). Its memory grows with the contents and groups.
-func GroupsOf(t *ddt.Table) *estimate.GroupSample {
-	gs := estimate.NewGroupSample()
-	t.Range(func(k ddt.Key, e ddt.Entry) bool {
+// Counters.ReadGroups, read), a content at a time
+// (ddt.Table.RangeGrouped): its memory grows with the groups of more than
+// one record read, not with the contents.
+func GroupsOf(t *ddt.Table, read map[uint64]estimate.GroupRecords) *estimate.GroupSample {
+	gs := estimate.NewGroupSample(read)
+	t.RangeGrouped(func(k ddt.Key, e ddt.Entry) bool {
 		gs.AddEntry(binary.BigEndian.Uint64(k[:8]), binary.BigEndian.Uint64(k[8:16]), e)
 		return true
 	})
@@ -412,13 +409,14 @@ func GroupsOf(t *ddt.Table) *estimate.GroupSample {
 // Summarize is t's histogram and summary (ddt.Table.Summarize); for the
 // table of a group plan's sample (plan.Groups), whose keys are (content,
 // group), they are by content, from the group sample it also returns
-// (GroupsOf; nil for other plans). The table is read once either way.
-func Summarize(t *ddt.Table, plan estimate.Plan) (*ddt.Histogram, ddt.Summary, *estimate.GroupSample) {
+// (GroupsOf, of the groups read Counters.ReadGroups; nil for other
+// plans). The table is read once either way.
+func Summarize(t *ddt.Table, plan estimate.Plan, read map[uint64]estimate.GroupRecords) (*ddt.Histogram, ddt.Summary, *estimate.GroupSample) {
 	if !plan.Active() || !plan.Groups {
 		h, st := t.Summarize()
 		return h, st, nil
 	}
-	gs := GroupsOf(t)
+	gs := GroupsOf(t, read)
 	h, st := gs.Histogram()
 	return h, st, gs
 }
@@ -554,7 +552,7 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Analysis
 		res.Counters.add(&r.Counters)
 		res.Counters.Changed += r.Counters.Changed
 	}
-	h, st, groups := Summarize(s.table, s.opts.Read)
+	h, st, groups := Summarize(s.table, s.opts.Read, res.Counters.ReadGroups)
 	res.Groups = groups
 	res.Histogram = h
 	res.Counters.UniqueBlocks = st.Entries

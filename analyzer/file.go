@@ -519,7 +519,9 @@ func (s *run) holeRun(fl *file, a, b uint64) {
 		for i := a; i < b; i++ {
 			if s.opts.Read.Reads(fl.planKey, i) {
 				g := s.opts.Read.Group(fl.planKey, i)
-				c.AddGroup(g, 1, uint64(fl.lsize))
+				if fl.nrec > 1 { // a file of one record: its entry (GroupSample)
+					c.AddGroup(g, 1, uint64(fl.lsize))
+				}
 				k, o = s.walkLane.ZeroRunInGroup(fl.lsize, 1, fl.copyHoles, g)
 			}
 		}

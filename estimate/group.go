@@ -2,6 +2,7 @@ package estimate
 
 import (
 	"maps"
+	"math/bits"
 	"slices"
 
 	"github.com/ddtsim/ddtsim/zfs/ddt"
@@ -16,6 +17,21 @@ type GroupSums struct {
 	Records, Stored           uint64
 	LSize, StoredLSize, PSize uint64 // LSIZE of all, of the stored; PSIZE of the stored
 	DSize                     uint64 // DSIZE of the stored
+}
+
+// GroupRecords are a group's records read that hold data (the
+// population's) and their LSIZE, bytes: what a group plan's scan counts
+// of the groups of more than one record it reads (and of the files of one
+// record it reads whose record is all zeros left a hole), in
+// analyzer.Counters.ReadGroups.
+type GroupRecords struct {
+	Records uint64 `json:"records"`
+	LSize   uint64 `json:"lsize"`
+}
+
+// values are g's values in the order of GroupMoments' sums.
+func (g GroupSums) values() [nG]uint64 {
+	return [nG]uint64{g.Records, g.Stored, g.LSize, g.StoredLSize, g.PSize, g.DSize}
 }
 
 // The values of a group, in the order of GroupMoments' sums.
@@ -51,7 +67,10 @@ type GroupMoments struct {
 
 // Add counts one group read.
 func (m *GroupMoments) Add(g GroupSums) {
-	v := [nG]float64{float64(g.Records), float64(g.Stored), float64(g.LSize), float64(g.StoredLSize), float64(g.PSize), float64(g.DSize)}
+	var v [nG]float64
+	for i, x := range g.values() {
+		v[i] = float64(x)
+	}
 	m.n++
 	for i := range v {
 		m.sum[i] += v[i]
@@ -60,6 +79,67 @@ func (m *GroupMoments) Add(g GroupSums) {
 		}
 	}
 }
+
+// addExact counts the groups of e.
+func (m *GroupMoments) addExact(e *exactMoments) {
+	m.n += float64(e.n)
+	for i := range m.sum {
+		m.sum[i] += float64(e.sum[i])
+		for j := range m.prod[i] {
+			m.prod[i][j] += e.prod[min(i, j)][max(i, j)].float()
+		}
+	}
+}
+
+// exactMoments are GroupMoments' sums kept as integers, for groups
+// counted in any order (a group sample's groups of one record, met a
+// content at a time): integer sums do not depend on the order, so shards
+// merged give what one scan gives, to the bit. A group of one record has
+// values below 2^25 (LSIZE at most 16 MiB): their sums fit 64 bits up to
+// 2^39 groups, their products' sums take 128 bits.
+type exactMoments struct {
+	n    uint64
+	sum  [nG]uint64
+	prod [nG][nG]uint128 // i ≤ j only
+}
+
+func (e *exactMoments) add(g GroupSums) {
+	v := g.values()
+	e.n++
+	for i := range v {
+		e.sum[i] += v[i]
+		for j := i; j < nG; j++ {
+			e.prod[i][j].addProduct(v[i], v[j])
+		}
+	}
+}
+
+func (e *exactMoments) merge(o *exactMoments) {
+	e.n += o.n
+	for i := range e.sum {
+		e.sum[i] += o.sum[i]
+		for j := i; j < nG; j++ {
+			e.prod[i][j].add(o.prod[i][j])
+		}
+	}
+}
+
+// uint128 is an unsigned 128-bit integer.
+type uint128 struct{ hi, lo uint64 }
+
+func (u *uint128) add(o uint128) {
+	var c uint64
+	u.lo, c = bits.Add64(u.lo, o.lo, 0)
+	u.hi += o.hi + c
+}
+
+// addProduct adds a·b.
+func (u *uint128) addProduct(a, b uint64) {
+	hi, lo := bits.Mul64(a, b)
+	u.add(uint128{hi, lo})
+}
+
+func (u uint128) float() float64 { return float64(u.hi)*(1<<64) + float64(u.lo) }
 
 // Merge adds o's groups to m (no group in both); the larger Groups and
 // MaxRecords stand.
@@ -87,13 +167,30 @@ func (m *GroupMoments) pairs(a, b int, ua, ub float64) pairs {
 
 // GroupSample gathers a group plan's sample (Plan.Groups) for Compute:
 // the sample's table, whose keys are a content's first 64 bits and the
-// record's group (Plan.Group), and the records of each group read. Its
-// memory grows with the contents and the groups read (about 100 bytes
-// each). The zero value is not usable: NewGroupSample.
+// record's group (Plan.Group), and the records of each group read. The
+// table's entries must come a content at a time: each content's entries
+// of all its groups one after another (ddt.Table.RangeGrouped, or a merge
+// in key order). A content is then counted as soon as the next begins, so
+// the sample's memory does not grow with the contents.
+//
+// The groups of more than one record read are those the scan counted
+// (GroupRecords, given to NewGroupSample): the sample adds up their
+// stored records in a map, some 50 bytes a group. Every other group of an
+// entry is a file of one record, which the scan does not list: its one
+// record is the entry's, and it is counted at once (exactMoments), so
+// that the many small files of a tree take no memory. The zero value is
+// not usable: NewGroupSample.
 type GroupSample struct {
-	contents map[uint64]*seenContent // stored contents
-	embedded map[uint64]*seenContent // contents stored in block pointers
-	groups   map[uint64]*GroupSums
+	tally  *Tally
+	hist   ddt.Histogram
+	sum    ddt.Summary
+	read   map[uint64]GroupRecords // the groups the scan counted; not written
+	stored map[uint64]*GroupSums   // their stored records (Stored, StoredLSize, PSize, DSize)
+	single exactMoments            // the groups of one record
+
+	// The content being gathered: its stored and its embedded entries.
+	cur           uint64
+	stored1, emb1 seenContent
 }
 
 // seenContent is what the sample read of one content: its records, in how
@@ -103,74 +200,90 @@ type seenContent struct {
 	e            ddt.Entry
 }
 
-// NewGroupSample returns an empty sample.
-func NewGroupSample() *GroupSample {
-	return &GroupSample{contents: map[uint64]*seenContent{}, embedded: map[uint64]*seenContent{}, groups: map[uint64]*GroupSums{}}
-}
-
-func (s *GroupSample) group(g uint64) *GroupSums {
-	x := s.groups[g]
-	if x == nil {
-		x = &GroupSums{}
-		s.groups[g] = x
-	}
-	return x
+// NewGroupSample returns an empty sample of the groups read that the
+// scan counted (analyzer.Counters.ReadGroups, which it reads and does not
+// write; nil: none): the groups of the entries not in read are files of
+// one record.
+func NewGroupSample(read map[uint64]GroupRecords) *GroupSample {
+	return &GroupSample{tally: NewTally(), read: read, stored: map[uint64]*GroupSums{}}
 }
 
 // AddEntry adds one entry of the sample's table: the records of content
 // (the first 64 bits of its key) read in group g (each (content, group)
-// once). An embedded entry (PSize 0) is no stored block: its records
-// count through AddRecords only.
+// once, and a content's entries one after another: see GroupSample). An
+// embedded entry (PSize 0) is no stored block, but a record of its group.
 func (s *GroupSample) AddEntry(content, g uint64, e ddt.Entry) {
-	m := s.contents
-	if e.PSize == 0 {
-		m = s.embedded
+	if content != s.cur {
+		s.flush()
+		s.cur = content
 	}
-	c := m[content]
-	if c == nil {
-		c = &seenContent{e: e}
-		m[content] = c
+	c := &s.stored1
+	if e.PSize == 0 {
+		c = &s.emb1
+	}
+	if c.groups == 0 {
+		c.e = e
 	}
 	c.refs += e.Refcnt
 	c.groups++
-	if e.PSize == 0 {
+	var x GroupSums
+	if e.PSize != 0 {
+		x = GroupSums{Stored: e.Refcnt, StoredLSize: e.Refcnt * uint64(e.LSize), PSize: e.Refcnt * uint64(e.PSize), DSize: e.Refcnt * e.DSize}
+	}
+	if _, ok := s.read[g]; !ok {
+		// A file of one record: the group is this entry.
+		x.Records, x.LSize = e.Refcnt, e.Refcnt*uint64(e.LSize)
+		s.single.add(x)
 		return
 	}
-	x := s.group(g)
-	x.Stored += e.Refcnt
-	x.StoredLSize += e.Refcnt * uint64(e.LSize)
-	x.PSize += e.Refcnt * uint64(e.PSize)
-	x.DSize += e.Refcnt * e.DSize
-}
-
-// AddRecords adds records read of group g holding data, of lsize bytes
-// of LSIZE in all (holes and embedded records among them).
-func (s *GroupSample) AddRecords(g, records, lsize uint64) {
-	x := s.group(g)
-	x.Records += records
-	x.LSize += lsize
-}
-
-// Merge adds o to s: samples of disjoint sets of table keys (partitions
-// of one table), whose groups' records are added once (AddRecords on one
-// of them).
-func (s *GroupSample) Merge(o *GroupSample) {
-	for _, m := range []struct{ dst, src map[uint64]*seenContent }{{s.contents, o.contents}, {s.embedded, o.embedded}} {
-		for k, c := range m.src {
-			if x := m.dst[k]; x != nil {
-				x.refs += c.refs
-				x.groups += c.groups
-			} else {
-				cc := *c
-				m.dst[k] = &cc
-			}
-		}
+	if e.PSize == 0 {
+		return // counted in the group's records (read)
 	}
-	for g, c := range o.groups {
-		x := s.group(g)
-		x.Records += c.Records
+	y := s.stored[g]
+	if y == nil {
+		y = &GroupSums{}
+		s.stored[g] = y
+	}
+	y.Stored += x.Stored
+	y.StoredLSize += x.StoredLSize
+	y.PSize += x.PSize
+	y.DSize += x.DSize
+}
+
+// flush counts the content being gathered, if any.
+func (s *GroupSample) flush() {
+	if c := &s.stored1; c.groups > 0 {
+		s.hist.Add(c.refs, uint64(c.e.LSize), uint64(c.e.PSize), c.e.DSize)
+		s.sum.Entries++
+		s.sum.Refs += c.refs
+		e := c.e
+		e.Refcnt = c.refs
+		s.tally.AddGroups(e, c.groups)
+	}
+	if c := &s.emb1; c.groups > 0 {
+		s.sum.EmbeddedEntries++
+		s.sum.EmbeddedRefs += c.refs
+		s.sum.EmbeddedLSize += c.refs * uint64(c.e.LSize)
+	}
+	s.stored1, s.emb1 = seenContent{}, seenContent{}
+}
+
+// Merge adds o to s: samples of disjoint sets of contents (partitions of
+// one table by content) of the same groups read (NewGroupSample).
+func (s *GroupSample) Merge(o *GroupSample) {
+	s.flush()
+	o.flush()
+	s.tally.Merge(o.tally)
+	s.hist.Merge(&o.hist)
+	s.sum.Add(o.sum)
+	s.single.merge(&o.single)
+	for g, c := range o.stored {
+		x := s.stored[g]
+		if x == nil {
+			x = &GroupSums{}
+			s.stored[g] = x
+		}
 		x.Stored += c.Stored
-		x.LSize += c.LSize
 		x.StoredLSize += c.StoredLSize
 		x.PSize += c.PSize
 		x.DSize += c.DSize
@@ -180,17 +293,20 @@ func (s *GroupSample) Merge(o *GroupSample) {
 // Inputs returns the tally and the groups' moments of the sample, for
 // Input.Tally and Input.Groups; maxRecords is the most records a group
 // can hold (GroupMoments.MaxRecords). The groups are added in the order
-// of their keys, so that the sums do not depend on the maps' order.
+// of their keys (the files of one record as integers, in any order), so
+// that the sums do not depend on the order the entries came in.
 func (s *GroupSample) Inputs(maxRecords uint64) (*Tally, *GroupMoments) {
+	s.flush()
 	t := NewTally()
-	for _, c := range s.contents {
-		e := c.e
-		e.Refcnt = c.refs
-		t.AddGroups(e, c.groups)
-	}
+	t.Merge(s.tally)
 	m := &GroupMoments{MaxRecords: maxRecords}
-	for _, g := range slices.Sorted(maps.Keys(s.groups)) {
-		m.Add(*s.groups[g])
+	m.addExact(&s.single)
+	for _, g := range slices.Sorted(maps.Keys(s.read)) {
+		x := GroupSums{Records: s.read[g].Records, LSize: s.read[g].LSize}
+		if y := s.stored[g]; y != nil {
+			x.Stored, x.StoredLSize, x.PSize, x.DSize = y.Stored, y.StoredLSize, y.PSize, y.DSize
+		}
+		m.Add(x)
 	}
 	return t, m
 }
@@ -199,17 +315,7 @@ func (s *GroupSample) Inputs(maxRecords uint64) (*Tally, *GroupMoments) {
 // content alone would summarize it (ddt.Table.Summarize): each content
 // read once, of its records read in every group.
 func (s *GroupSample) Histogram() (*ddt.Histogram, ddt.Summary) {
-	h := &ddt.Histogram{}
-	var sum ddt.Summary
-	for _, c := range s.contents {
-		h.Add(c.refs, uint64(c.e.LSize), uint64(c.e.PSize), c.e.DSize)
-		sum.Entries++
-		sum.Refs += c.refs
-	}
-	for _, c := range s.embedded {
-		sum.EmbeddedEntries++
-		sum.EmbeddedRefs += c.refs
-		sum.EmbeddedLSize += c.refs * uint64(c.e.LSize)
-	}
-	return h, sum
+	s.flush()
+	h := s.hist
+	return &h, s.sum
 }

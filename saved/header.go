@@ -42,7 +42,7 @@ type Header struct {
 	// {"index": i, "count": N}; absent for a scan of everything.
 	Shard *source.Shard `json:"shard,omitempty"`
 	// Read is the plan of a scan made with --read (format version 4; 5
-	// with groups): {"fraction": F, "seed": S, "groups": true}, the
+	// or 6 with groups): {"fraction": F, "seed": S, "groups": true}, the
 	// records read chosen by it (estimate.Plan); the table holds those
 	// records only (keyed by content and group with groups), and the
 	// counters say what the estimate needs of the others (Population,

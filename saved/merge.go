@@ -416,7 +416,7 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 	sample := m.Model.Sample > 1
 	results := make([]*partResult, Partitions)
 	if err := eachPartition(jobs, func(p int) (err error) {
-		results[p], err = mergePartition(p, scans, policy, sample, m.Read != nil, m.Read != nil && m.Read.Groups)
+		results[p], err = mergePartition(p, scans, policy, sample, m.Read != nil, m.Read != nil && m.Read.Groups, m.Counters.ReadGroups)
 		return err
 	}); err != nil {
 		return err
@@ -426,11 +426,7 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 	var sampled []ddt.Entry
 	for _, r := range results {
 		m.Histogram.Merge(&r.hist)
-		m.Summary.Entries += r.sum.Entries
-		m.Summary.Refs += r.sum.Refs
-		m.Summary.EmbeddedEntries += r.sum.EmbeddedEntries
-		m.Summary.EmbeddedRefs += r.sum.EmbeddedRefs
-		m.Summary.EmbeddedLSize += r.sum.EmbeddedLSize
+		m.Summary.Add(r.sum)
 		disagree += r.disagree
 		sampled = append(sampled, r.sampled...)
 		if r.tally != nil {
@@ -441,7 +437,7 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 		}
 		if r.groups != nil {
 			if m.ReadGroups == nil {
-				m.ReadGroups = estimate.NewGroupSample()
+				m.ReadGroups = estimate.NewGroupSample(m.Counters.ReadGroups)
 			}
 			m.ReadGroups.Merge(r.groups)
 		}
@@ -469,8 +465,9 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 
 // mergePartition merges partition p of every scan: a k-way merge of
 // sorted streams, adding the refcnts of equal keys. With sample every
-// entry is kept, with read they are tallied.
-func mergePartition(p int, scans []*input, policy *zio.Policy, sample, read, groups bool) (*partResult, error) {
+// entry is kept, with read they are tallied; with groups they are gathered
+// by content and group (estimate.GroupSample of the groups readGroups).
+func mergePartition(p int, scans []*input, policy *zio.Policy, sample, read, groups bool, readGroups map[uint64]estimate.GroupRecords) (*partResult, error) {
 	var h mergeHeap
 	defer func() {
 		for _, s := range h.srcs {
@@ -505,7 +502,7 @@ func mergePartition(p int, scans []*input, policy *zio.Policy, sample, read, gro
 	res := &partResult{}
 	switch {
 	case groups:
-		res.groups = estimate.NewGroupSample()
+		res.groups = estimate.NewGroupSample(readGroups)
 	case read:
 		res.tally = estimate.NewTally()
 	}

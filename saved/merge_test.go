@@ -207,9 +207,9 @@ func TestMergeRefusesDamagedTables(t *testing.T) {
 			m.Model.Copies = 1 // the rows' DSIZE are of copies=2
 			m.Paths = nil      // (only this one is merged: see corrupt)
 		}, []string{"part-", "a table of another model"}},
-		{"version 6", func(dir string, m *Manifest) {
-			m.Version = 6
-		}, []string{"_manifest.json", "format version 6"}},
+		{"version 7", func(dir string, m *Manifest) {
+			m.Version = 7
+		}, []string{"_manifest.json", "format version 7"}},
 		{"a read plan in version 3", func(dir string, m *Manifest) {
 			m.Read = &estimate.Plan{Fraction: 0.05, Seed: 1}
 		}, []string{"_manifest.json", "read plan"}},
@@ -416,11 +416,12 @@ func TestMergeReadPlans(t *testing.T) {
 		if err != nil || mf.Version != 4 || mf.Read == nil || *mf.Read != *plan {
 			t.Fatalf("saved plan: %v, version %d, %+v", err, mf.Version, mf.Read)
 		}
-		// A group plan is version 5: a ddtsim reading only 4 would take
-		// its (content, group) keys for contents.
+		// A group plan is version 6: a ddtsim reading only 4 would take
+		// its (content, group) keys for contents, one reading only 5 its
+		// files of one record for empty groups.
 		g := *plan
 		g.Groups = true
-		if v := WriteVersion(&Header{Read: &g}); v != 5 {
+		if v := WriteVersion(&Header{Read: &g}); v != 6 {
 			t.Errorf("a group plan written as version %d", v)
 		}
 	}

@@ -30,17 +30,21 @@ import (
 // for the whole data's. Version 5 is version 4 with a group plan
 // (estimate.Plan.Groups): its table's keys are (content, group), which a
 // ddtsim reading only version 4 would take for contents and resume with a
-// plan of single records. A scan without a plan is written as version 3,
-// one with a plan of single records as 4 (WriteVersion), which older
-// ddtsims read.
-const Version = 5
+// plan of single records. Version 6 is version 5 whose counters list only
+// the groups of more than one record read (analyzer.Counters.ReadGroups:
+// a file of one record is its table entry's group), where a ddtsim
+// reading only version 5 would take the files of one record for empty
+// groups; this package reads both alike (estimate.GroupSample). A scan
+// without a plan is written as version 3, one with a plan of single
+// records as 4 (WriteVersion), which older ddtsims read.
+const Version = 6
 
 // WriteVersion is the format version a scan with header h is written in:
-// 5 with a group plan, 4 with a plan of single records, else 3.
+// 6 with a group plan, 4 with a plan of single records, else 3.
 func WriteVersion(h *Header) int {
 	switch {
 	case h.Read != nil && h.Read.Groups:
-		return 5
+		return 6
 	case h.Read != nil:
 		return 4
 	}
@@ -97,7 +101,7 @@ func (s *Scan) Result() *analyzer.Analysis {
 	}
 	// A group plan's table is keyed by (content, group): its histogram
 	// and entries are by content (analyzer.Summarize).
-	h, st, groups := analyzer.Summarize(s.Table, plan)
+	h, st, groups := analyzer.Summarize(s.Table, plan, s.Counters.ReadGroups)
 	c := s.Counters
 	setTableCounters(&c, st)
 	c.TableBytes = uint64(s.Table.PeakBytes())

@@ -1171,3 +1171,37 @@ func TestReadPartialDecision(t *testing.T) {
 		t.Errorf("partial %v, decision %+v", rep.Partial, rep.Decision)
 	}
 }
+
+// A group plan's sample gathered from a table spilled to disk is the one
+// gathered in memory: the table gives each content's groups in a row
+// either way (ddt.Table.RangeGrouped), which GroupSample needs.
+func TestReadGroupsSpilled(t *testing.T) {
+	t.Parallel()
+	sets := harnessSets(t, t.TempDir(), 4096)
+	set := model.Settings{RecordSize: 1 << 10}
+	plan := estimate.Plan{Fraction: 0.4, Seed: 5, Groups: true}
+	var texts [2]string
+	for i, mem := range []int64{0, 128 << 10} {
+		opts := scan.Options{Read: plan, Jobs: 2}
+		if mem != 0 {
+			opts.Mem, opts.TmpDir = mem, t.TempDir()
+		}
+		res, err := scan.Run(context.Background(), set, sets["mix"], opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if runs := res.Analysis.Counters.SpillRuns; (mem != 0) != (runs > 0) {
+			t.Fatalf("mem %d: %d spill runs", mem, runs)
+		}
+		rep, err := res.Report(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Close()
+		text, _, _, _ := writeReport(t, rep)
+		texts[i] = regexp.MustCompile(`(?m)^ +memory .*$`).ReplaceAllString(text, "")
+	}
+	if texts[0] != texts[1] {
+		t.Errorf("spilled:\n%s\nin memory:\n%s", texts[1], texts[0])
+	}
+}

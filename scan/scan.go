@@ -615,7 +615,7 @@ func FromMerged(m *saved.Merged) (*Result, error) {
 		}
 		res.readGroups = m.ReadGroups
 		if res.read.Groups && res.readGroups == nil {
-			res.readGroups = estimate.NewGroupSample()
+			res.readGroups = estimate.NewGroupSample(m.Counters.ReadGroups)
 		}
 	}
 	return res, nil
@@ -693,10 +693,7 @@ func (res *Result) Report(ram uint64) (*report.Report, error) {
 				gs = res.Analysis.Groups
 			}
 			if gs == nil {
-				gs = estimate.NewGroupSample()
-			}
-			for g, x := range c.ReadGroups {
-				gs.AddRecords(g, x.Records, x.LSize)
+				gs = estimate.NewGroupSample(c.ReadGroups)
 			}
 			in.Tally, in.Groups = gs.Inputs(c.MaxGroupRecords())
 			// The groups of the data, at most: one a record of a file
