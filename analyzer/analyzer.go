@@ -313,18 +313,12 @@ type Counters struct {
 	// uninterrupted scan counts it.
 	Indirect space.Blocks `json:"indirect_blocks"`
 	DirZAPs  space.Blocks `json:"directory_zaps"`
-	// ReadGroups are, with --read's group plan (estimate.Plan.Groups),
-	// per group of more than one record read (estimate.Plan.Group), its
-	// records of the population (holding data) and their LSIZE, bytes. A
-	// file of one record read is a group of its own, known by its table
-	// entry (estimate.GroupSample): only those whose record was zeros
-	// left a hole (no entry) are counted here. SizeFiles are the files of
-	// more than one record the walk counted, per file size, bytes: a
-	// group holds at most as many records as there are files of its size
-	// (MaxGroupRecords). Both nil without a group plan; they grow with
-	// the groups read and the sizes met (a few tens of bytes each).
-	ReadGroups map[uint64]estimate.GroupRecords `json:"read_groups,omitempty"`
-	SizeFiles  map[uint64]uint64                `json:"size_files,omitempty"`
+	// SizeFiles are, with --read's group plan (estimate.Plan.Groups),
+	// the files of more than one record the walk counted, per file size,
+	// bytes: a group holds at most as many records as there are files of
+	// its size (MaxGroupRecords). Nil without a group plan; it grows with
+	// the sizes met (a few tens of bytes each).
+	SizeFiles map[uint64]uint64 `json:"size_files,omitempty"`
 	// OneRecordPopulation are, with --read, the records of the
 	// population (Population) in files of one record: each a group of
 	// its own under the group plan (the groups of the data are at most
@@ -334,25 +328,6 @@ type Counters struct {
 	// leaves it 0, so that equal scans have equal counters; the command
 	// sets it when it reports.
 	PeakRSS uint64 `json:"peak_rss"`
-}
-
-// AddGroup counts records read of group g, of lsize bytes of LSIZE in all
-// (Counters.ReadGroups).
-func (c *Counters) AddGroup(g, records, lsize uint64) {
-	if c.ReadGroups == nil {
-		c.ReadGroups = map[uint64]estimate.GroupRecords{}
-	}
-	x := c.ReadGroups[g]
-	x.Records += records
-	x.LSize += lsize
-	c.ReadGroups[g] = x
-}
-
-// AddGroups adds o's ReadGroups to c's.
-func (c *Counters) AddGroups(o map[uint64]estimate.GroupRecords) {
-	for g, x := range o {
-		c.AddGroup(g, x.Records, x.LSize)
-	}
 }
 
 // MaxGroupRecords is the most records a group of a group plan can hold:
@@ -367,7 +342,6 @@ func (c *Counters) MaxGroupRecords() uint64 {
 }
 
 func (c *Counters) add(o *Counters) {
-	c.AddGroups(o.ReadGroups)
 	c.ReadBytes += o.ReadBytes
 	c.ScannedBytes += o.ScannedBytes
 	c.Records += o.Records
@@ -393,12 +367,11 @@ func (c *Counters) add(o *Counters) {
 
 // GroupsOf gathers the table of a group plan's sample, whose keys are a
 // content's first 64 bits and its group (ddt.GroupKey), by content and by
-// group (estimate.GroupSample; the groups' records are in
-// Counters.ReadGroups, read), a content at a time
+// group (estimate.GroupSample), a content at a time
 // (ddt.Table.RangeGrouped): its memory grows with the groups of more than
 // one record read, not with the contents.
-func GroupsOf(t *ddt.Table, read map[uint64]estimate.GroupRecords) *estimate.GroupSample {
-	gs := estimate.NewGroupSample(read)
+func GroupsOf(t *ddt.Table) *estimate.GroupSample {
+	gs := estimate.NewGroupSample()
 	t.RangeGrouped(func(k ddt.Key, e ddt.Entry) bool {
 		gs.AddEntry(binary.BigEndian.Uint64(k[:8]), binary.BigEndian.Uint64(k[8:16]), e)
 		return true
@@ -409,14 +382,13 @@ func GroupsOf(t *ddt.Table, read map[uint64]estimate.GroupRecords) *estimate.Gro
 // Summarize is t's histogram and summary (ddt.Table.Summarize); for the
 // table of a group plan's sample (plan.Groups), whose keys are (content,
 // group), they are by content, from the group sample it also returns
-// (GroupsOf, of the groups read Counters.ReadGroups; nil for other
-// plans). The table is read once either way.
-func Summarize(t *ddt.Table, plan estimate.Plan, read map[uint64]estimate.GroupRecords) (*ddt.Histogram, ddt.Summary, *estimate.GroupSample) {
+// (GroupsOf; nil for other plans). The table is read once either way.
+func Summarize(t *ddt.Table, plan estimate.Plan) (*ddt.Histogram, ddt.Summary, *estimate.GroupSample) {
 	if !plan.Active() || !plan.Groups {
 		h, st := t.Summarize()
 		return h, st, nil
 	}
-	gs := GroupsOf(t, read)
+	gs := GroupsOf(t)
 	h, st := gs.Histogram()
 	return h, st, gs
 }
@@ -552,7 +524,7 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Analysis
 		res.Counters.add(&r.Counters)
 		res.Counters.Changed += r.Counters.Changed
 	}
-	h, st, groups := Summarize(s.table, s.opts.Read, res.Counters.ReadGroups)
+	h, st, groups := Summarize(s.table, s.opts.Read)
 	res.Groups = groups
 	res.Histogram = h
 	res.Counters.UniqueBlocks = st.Entries

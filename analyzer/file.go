@@ -518,11 +518,7 @@ func (s *run) holeRun(fl *file, a, b uint64) {
 		// ranges miss the truth, found by a new user.)
 		for i := a; i < b; i++ {
 			if s.opts.Read.Reads(fl.planKey, i) {
-				g := s.opts.Read.Group(fl.planKey, i)
-				if fl.nrec > 1 { // a file of one record: its entry (GroupSample)
-					c.AddGroup(g, 1, uint64(fl.lsize))
-				}
-				k, o = s.walkLane.ZeroRunInGroup(fl.lsize, 1, fl.copyHoles, g)
+				k, o = s.walkLane.ZeroRunInGroup(fl.lsize, 1, fl.copyHoles, s.opts.Read.TableGroup(fl.planKey, i, fl.nrec))
 			}
 		}
 	} else {

@@ -107,6 +107,18 @@ func (l *Lane) record(data []byte, zero, copyHoles bool, group *uint64) (ddt.Key
 	return k, New
 }
 
+// HoleInGroup counts a record of group g of a group plan's sample that
+// Record (RecordInGroup) found a hole, of lsize bytes, in the table under
+// ddt.HoleGroupKey(g): the group's sums are then its entries'
+// (estimate.GroupSample). It is no block: summaries by content leave it
+// out.
+func (l *Lane) HoleInGroup(lsize uint32, g uint64) {
+	k := ddt.HoleGroupKey(g)
+	if l.Table.Ref(k, lsize) {
+		l.Table.Set(k, 0)
+	}
+}
+
 // Embedded reports whether the record Record just took (data, not all
 // zeros, key k, outcome o: New or Ref) is stored in its block pointer:
 // from that call for New; for Ref from the table where it holds the

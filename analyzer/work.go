@@ -205,10 +205,7 @@ func (s *run) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane,
 		c.ReadLSize += l
 		c.ReadLSizeSq += (l >> 9) * (l >> 9)
 		if grouped {
-			g = s.opts.Read.Group(fl.planKey, i)
-			if fl.nrec > 1 {
-				c.AddGroup(g, 1, l)
-			}
+			g = s.opts.Read.TableGroup(fl.planKey, i, fl.nrec)
 		}
 	}
 	c.Records++
@@ -229,11 +226,8 @@ func (s *run) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane,
 		if sampled {
 			c.ReadHoles++
 			c.ReadHoleBytes += r.n
-			if grouped && fl.nrec == 1 {
-				// A file of one record is known to the group sample
-				// by its table entry (estimate.GroupSample): one left
-				// a hole has none, and is counted here.
-				c.AddGroup(g, 1, uint64(fl.lsize))
+			if grouped {
+				lane.HoleInGroup(fl.lsize, g) // a record of its group
 			}
 		}
 		if s.opts.OnBlock != nil {

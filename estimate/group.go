@@ -19,14 +19,14 @@ type GroupSums struct {
 	DSize                     uint64 // DSIZE of the stored
 }
 
-// GroupRecords are a group's records read that hold data (the
-// population's) and their LSIZE, bytes: what a group plan's scan counts
-// of the groups of more than one record it reads (and of the files of one
-// record it reads whose record is all zeros left a hole), in
-// analyzer.Counters.ReadGroups.
-type GroupRecords struct {
-	Records uint64 `json:"records"`
-	LSize   uint64 `json:"lsize"`
+// add adds o's sums to g's.
+func (g *GroupSums) add(o GroupSums) {
+	g.Records += o.Records
+	g.Stored += o.Stored
+	g.LSize += o.LSize
+	g.StoredLSize += o.StoredLSize
+	g.PSize += o.PSize
+	g.DSize += o.DSize
 }
 
 // values are g's values in the order of GroupMoments' sums.
@@ -167,26 +167,24 @@ func (m *GroupMoments) pairs(a, b int, ua, ub float64) pairs {
 
 // GroupSample gathers a group plan's sample (Plan.Groups) for Compute:
 // the sample's table, whose keys are a content's first 64 bits and the
-// record's group (Plan.Group), and the records of each group read. The
-// table's entries must come a content at a time: each content's entries
-// of all its groups one after another (ddt.Table.RangeGrouped, or a merge
-// in key order). A content is then counted as soon as the next begins, so
-// the sample's memory does not grow with the contents.
+// record's group (Plan.TableGroup), with the records read that were zeros
+// left holes under their group's ddt.HoleGroupKey. The table's entries
+// must come a content at a time: each content's entries of all its groups
+// one after another (ddt.Table.RangeGrouped, or a merge in key order). A
+// content is then counted as soon as the next begins, so the sample's
+// memory does not grow with the contents.
 //
-// The groups of more than one record read are those the scan counted
-// (GroupRecords, given to NewGroupSample): the sample adds up their
-// stored records in a map, some 50 bytes a group. Every other group of an
-// entry is a file of one record, which the scan does not list: its one
-// record is the entry's, and it is counted at once (exactMoments), so
-// that the many small files of a tree take no memory. The zero value is
-// not usable: NewGroupSample.
+// A group's sums (GroupSums) are those of its entries. A file of one
+// record is a group of one entry, counted at once (exactMoments): the
+// many small files of a tree take no memory. The groups of more than one
+// record are added up in a map until the end, some 80 bytes a group read.
+// The zero value is not usable: NewGroupSample.
 type GroupSample struct {
 	tally  *Tally
 	hist   ddt.Histogram
 	sum    ddt.Summary
-	read   map[uint64]GroupRecords // the groups the scan counted; not written
-	stored map[uint64]*GroupSums   // their stored records (Stored, StoredLSize, PSize, DSize)
-	single exactMoments            // the groups of one record
+	groups map[uint64]*GroupSums // the groups of more than one record
+	single exactMoments          // the groups of one record
 
 	// The content being gathered: its stored and its embedded entries.
 	cur           uint64
@@ -200,54 +198,51 @@ type seenContent struct {
 	e            ddt.Entry
 }
 
-// NewGroupSample returns an empty sample of the groups read that the
-// scan counted (analyzer.Counters.ReadGroups, which it reads and does not
-// write; nil: none): the groups of the entries not in read are files of
-// one record.
-func NewGroupSample(read map[uint64]GroupRecords) *GroupSample {
-	return &GroupSample{tally: NewTally(), read: read, stored: map[uint64]*GroupSums{}}
+// NewGroupSample returns an empty sample.
+func NewGroupSample() *GroupSample {
+	return &GroupSample{tally: NewTally(), groups: map[uint64]*GroupSums{}}
 }
 
 // AddEntry adds one entry of the sample's table: the records of content
 // (the first 64 bits of its key) read in group g (each (content, group)
 // once, and a content's entries one after another: see GroupSample). An
-// embedded entry (PSize 0) is no stored block, but a record of its group.
+// embedded entry (PSize 0) is no stored block, nor are a group's holes
+// (ddt.HoleGroupKey): they count among their group's records only.
 func (s *GroupSample) AddEntry(content, g uint64, e ddt.Entry) {
+	x := GroupSums{Records: e.Refcnt, LSize: e.Refcnt * uint64(e.LSize)}
+	switch {
+	case ddt.HoleGroup(content, g):
+	case e.PSize == 0:
+		s.addContent(content, &s.emb1, e)
+	default:
+		s.addContent(content, &s.stored1, e)
+		x.Stored, x.StoredLSize, x.PSize, x.DSize = e.Refcnt, e.Refcnt*uint64(e.LSize), e.Refcnt*uint64(e.PSize), e.Refcnt*e.DSize
+	}
+	if OneRecordGroup(g) {
+		s.single.add(x)
+		return
+	}
+	y := s.groups[g]
+	if y == nil {
+		y = &GroupSums{}
+		s.groups[g] = y
+	}
+	y.add(x)
+}
+
+// addContent adds e, an entry of content, to c, the content's stored or
+// embedded entries, first counting the content gathered before if it is
+// another.
+func (s *GroupSample) addContent(content uint64, c *seenContent, e ddt.Entry) {
 	if content != s.cur {
 		s.flush()
 		s.cur = content
-	}
-	c := &s.stored1
-	if e.PSize == 0 {
-		c = &s.emb1
 	}
 	if c.groups == 0 {
 		c.e = e
 	}
 	c.refs += e.Refcnt
 	c.groups++
-	var x GroupSums
-	if e.PSize != 0 {
-		x = GroupSums{Stored: e.Refcnt, StoredLSize: e.Refcnt * uint64(e.LSize), PSize: e.Refcnt * uint64(e.PSize), DSize: e.Refcnt * e.DSize}
-	}
-	if _, ok := s.read[g]; !ok {
-		// A file of one record: the group is this entry.
-		x.Records, x.LSize = e.Refcnt, e.Refcnt*uint64(e.LSize)
-		s.single.add(x)
-		return
-	}
-	if e.PSize == 0 {
-		return // counted in the group's records (read)
-	}
-	y := s.stored[g]
-	if y == nil {
-		y = &GroupSums{}
-		s.stored[g] = y
-	}
-	y.Stored += x.Stored
-	y.StoredLSize += x.StoredLSize
-	y.PSize += x.PSize
-	y.DSize += x.DSize
 }
 
 // flush counts the content being gathered, if any.
@@ -269,7 +264,7 @@ func (s *GroupSample) flush() {
 }
 
 // Merge adds o to s: samples of disjoint sets of contents (partitions of
-// one table by content) of the same groups read (NewGroupSample).
+// one table by content, its holes' keys among them).
 func (s *GroupSample) Merge(o *GroupSample) {
 	s.flush()
 	o.flush()
@@ -277,17 +272,24 @@ func (s *GroupSample) Merge(o *GroupSample) {
 	s.hist.Merge(&o.hist)
 	s.sum.Add(o.sum)
 	s.single.merge(&o.single)
-	for g, c := range o.stored {
-		x := s.stored[g]
+	for g, c := range o.groups {
+		x := s.groups[g]
 		if x == nil {
 			x = &GroupSums{}
-			s.stored[g] = x
+			s.groups[g] = x
 		}
-		x.Stored += c.Stored
-		x.StoredLSize += c.StoredLSize
-		x.PSize += c.PSize
-		x.DSize += c.DSize
+		x.add(*c)
 	}
+}
+
+// Records returns the records read that hold data, in all groups: the
+// population's records read (analyzer.Counters.Population minus Unread).
+func (s *GroupSample) Records() uint64 {
+	n := s.single.sum[gRecords]
+	for _, g := range s.groups {
+		n += g.Records
+	}
+	return n
 }
 
 // Inputs returns the tally and the groups' moments of the sample, for
@@ -301,12 +303,8 @@ func (s *GroupSample) Inputs(maxRecords uint64) (*Tally, *GroupMoments) {
 	t.Merge(s.tally)
 	m := &GroupMoments{MaxRecords: maxRecords}
 	m.addExact(&s.single)
-	for _, g := range slices.Sorted(maps.Keys(s.read)) {
-		x := GroupSums{Records: s.read[g].Records, LSize: s.read[g].LSize}
-		if y := s.stored[g]; y != nil {
-			x.Stored, x.StoredLSize, x.PSize, x.DSize = y.Stored, y.StoredLSize, y.PSize, y.DSize
-		}
-		m.Add(x)
+	for _, g := range slices.Sorted(maps.Keys(s.groups)) {
+		m.Add(*s.groups[g])
 	}
 	return t, m
 }

@@ -1,8 +1,8 @@
 package estimate
 
 import (
+	"encoding/binary"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -290,21 +290,14 @@ func TestGroupSampleMemory(t *testing.T) {
 		return m.HeapAlloc
 	}
 	const contents, groups = 1 << 18, 64
-	read := map[uint64]GroupRecords{}
-	for g := range uint64(groups) {
-		read[g] = GroupRecords{Records: contents / groups * 2, LSize: contents / groups * 2 * 8192}
-	}
-	for _, tc := range []struct {
-		name string
-		read map[uint64]GroupRecords
-	}{{"groups", read}, {"files of one record", nil}} {
+	for _, one := range []bool{false, true} {
 		h0 := heap()
-		gs := NewGroupSample(tc.read)
+		gs := NewGroupSample()
 		for c := uint64(1); c <= contents; c++ {
 			for g := range uint64(1 + c%3) {
 				group := (c + g) % groups
-				if tc.read == nil {
-					group = c<<2 | g
+				if one {
+					group = (c<<2 | g) | oneRecord
 				}
 				gs.AddEntry(c*0x9e3779b97f4a7c15, group, ddt.Entry{Refcnt: 1, LSize: 8192, PSize: uint32(512 * (1 + c%16)), DSize: 512 * (1 + c%16)})
 			}
@@ -313,29 +306,29 @@ func TestGroupSampleMemory(t *testing.T) {
 		_, m := gs.Inputs(contents)
 		grew := int64(heap()) - int64(h0)
 		runtime.KeepAlive(gs)
-		if sum.Entries != contents || sum.Refs != contents*2 {
-			t.Fatalf("%s: %d entries of %d refs; want %d of %d", tc.name, sum.Entries, sum.Refs, contents, contents*2)
+		if sum.Entries != contents || sum.Refs != contents*2 || gs.Records() != contents*2 {
+			t.Fatalf("files of one record %v: %d entries of %d refs, %d records; want %d of %d", one, sum.Entries, sum.Refs, gs.Records(), contents, contents*2)
 		}
-		if want := map[bool]uint64{true: groups, false: contents * 2}[tc.read != nil]; m.Read() != want {
-			t.Errorf("%s: %d groups read; want %d", tc.name, m.Read(), want)
+		if want := map[bool]uint64{false: groups, true: contents * 2}[one]; m.Read() != want {
+			t.Errorf("files of one record %v: %d groups read; want %d", one, m.Read(), want)
 		}
 		if grew > 1<<20 {
-			t.Errorf("%s: the sample took %d bytes for %d contents: it keeps them", tc.name, grew, contents)
+			t.Errorf("files of one record %v: the sample took %d bytes for %d contents: it keeps them", one, grew, contents)
 		}
 	}
 }
 
-// The files of one record, which the scan does not list among the groups
-// read, give the sample the moments they gave listed (as format version 5
-// listed them): from their entries, stored or embedded, as integers.
+// The files of one record, counted at once as integers, give the moments
+// the same groups gave added up in the map (each group one entry: stored,
+// embedded, or a hole's).
 func TestGroupSampleFilesOfOneRecord(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	type ent struct {
 		content, group uint64
+		hole           bool
 		e              ddt.Entry
 	}
 	var ents []ent
-	listed := map[uint64]GroupRecords{}
 	for c := uint64(1); c <= 5000; c++ {
 		psize := uint32(512 * (1 + rng.IntN(16)))
 		if rng.IntN(10) == 0 {
@@ -343,38 +336,43 @@ func TestGroupSampleFilesOfOneRecord(t *testing.T) {
 		}
 		lsize := uint32(512 * (16 + rng.IntN(16)))
 		for range 1 + rng.IntN(4) {
-			g := rng.Uint64()
-			e := ddt.Entry{Refcnt: 1, LSize: lsize, PSize: psize, DSize: uint64(psize) * 2}
-			ents = append(ents, ent{c, g, e})
-			listed[g] = GroupRecords{Records: 1, LSize: uint64(lsize)}
+			ents = append(ents, ent{c, rng.Uint64() &^ oneRecord, false, ddt.Entry{Refcnt: 1, LSize: lsize, PSize: psize, DSize: uint64(psize) * 2}})
 		}
 	}
-	// A file of one record left a hole has no entry: it is listed.
-	hole := map[uint64]GroupRecords{rng.Uint64(): {Records: 1, LSize: 8192}}
-	maps.Copy(listed, hole)
+	for range 30 {
+		g := rng.Uint64() &^ oneRecord
+		ents = append(ents, ent{0, g, true, ddt.Entry{Refcnt: 1, LSize: 8192}})
+	}
 	var got [2]*GroupMoments
 	var tallies [2]*Tally
-	for i, read := range []map[uint64]GroupRecords{listed, hole} {
-		gs := NewGroupSample(read)
+	var records [2]uint64
+	for i, mark := range []uint64{0, oneRecord} {
+		gs := NewGroupSample()
 		for _, x := range ents {
-			gs.AddEntry(x.content, x.group, x.e)
+			content := x.content
+			if x.hole {
+				k := ddt.HoleGroupKey(x.group | mark)
+				content = binary.BigEndian.Uint64(k[:8])
+			}
+			gs.AddEntry(content, x.group|mark, x.e)
 		}
 		tallies[i], got[i] = gs.Inputs(1)
+		records[i] = gs.Records()
 	}
 	if !reflect.DeepEqual(tallies[0], tallies[1]) {
 		t.Errorf("tallies differ")
 	}
 	a, b := got[0], got[1]
-	if a.n != b.n || a.n != float64(len(listed)) {
-		t.Errorf("%v groups listed, %v not; want %d", a.n, b.n, len(listed))
+	if a.n != b.n || a.n != float64(len(ents)) || records[0] != records[1] || records[0] != uint64(len(ents)) {
+		t.Errorf("%v groups, %d records in the map, %v, %d counted at once; want %d", a.n, records[0], b.n, records[1], len(ents))
 	}
 	for i := range a.sum {
 		if a.sum[i] != b.sum[i] {
-			t.Errorf("sum %d: %v listed, %v not", i, a.sum[i], b.sum[i])
+			t.Errorf("sum %d: %v in the map, %v at once", i, a.sum[i], b.sum[i])
 		}
 		for j := range a.prod[i] {
 			if math.Abs(a.prod[i][j]-b.prod[i][j]) > 1e-12*a.prod[i][j] {
-				t.Errorf("product %d,%d: %v listed, %v not", i, j, a.prod[i][j], b.prod[i][j])
+				t.Errorf("product %d,%d: %v in the map, %v at once", i, j, a.prod[i][j], b.prod[i][j])
 			}
 		}
 	}

@@ -68,6 +68,27 @@ func (p Plan) Group(fileKey, blkid uint64) uint64 {
 	return mix(fileKey + blkid*0xbf58476d1ce4e5b9)
 }
 
+// oneRecord is the bit of a table group (TableGroup) that says it is a
+// file of one record.
+const oneRecord = 1 << 63
+
+// TableGroup is the group that keys record blkid of a file of records
+// records (holes included) whose FileKey is fileKey in a group plan's
+// sample table (ddt.GroupKey): Group, its top bit set for a file of one
+// record (a group of its own, whose one entry the sample counts at once:
+// GroupSample) and clear for others.
+func (p Plan) TableGroup(fileKey, blkid, records uint64) uint64 {
+	g := p.Group(fileKey, blkid) &^ oneRecord
+	if records <= 1 {
+		g |= oneRecord
+	}
+	return g
+}
+
+// OneRecordGroup reports whether a table group (TableGroup) is a file of
+// one record.
+func OneRecordGroup(g uint64) bool { return g&oneRecord != 0 }
+
 // Reads reports whether the plan reads record blkid of the file whose
 // FileKey is fileKey: whether it reads the record's group.
 func (p Plan) Reads(fileKey, blkid uint64) bool {

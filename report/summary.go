@@ -150,9 +150,9 @@ func New(p *zio.Policy, ashift int, sparse model.Sparse, paths []string, res *an
 		Total:       res.Histogram.Total(),
 		Counters:    res.Counters,
 	}
-	// A group plan's groups read and files per size are the estimate's
-	// inputs (one entry per group read), not figures of the report.
-	s.Counters.ReadGroups, s.Counters.SizeFiles = nil, nil
+	// A group plan's files per size are an input of the estimate (one
+	// entry per size), not a figure of the report.
+	s.Counters.SizeFiles = nil
 	for i, b := range res.Histogram {
 		if b.Allocated.Blocks != 0 {
 			s.Histogram = append(s.Histogram, Row{RefcntMin: 1 << i, Bucket: b})

@@ -41,13 +41,13 @@ type Header struct {
 	// Shard is the share of a sharded scan (ddtsim scan --shard i/N):
 	// {"index": i, "count": N}; absent for a scan of everything.
 	Shard *source.Shard `json:"shard,omitempty"`
-	// Read is the plan of a scan made with --read (format version 4; 5
-	// or 6 with groups): {"fraction": F, "seed": S, "groups": true}, the
+	// Read is the plan of a scan made with --read (format version 4; 6
+	// with groups): {"fraction": F, "seed": S, "groups": true}, the
 	// records read chosen by it (estimate.Plan); the table holds those
 	// records only (keyed by content and group with groups), and the
 	// counters say what the estimate needs of the others (Population,
 	// Unread, DataLSize, DataMaxDSize, MaxLSize, ReadLSize, ReadLSizeSq;
-	// ReadGroups, SizeFiles with groups). Absent for a scan that read
+	// SizeFiles with groups). Absent for a scan that read
 	// every record.
 	Read *estimate.Plan `json:"read,omitempty"`
 }

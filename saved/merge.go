@@ -51,8 +51,7 @@ type Merged struct {
 	ReadSample *estimate.Tally
 	// ReadGroups is, for scans made with a group plan (estimate.Plan.Groups),
 	// the merged table of the records read gathered by content and group
-	// (estimate.GroupSample; the groups' records are in the counters'
-	// ReadGroups); nil without.
+	// (estimate.GroupSample); nil without.
 	ReadGroups *estimate.GroupSample
 	Partial    []string // the saved scans holding interrupted scans
 	// Missing says, one sentence per sharded scan, which of its shards
@@ -416,7 +415,7 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 	sample := m.Model.Sample > 1
 	results := make([]*partResult, Partitions)
 	if err := eachPartition(jobs, func(p int) (err error) {
-		results[p], err = mergePartition(p, scans, policy, sample, m.Read != nil, m.Read != nil && m.Read.Groups, m.Counters.ReadGroups)
+		results[p], err = mergePartition(p, scans, policy, sample, m.Read != nil, m.Read != nil && m.Read.Groups)
 		return err
 	}); err != nil {
 		return err
@@ -437,7 +436,7 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 		}
 		if r.groups != nil {
 			if m.ReadGroups == nil {
-				m.ReadGroups = estimate.NewGroupSample(m.Counters.ReadGroups)
+				m.ReadGroups = estimate.NewGroupSample()
 			}
 			m.ReadGroups.Merge(r.groups)
 		}
@@ -466,8 +465,8 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 // mergePartition merges partition p of every scan: a k-way merge of
 // sorted streams, adding the refcnts of equal keys. With sample every
 // entry is kept, with read they are tallied; with groups they are gathered
-// by content and group (estimate.GroupSample of the groups readGroups).
-func mergePartition(p int, scans []*input, policy *zio.Policy, sample, read, groups bool, readGroups map[uint64]estimate.GroupRecords) (*partResult, error) {
+// by content and group (estimate.GroupSample).
+func mergePartition(p int, scans []*input, policy *zio.Policy, sample, read, groups bool) (*partResult, error) {
 	var h mergeHeap
 	defer func() {
 		for _, s := range h.srcs {
@@ -502,7 +501,7 @@ func mergePartition(p int, scans []*input, policy *zio.Policy, sample, read, gro
 	res := &partResult{}
 	switch {
 	case groups:
-		res.groups = estimate.NewGroupSample(readGroups)
+		res.groups = estimate.NewGroupSample()
 	case read:
 		res.tally = estimate.NewTally()
 	}
@@ -817,10 +816,7 @@ func AddCounters(dst, src *analyzer.Counters) {
 	}
 	dst.Indirect.Add(src.Indirect)
 	dst.DirZAPs.Add(src.DirZAPs)
-	// A group plan's groups read (their records add up: a group's files
-	// may lie in several shards) and files per size (each file counted
-	// by one shard).
-	dst.AddGroups(src.ReadGroups)
+	// A group plan's files per size (each file counted by one shard).
 	for size, n := range src.SizeFiles {
 		if dst.SizeFiles == nil {
 			dst.SizeFiles = map[uint64]uint64{}

@@ -30,13 +30,14 @@ import (
 // for the whole data's. Version 5 is version 4 with a group plan
 // (estimate.Plan.Groups): its table's keys are (content, group), which a
 // ddtsim reading only version 4 would take for contents and resume with a
-// plan of single records. Version 6 is version 5 whose counters list only
-// the groups of more than one record read (analyzer.Counters.ReadGroups:
-// a file of one record is its table entry's group), where a ddtsim
-// reading only version 5 would take the files of one record for empty
-// groups; this package reads both alike (estimate.GroupSample). A scan
-// without a plan is written as version 3, one with a plan of single
-// records as 4 (WriteVersion), which older ddtsims read.
+// plan of single records. Version 6 is version 5 with every record of a
+// group read in the table (the records left holes under
+// ddt.HoleGroupKey, the files of one record marked in their group:
+// estimate.Plan.TableGroup) and no list of the groups read in the
+// counters: a ddtsim reading only 5 would find no group's records.
+// Version 5 was a development build's, and is refused. A scan without a
+// plan is written as version 3, one with a plan of single records as 4
+// (WriteVersion), which older ddtsims read.
 const Version = 6
 
 // WriteVersion is the format version a scan with header h is written in:
@@ -101,7 +102,7 @@ func (s *Scan) Result() *analyzer.Analysis {
 	}
 	// A group plan's table is keyed by (content, group): its histogram
 	// and entries are by content (analyzer.Summarize).
-	h, st, groups := analyzer.Summarize(s.Table, plan, s.Counters.ReadGroups)
+	h, st, groups := analyzer.Summarize(s.Table, plan)
 	c := s.Counters
 	setTableCounters(&c, st)
 	c.TableBytes = uint64(s.Table.PeakBytes())
@@ -397,7 +398,12 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", name, ErrCorrupt, err)
 	}
-	if m.Read != nil && (m.Version < 4 || m.Read.Groups && m.Version < 5 || !(m.Read.Fraction > 0 && m.Read.Fraction <= 1)) {
+	if m.Read != nil && m.Read.Groups && m.Version == 5 {
+		// A development build's group plan (December 2026) kept its
+		// groups' records in the counters, not in the table.
+		return nil, fmt.Errorf("%s: %w: format version 5, a --read group sample of a development build, which this ddtsim cannot take up: scan again", name, ErrVersion)
+	}
+	if m.Read != nil && (m.Version < 4 || m.Read.Groups && m.Version < 6 || !(m.Read.Fraction > 0 && m.Read.Fraction <= 1)) {
 		return nil, fmt.Errorf("%s: %w: read plan %+v in format version %d", name, ErrCorrupt, *m.Read, m.Version)
 	}
 	if len(m.Parts) != Partitions {

@@ -615,7 +615,7 @@ func FromMerged(m *saved.Merged) (*Result, error) {
 		}
 		res.readGroups = m.ReadGroups
 		if res.read.Groups && res.readGroups == nil {
-			res.readGroups = estimate.NewGroupSample(m.Counters.ReadGroups)
+			res.readGroups = estimate.NewGroupSample()
 		}
 	}
 	return res, nil
@@ -693,7 +693,7 @@ func (res *Result) Report(ram uint64) (*report.Report, error) {
 				gs = res.Analysis.Groups
 			}
 			if gs == nil {
-				gs = estimate.NewGroupSample(c.ReadGroups)
+				gs = estimate.NewGroupSample()
 			}
 			in.Tally, in.Groups = gs.Inputs(c.MaxGroupRecords())
 			// The groups of the data, at most: one a record of a file

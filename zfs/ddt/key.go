@@ -1,6 +1,7 @@
 package ddt
 
 import (
+	"encoding/binary"
 	"sync"
 
 	"github.com/ddtsim/ddtsim/zfs/ddt/internal/blake3x16"
@@ -121,3 +122,21 @@ func GroupKey(k Key, group uint64) Key {
 	}
 	return k
 }
+
+// HoleGroupKey is the key under which a group plan's sample counts the
+// records of group that it read and found all zeros, which ZFS leaves
+// holes (no block, no entry of zdb -S): their group's records are then
+// all in the table, whose entries give each group's sums. Its first 64
+// bits are a hash of the group (HoleGroup tells them from a content's,
+// which could be equal with probability 2^-64).
+func HoleGroupKey(group uint64) Key {
+	var k Key
+	binary.BigEndian.PutUint64(k[:8], holeTag(group))
+	return GroupKey(k, group)
+}
+
+// HoleGroup reports whether a key of a group plan's table whose first and
+// second 64 bits are content and group is a HoleGroupKey.
+func HoleGroup(content, group uint64) bool { return content == holeTag(group) }
+
+func holeTag(group uint64) uint64 { return mix(group, 0x686f6c6573) } // "holes"
