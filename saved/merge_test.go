@@ -217,6 +217,10 @@ func TestMergeRefusesDamagedTables(t *testing.T) {
 			m.Version = 4
 			m.Read = &estimate.Plan{Fraction: 0.05, Seed: 1, Groups: true}
 		}, []string{"_manifest.json", "read plan"}},
+		{"a group plan in version 5", func(dir string, m *Manifest) {
+			m.Version = 5
+			m.Read = &estimate.Plan{Fraction: 0.05, Seed: 1, Groups: true}
+		}, []string{"_manifest.json", "format version 5, a --read group sample of a development build", "scan again"}},
 		{"partitions missing from the manifest", func(dir string, m *Manifest) {
 			m.Parts = m.Parts[:8]
 		}, []string{"_manifest.json", "8 partitions listed, want 16"}},
