@@ -2,7 +2,6 @@ package estimate
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
 	"strconv"
 	"strings"
@@ -47,19 +46,27 @@ func (p Plan) Active() bool { return p.Fraction > 0 && p.Fraction < 1 }
 // size, bytes), a hash of the seed and the size instead, so that the files
 // of one size share their records' groups.
 func (p Plan) FileKey(path string, size, records uint64) uint64 {
-	h := fnv.New64a()
+	// FNV-1a (hash/fnv's New64a), inline: the walk asks it of every file,
+	// and hash/fnv through its interface allocated the path's bytes.
+	h := uint64(fnvOffset64)
 	if p.Groups && records > 1 {
-		var b [9]byte
-		b[0] = 0xff // a path of these 9 bytes would only share the groups of that size
+		h = (h ^ 0xff) * fnvPrime64 // a path of these 9 bytes would only share the groups of that size
 		for i := range 8 {
-			b[1+i] = byte(size >> (8 * i))
+			h = (h ^ uint64(byte(size>>(8*i)))) * fnvPrime64
 		}
-		h.Write(b[:])
 	} else {
-		h.Write([]byte(path))
+		for i := 0; i < len(path); i++ {
+			h = (h ^ uint64(path[i])) * fnvPrime64
+		}
 	}
-	return mix(h.Sum64() ^ mix(p.Seed+0x9e3779b97f4a7c15))
+	return mix(h ^ mix(p.Seed+0x9e3779b97f4a7c15))
 }
+
+// The parameters of 64-bit FNV-1a (hash/fnv).
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
 
 // Group is the group of record blkid of the file whose FileKey is
 // fileKey: a 64-bit hash, the same for the records of one group (under a
