@@ -35,6 +35,9 @@ type run struct {
 	zeros    []byte  // recordsize zero bytes, read-only
 	walkLane *Lane   // the hole runs' accounting, on the walk's goroutine
 	window   *window // with Options.Started: how far the walk may run ahead
+	// walkBPs is the walk's tally of the chunks it accounts itself
+	// (unreadChunk), under walkAcct's lock; made at the first.
+	walkBPs *bpTally
 
 	changedFiles atomic.Int64
 
@@ -303,6 +306,10 @@ func (s *run) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 			s.walkAcct.mu.Lock()
 			s.holeRun(fl, sg.first, sg.end)
 			s.walkAcct.mu.Unlock()
+			return true
+		}
+		if ctx.Err() == nil && s.unreadChunk(fl, sg.first, sg.end, o) {
+			sent++
 			return true
 		}
 		if fl.planned {

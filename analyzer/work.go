@@ -99,31 +99,94 @@ func (s *run) chunk(ctx context.Context, ch chunk, buf []byte, lane *Lane, a *ac
 // only the records ZFS would store: storesZeros). Its block pointer is
 // tallied as data of a content of its own.
 func (s *run) unread(fl *file, i uint64, a *accountant, bps *bpTally) bool {
-	lsize := uint64(fl.lsize)
-	off := i * lsize
-	n := min(lsize, fl.src.Size-off)
-	if !fl.src.HasData(off, off+n) && !s.storesZeros(fl) {
+	if !s.unreadable(fl, i) {
 		return false
 	}
 	a.mu.Lock()
-	a.c.Records++
-	a.c.Unread++
-	a.c.Population++
-	if fl.nrec == 1 {
-		a.c.OneRecordPopulation++
+	s.accountUnread(fl, i, &a.c, bps)
+	a.next = i + 1
+	a.mu.Unlock()
+	return true
+}
+
+// unreadable reports whether record i of fl, which the plan does not
+// read, is accounted as unread (unread): false for a record lying wholly
+// in a hole of the source file that ZFS leaves a hole.
+func (s *run) unreadable(fl *file, i uint64) bool {
+	if fl.src.Data == nil {
+		return true // all data
 	}
-	a.c.DataLSize += lsize
-	a.c.DataMaxDSize += s.opts.Policy.DSize(lsize)
-	a.c.MaxLSize = max(a.c.MaxLSize, lsize)
-	a.c.ScannedBytes += n
+	lsize := uint64(fl.lsize)
+	off := i * lsize
+	n := min(lsize, fl.src.Size-off)
+	return fl.src.HasData(off, off+n) || s.storesZeros(fl)
+}
+
+// accountUnread accounts record i of fl as unread (see unread) in c and
+// bps, under the lock of c's accountant.
+func (s *run) accountUnread(fl *file, i uint64, c *Counters, bps *bpTally) {
+	lsize := uint64(fl.lsize)
+	n := min(lsize, fl.src.Size-i*lsize)
+	c.Records++
+	c.Unread++
+	c.Population++
+	if fl.nrec == 1 {
+		c.OneRecordPopulation++
+	}
+	c.DataLSize += lsize
+	c.DataMaxDSize += s.opts.Policy.DSize(lsize)
+	c.MaxLSize = max(c.MaxLSize, lsize)
+	c.ScannedBytes += n
 	if prog := s.opts.Progress; prog != nil {
 		prog.BytesDone.Add(int64(n))
 	}
 	var k ddt.Key
 	binary.LittleEndian.PutUint64(k[:8], fl.planKey^i*0x9e3779b97f4a7c15)
 	bps.add(i, k, New)
-	a.next = i + 1
-	a.mu.Unlock()
+}
+
+// unreadChunk accounts, on the walk's goroutine, the chunk of records
+// [first, end) of fl (open: as for a worker's chunk) when the plan reads
+// none of them and each is accounted as unread (unread), and returns
+// true; it returns false, having done nothing, when some record is to be
+// read or looked at: the chunk then goes to the workers. It accounts the
+// chunk as a worker would (the same counters, block pointers, Done and
+// release), under the walk's accountant's lock held throughout, so that a
+// checkpoint finds it either not begun or done. With --read most chunks
+// of a tree of small files read nothing (their files are not opened,
+// Walker.Opens): handing each to a worker cost a channel send and,
+// the workers being idle, a goroutine's wake-up a file.
+func (s *run) unreadChunk(fl *file, first, end uint64, open *OpenChunk) bool {
+	if !fl.planned {
+		return false
+	}
+	for i := first; i < end; i++ {
+		if s.opts.Read.Reads(fl.planKey, i) || !s.unreadable(fl, i) {
+			return false
+		}
+	}
+	a := s.walkAcct
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s.walkBPs == nil {
+		s.walkBPs = &bpTally{}
+	}
+	bps := s.walkBPs
+	bps.start(fl)
+	bps.resume(open)
+	i := first
+	for ; i < end && !fl.failed.Load() && i < fl.limit.Load(); i++ {
+		s.accountUnread(fl, i, &a.c, bps)
+	}
+	bps.flush()
+	if i > first {
+		fl.accounted(i)
+	}
+	s.done(fl, first, i)
+	if i < end {
+		fl.incomplete.Store(true)
+	}
+	s.release(fl)
 	return true
 }
 
