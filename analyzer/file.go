@@ -276,7 +276,12 @@ func (s *run) visit(ctx context.Context, sf *source.File, out chan<- chunk) {
 	}
 	// The chunks of other shards are left out; the records an earlier
 	// scan did are left out of the chunks an uninterrupted scan cuts.
-	segs := fl.segments(others)
+	var segs []segment
+	if one := [1]segment{{0, fl.nrec, true}}; sf.Data == nil && len(others) == 0 {
+		segs = one[:] // all data (as segments finds it), without allocating
+	} else {
+		segs = fl.segments(others)
+	}
 	per := uint64(chunkBytes / uint64(fl.lsize))
 	if per == 0 {
 		per = 1
