@@ -191,12 +191,14 @@ func (s *walk) fill(l *level, skip map[string]string) {
 			if l.list.typ(l.scan) != sys.DT_REG {
 				continue
 			}
-			name := l.list.name(l.scan)
-			if _, ok := skip[name]; ok {
+			nb := l.list.nameBytes(l.scan)
+			if _, ok := skip[string(nb)]; ok {
 				continue
 			}
-			b.names = append(b.names, name)
-			b.res = append(b.res, preOpen{i: l.scan, path: string(s.path[:l.prefix]) + name})
+			// The path, and the name as its end: one allocation.
+			path := string(s.path[:l.prefix]) + string(nb)
+			b.names = append(b.names, path[l.prefix:])
+			b.res = append(b.res, preOpen{i: l.scan, path: path})
 		}
 		if len(b.res) == 0 {
 			o.free = append(o.free, b)

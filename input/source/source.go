@@ -148,11 +148,12 @@ func (f *File) Opened() bool {
 }
 
 // unopenedReader is the Reader of a file the walk did not open
-// (Walker.Opens): every read fails, saying so.
-type unopenedReader struct{ path string }
+// (Walker.Opens): every read fails, saying so. It points to its File, for
+// the path: a pointer, so that making it a Reader allocates nothing.
+type unopenedReader struct{ f *File }
 
 func (r unopenedReader) ReadAt(p []byte, off int64) (int, error) {
-	return 0, &os.PathError{Op: "read", Path: r.path, Err: errors.New("not opened: the walk was told nothing of it would be read")}
+	return 0, &os.PathError{Op: "read", Path: r.f.Path, Err: errors.New("not opened: the walk was told nothing of it would be read")}
 }
 
 func (unopenedReader) Changed() error { return nil }

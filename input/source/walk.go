@@ -652,7 +652,8 @@ func (s *walk) unopened(path string, st *sys.Stat_t, sh share) *File {
 	count(&s.c.Files, 1, sh.counted)
 	count(&s.c.LogicalBytes, size, sh.counted)
 	file := &File{Path: path, Arg: s.arg, Dev: uint64(st.Dev), Ino: st.Ino, Size: size, Mtime: st.Mtim.Nano(),
-		Regular: true, Reader: unopenedReader{path: path}}
+		Regular: true}
+	file.Reader = unopenedReader{f: file}
 	s.setShare(file, sh, size)
 	return file
 }
