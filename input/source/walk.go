@@ -172,7 +172,11 @@ type walk struct {
 func (w *Walker) Walk(ctx context.Context, yield func(*File), warn func(path string, err error)) Counters {
 	s := newWalk(w, yield, warn)
 	if !w.Shard.Sharded() {
-		s.open = newOpeners(w.Openers, w.Faults)
+		size := aheadBatch
+		if s.lstatFirst() {
+			size = aheadLstatBatch
+		}
+		s.open = newOpeners(w.Openers, size, w.Faults)
 	}
 	defer func() {
 		s.closeAll()
