@@ -3,7 +3,9 @@ package analyzer
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -165,7 +167,9 @@ type Options struct {
 	// Mem > 0 bounds the table's memory, bytes: beyond it the table is
 	// spilled as sorted runs to files in SpillDir (an existing directory
 	// the caller removes) and merged at the end, to the same result (see
-	// ddt.Table.Spill). Result.Table.Close removes the runs.
+	// ddt.Table.Spill). Result.Table.Close removes the runs. With a group
+	// plan, the groups read are bounded so too at the end
+	// (estimate.GroupSample.Spill; Result.Groups.Close).
 	Mem      int64
 	SpillDir string
 	// SpillWarn receives a failure to write a run (a *ddt.SpillError; the
@@ -370,8 +374,14 @@ func (c *Counters) add(o *Counters) {
 // group (estimate.GroupSample), a content at a time
 // (ddt.Table.RangeGrouped): its memory grows with the groups of more than
 // one record read, not with the contents.
-func GroupsOf(t *ddt.Table) *estimate.GroupSample {
+//
+// With dir set, it keeps at most about mem bytes of groups in memory, the
+// others in runs in dir (estimate.GroupSample.Spill).
+func GroupsOf(t *ddt.Table, mem int64, dir string) *estimate.GroupSample {
 	gs := estimate.NewGroupSample()
+	if dir != "" {
+		gs.Spill(dir, int(max(mem/groupBytes, 1)))
+	}
 	t.RangeGrouped(func(k ddt.Key, e ddt.Entry) bool {
 		gs.AddEntry(binary.BigEndian.Uint64(k[:8]), binary.BigEndian.Uint64(k[8:16]), e)
 		return true
@@ -379,16 +389,30 @@ func GroupsOf(t *ddt.Table) *estimate.GroupSample {
 	return gs
 }
 
+// pathCause strips the operation and path of a *os.PathError, which a
+// SpillError names otherwise.
+func pathCause(err error) error {
+	if pe := (*os.PathError)(nil); errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// groupBytes is what a group of more than one record read takes in
+// memory in a group sample (estimate.GroupSample), bytes: measured 84.
+const groupBytes = 100
+
 // Summarize is t's histogram and summary (ddt.Table.Summarize); for the
 // table of a group plan's sample (plan.Groups), whose keys are (content,
 // group), they are by content, from the group sample it also returns
-// (GroupsOf; nil for other plans). The table is read once either way.
-func Summarize(t *ddt.Table, plan estimate.Plan) (*ddt.Histogram, ddt.Summary, *estimate.GroupSample) {
+// (GroupsOf, spilled as it says; nil for other plans). The table is read
+// once either way.
+func Summarize(t *ddt.Table, plan estimate.Plan, mem int64, dir string) (*ddt.Histogram, ddt.Summary, *estimate.GroupSample) {
 	if !plan.Active() || !plan.Groups {
 		h, st := t.Summarize()
 		return h, st, nil
 	}
-	gs := GroupsOf(t)
+	gs := GroupsOf(t, mem, dir)
 	h, st := gs.Histogram()
 	return h, st, gs
 }
@@ -524,7 +548,14 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Analysis
 		res.Counters.add(&r.Counters)
 		res.Counters.Changed += r.Counters.Changed
 	}
-	h, st, groups := Summarize(s.table, s.opts.Read)
+	var spillDir string
+	if s.opts.Mem > 0 {
+		spillDir = s.opts.SpillDir
+	}
+	h, st, groups := Summarize(s.table, s.opts.Read, s.opts.Mem, spillDir)
+	if groups != nil && groups.SpillErr() != nil && s.opts.SpillWarn != nil {
+		s.opts.SpillWarn(&ddt.SpillError{Dir: spillDir, Err: pathCause(groups.SpillErr()), Then: "keeping the --read sample's groups in memory"})
+	}
 	res.Groups = groups
 	res.Histogram = h
 	res.Counters.UniqueBlocks = st.Entries

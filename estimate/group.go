@@ -1,9 +1,7 @@
 package estimate
 
 import (
-	"maps"
 	"math/bits"
-	"slices"
 
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 )
@@ -177,14 +175,15 @@ func (m *GroupMoments) pairs(a, b int, ua, ub float64) pairs {
 // A group's sums (GroupSums) are those of its entries. A file of one
 // record is a group of one entry, counted at once (exactMoments): the
 // many small files of a tree take no memory. The groups of more than one
-// record are added up in a map until the end, some 80 bytes a group read.
-// The zero value is not usable: NewGroupSample.
+// record are added up until the end: in a map, some 80 bytes a group
+// read, and past a limit in sorted runs on disk (Spill). The zero value is
+// not usable: NewGroupSample; Close removes the runs.
 type GroupSample struct {
 	tally  *Tally
 	hist   ddt.Histogram
 	sum    ddt.Summary
-	groups map[uint64]*GroupSums // the groups of more than one record
-	single exactMoments          // the groups of one record
+	groups *groupTable  // the groups of more than one record
+	single exactMoments // the groups of one record
 
 	// The content being gathered: its stored and its embedded entries.
 	cur           uint64
@@ -200,8 +199,21 @@ type seenContent struct {
 
 // NewGroupSample returns an empty sample.
 func NewGroupSample() *GroupSample {
-	return &GroupSample{tally: NewTally(), groups: map[uint64]*GroupSums{}}
+	return &GroupSample{tally: NewTally(), groups: newGroupTable()}
 }
+
+// Spill makes the sample keep at most about limit groups of more than one
+// record in memory (some 80 bytes each), the others in sorted runs of 56
+// bytes a group in dir (a directory that the caller removes, or Close).
+// If writing a run fails, the groups stay in memory and SpillErr says why.
+func (s *GroupSample) Spill(dir string, limit int) { s.groups.spill(dir, limit) }
+
+// SpillErr is the first failure to write a run (Spill): nothing was lost,
+// the sample took memory instead.
+func (s *GroupSample) SpillErr() error { return s.groups.err }
+
+// Close removes the sample's runs on disk (Spill); Inputs then fails.
+func (s *GroupSample) Close() { s.groups.close() }
 
 // AddEntry adds one entry of the sample's table: the records of content
 // (the first 64 bits of its key) read in group g (each (content, group)
@@ -222,12 +234,7 @@ func (s *GroupSample) AddEntry(content, g uint64, e ddt.Entry) {
 		s.single.add(x)
 		return
 	}
-	y := s.groups[g]
-	if y == nil {
-		y = &GroupSums{}
-		s.groups[g] = y
-	}
-	y.add(x)
+	s.groups.add(g, x)
 }
 
 // addContent adds e, an entry of content, to c, the content's stored or
@@ -264,7 +271,8 @@ func (s *GroupSample) flush() {
 }
 
 // Merge adds o to s: samples of disjoint sets of contents (partitions of
-// one table by content, its holes' keys among them).
+// one table by content, its holes' keys among them). s takes o's runs on
+// disk (Spill): o is empty after.
 func (s *GroupSample) Merge(o *GroupSample) {
 	s.flush()
 	o.flush()
@@ -272,41 +280,32 @@ func (s *GroupSample) Merge(o *GroupSample) {
 	s.hist.Merge(&o.hist)
 	s.sum.Add(o.sum)
 	s.single.merge(&o.single)
-	for g, c := range o.groups {
-		x := s.groups[g]
-		if x == nil {
-			x = &GroupSums{}
-			s.groups[g] = x
-		}
-		x.add(*c)
-	}
+	s.groups.merge(o.groups)
 }
 
 // Records returns the records read that hold data, in all groups: the
 // population's records read (analyzer.Counters.Population minus Unread).
-func (s *GroupSample) Records() uint64 {
+// It fails reading the runs back (Spill).
+func (s *GroupSample) Records() (uint64, error) {
 	n := s.single.sum[gRecords]
-	for _, g := range s.groups {
-		n += g.Records
-	}
-	return n
+	err := s.groups.each(func(_ uint64, x GroupSums) error { n += x.Records; return nil })
+	return n, err
 }
 
 // Inputs returns the tally and the groups' moments of the sample, for
 // Input.Tally and Input.Groups; maxRecords is the most records a group
 // can hold (GroupMoments.MaxRecords). The groups are added in the order
 // of their keys (the files of one record as integers, in any order), so
-// that the sums do not depend on the order the entries came in.
-func (s *GroupSample) Inputs(maxRecords uint64) (*Tally, *GroupMoments) {
+// that the sums do not depend on the order the entries came in, nor on
+// where they were kept. It fails reading the runs back (Spill).
+func (s *GroupSample) Inputs(maxRecords uint64) (*Tally, *GroupMoments, error) {
 	s.flush()
 	t := NewTally()
 	t.Merge(s.tally)
 	m := &GroupMoments{MaxRecords: maxRecords}
 	m.addExact(&s.single)
-	for _, g := range slices.Sorted(maps.Keys(s.groups)) {
-		m.Add(*s.groups[g])
-	}
-	return t, m
+	err := s.groups.each(func(_ uint64, x GroupSums) error { m.Add(x); return nil })
+	return t, m, err
 }
 
 // Histogram is the sample's table by content, as a table keyed by

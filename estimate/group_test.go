@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -303,11 +304,15 @@ func TestGroupSampleMemory(t *testing.T) {
 			}
 		}
 		_, sum := gs.Histogram()
-		_, m := gs.Inputs(contents)
+		_, m, err := gs.Inputs(contents)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, _ := gs.Records()
 		grew := int64(heap()) - int64(h0)
 		runtime.KeepAlive(gs)
-		if sum.Entries != contents || sum.Refs != contents*2 || gs.Records() != contents*2 {
-			t.Fatalf("files of one record %v: %d entries of %d refs, %d records; want %d of %d", one, sum.Entries, sum.Refs, gs.Records(), contents, contents*2)
+		if sum.Entries != contents || sum.Refs != contents*2 || recs != contents*2 {
+			t.Fatalf("files of one record %v: %d entries of %d refs, %d records; want %d of %d", one, sum.Entries, sum.Refs, recs, contents, contents*2)
 		}
 		if want := map[bool]uint64{false: groups, true: contents * 2}[one]; m.Read() != want {
 			t.Errorf("files of one record %v: %d groups read; want %d", one, m.Read(), want)
@@ -356,8 +361,11 @@ func TestGroupSampleFilesOfOneRecord(t *testing.T) {
 			}
 			gs.AddEntry(content, x.group|mark, x.e)
 		}
-		tallies[i], got[i] = gs.Inputs(1)
-		records[i] = gs.Records()
+		var err error
+		if tallies[i], got[i], err = gs.Inputs(1); err != nil {
+			t.Fatal(err)
+		}
+		records[i], _ = gs.Records()
 	}
 	if !reflect.DeepEqual(tallies[0], tallies[1]) {
 		t.Errorf("tallies differ")
@@ -375,5 +383,74 @@ func TestGroupSampleFilesOfOneRecord(t *testing.T) {
 				t.Errorf("product %d,%d: %v in the map, %v at once", i, j, a.prod[i][j], b.prod[i][j])
 			}
 		}
+	}
+}
+
+// A sample whose groups spill to runs on disk (many: merged into one past
+// maxGroupRuns) gives the moments, to the bit, and the records of one
+// kept in memory; a merge of two spilled samples too; Close leaves no run
+// behind. A directory that cannot be written keeps the groups in memory,
+// with the same result, and says why.
+func TestGroupSampleSpill(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	type ent struct {
+		content, group uint64
+		e              ddt.Entry
+	}
+	var ents []ent
+	for c := uint64(1); c <= 4000; c++ {
+		e := ddt.Entry{LSize: 8192, PSize: uint32(512 * (1 + rng.IntN(16)))}
+		e.DSize = uint64(e.PSize)
+		for range 1 + rng.IntN(3) {
+			e.Refcnt = uint64(1 + rng.IntN(2))
+			ents = append(ents, ent{c << 20, rng.Uint64N(3000) &^ oneRecord, e})
+		}
+	}
+	sample := func(from, to int, dir string, limit int) *GroupSample {
+		gs := NewGroupSample()
+		if dir != "" {
+			gs.Spill(dir, limit)
+		}
+		for _, x := range ents[from:to] {
+			gs.AddEntry(x.content, x.group, x.e)
+		}
+		return gs
+	}
+	moments := func(gs *GroupSample) (*GroupMoments, uint64) {
+		_, m, err := gs.Inputs(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := gs.Records()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, n
+	}
+	want, wantN := moments(sample(0, len(ents), "", 0))
+	dir := t.TempDir()
+	one := sample(0, len(ents), dir, 50)
+	if runs, _ := filepath.Glob(filepath.Join(dir, "*")); len(runs) == 0 || len(runs) > maxGroupRuns || len(one.groups.m) > 50 {
+		t.Fatalf("%d runs, %d groups in memory; want 1 to %d runs, at most 50 groups", len(runs), len(one.groups.m), maxGroupRuns)
+	}
+	half := len(ents) / 2
+	for half < len(ents) && ents[half].content == ents[half-1].content {
+		half++
+	}
+	two := sample(0, half, dir, 70)
+	two.Merge(sample(half, len(ents), dir, 70))
+	for name, gs := range map[string]*GroupSample{"spilled": one, "two spilled, merged": two} {
+		got, n := moments(gs)
+		if !reflect.DeepEqual(got, want) || n != wantN {
+			t.Errorf("%s: moments or records (%d, want %d) differ from a sample in memory", name, n, wantN)
+		}
+		gs.Close()
+	}
+	if runs, _ := filepath.Glob(filepath.Join(dir, "*")); len(runs) != 0 {
+		t.Errorf("runs left after Close: %v", runs)
+	}
+	bad := sample(0, len(ents), filepath.Join(dir, "gone"), 50)
+	if got, n := moments(bad); bad.SpillErr() == nil || !reflect.DeepEqual(got, want) || n != wantN {
+		t.Errorf("unwritable directory: error %v, moments equal %v", bad.SpillErr(), reflect.DeepEqual(got, want))
 	}
 }

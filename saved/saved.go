@@ -102,7 +102,7 @@ func (s *Scan) Result() *analyzer.Analysis {
 	}
 	// A group plan's table is keyed by (content, group): its histogram
 	// and entries are by content (analyzer.Summarize).
-	h, st, groups := analyzer.Summarize(s.Table, plan)
+	h, st, groups := analyzer.Summarize(s.Table, plan, 0, "")
 	c := s.Counters
 	setTableCounters(&c, st)
 	c.TableBytes = uint64(s.Table.PeakBytes())

@@ -841,7 +841,9 @@ func TestReadGroupsSparse(t *testing.T) {
 			c := res.Analysis.Counters
 			var recs uint64
 			if gs := res.Analysis.Groups; gs != nil {
-				recs = gs.Records()
+				if recs, err = gs.Records(); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if recs != c.Population-c.Unread {
 				t.Errorf("%v: the groups hold %d records read, the population's read are %d", plan, recs, c.Population-c.Unread)

@@ -641,6 +641,12 @@ func (res *Result) Close() {
 	if res.Analysis != nil && res.Analysis.Table != nil {
 		res.Analysis.Table.Close()
 	}
+	if res.Analysis != nil && res.Analysis.Groups != nil {
+		res.Analysis.Groups.Close()
+	}
+	if res.readGroups != nil {
+		res.readGroups.Close()
+	}
 	removeSpillDir(res.spillDir)
 }
 
@@ -695,7 +701,10 @@ func (res *Result) Report(ram uint64) (*report.Report, error) {
 			if gs == nil {
 				gs = estimate.NewGroupSample()
 			}
-			in.Tally, in.Groups = gs.Inputs(c.MaxGroupRecords())
+			var err error
+			if in.Tally, in.Groups, err = gs.Inputs(c.MaxGroupRecords()); err != nil {
+				return nil, fmt.Errorf("the --read sample: %w", err)
+			}
 			// The groups of the data, at most: one a record of a file
 			// of one record, one a record index of each size of the
 			// files of more (some of them holes only: an upper bound,
