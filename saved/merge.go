@@ -83,8 +83,12 @@ type MergeOptions struct {
 	Jobs int
 	// Mem > 0 bounds the merge's memory, bytes: fewer partitions are
 	// merged at once so that their readers fit (one at least, whatever
-	// it takes: MinMergeMemory says how much that is).
-	Mem int64
+	// it takes: MinMergeMemory says how much that is). With a group
+	// plan (--read) the groups read then go to sorted runs in TmpDir
+	// ($TMPDIR when "") past Mem's worth (estimate.GroupSample.Spill);
+	// closing Merged.ReadGroups removes them.
+	Mem    int64
+	TmpDir string
 }
 
 // readerMemory is what one open partition file takes while merged,
@@ -415,9 +419,14 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 	sample := m.Model.Sample > 1
 	results := make([]*partResult, Partitions)
 	if err := eachPartition(jobs, func(p int) (err error) {
-		results[p], err = mergePartition(p, scans, policy, sample, m.Read != nil, m.Read != nil && m.Read.Groups)
+		results[p], err = mergePartition(p, scans, policy, sample, m.Read != nil, m.Read != nil && m.Read.Groups, func() *estimate.GroupSample { return newGroups(opts, jobs) })
 		return err
 	}); err != nil {
+		for _, r := range results {
+			if r != nil && r.groups != nil {
+				r.groups.Close() // the runs on disk of the partitions merged
+			}
+		}
 		return err
 	}
 	m.Histogram = &ddt.Histogram{}
@@ -436,7 +445,7 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 		}
 		if r.groups != nil {
 			if m.ReadGroups == nil {
-				m.ReadGroups = estimate.NewGroupSample()
+				m.ReadGroups = newGroups(opts, jobs)
 			}
 			m.ReadGroups.Merge(r.groups)
 		}
@@ -446,6 +455,9 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 		// entries are by content, from the group sample.
 		h, sum := m.ReadGroups.Histogram()
 		m.Histogram, m.Summary = h, sum
+		if err := m.ReadGroups.SpillErr(); err != nil {
+			m.Notes = append(m.Notes, fmt.Sprintf("the --read sample's groups could not be written to disk under --mem (%v): they were kept in memory", err))
+		}
 	}
 	if sample {
 		m.Sample = ddt.EstimateSample(func(f func(ddt.Entry) bool) {
@@ -462,15 +474,37 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 	return nil
 }
 
+// groupBytes is what a group read of more than one record takes in
+// memory in a group sample, bytes (measured 84).
+const groupBytes = 100
+
+// newGroups returns a group sample that spills its groups under
+// opts.Mem, shared by jobs partitions at once and the merged sample.
+func newGroups(opts MergeOptions, jobs int) *estimate.GroupSample {
+	gs := estimate.NewGroupSample()
+	if opts.Mem > 0 {
+		dir := opts.TmpDir
+		if dir == "" {
+			dir = os.TempDir()
+		}
+		gs.Spill(dir, int(max(opts.Mem/groupBytes/int64(jobs+1), 1024)))
+	}
+	return gs
+}
+
 // mergePartition merges partition p of every scan: a k-way merge of
 // sorted streams, adding the refcnts of equal keys. With sample every
 // entry is kept, with read they are tallied; with groups they are gathered
-// by content and group (estimate.GroupSample).
-func mergePartition(p int, scans []*input, policy *zio.Policy, sample, read, groups bool) (*partResult, error) {
+// by content and group (in a sample of newGroups: estimate.GroupSample).
+func mergePartition(p int, scans []*input, policy *zio.Policy, sample, read, groups bool, newGroups func() *estimate.GroupSample) (_ *partResult, err error) {
 	var h mergeHeap
+	res := &partResult{}
 	defer func() {
 		for _, s := range h.srcs {
 			s.src.close()
+		}
+		if err != nil && res.groups != nil {
+			res.groups.Close() // its runs on disk
 		}
 	}()
 	for _, in := range scans {
@@ -498,10 +532,9 @@ func mergePartition(p int, scans []*input, policy *zio.Policy, sample, read, gro
 		h.srcs = append(h.srcs, hs)
 	}
 	h.init()
-	res := &partResult{}
 	switch {
 	case groups:
-		res.groups = estimate.NewGroupSample()
+		res.groups = newGroups()
 	case read:
 		res.tally = estimate.NewTally()
 	}

@@ -1183,6 +1183,7 @@ func TestReadGroupsSpilled(t *testing.T) {
 	set := model.Settings{RecordSize: 1 << 10}
 	plan := estimate.Plan{Fraction: 0.4, Seed: 5, Groups: true}
 	var texts [2]string
+	var inMemory *report.Report
 	for i, mem := range []int64{0, 128 << 10} {
 		opts := scan.Options{Read: plan, Jobs: 2}
 		if mem != 0 {
@@ -1202,8 +1203,46 @@ func TestReadGroupsSpilled(t *testing.T) {
 		res.Close()
 		text, _, _, _ := writeReport(t, rep)
 		texts[i] = regexp.MustCompile(`(?m)^ +memory .*$`).ReplaceAllString(text, "")
+		if mem == 0 {
+			inMemory = rep
+		}
 	}
 	if texts[0] != texts[1] {
 		t.Errorf("spilled:\n%s\nin memory:\n%s", texts[1], texts[0])
+	}
+	// Three shards merged under --mem: the merge's groups spill too (in
+	// tmp, left empty by Close), and its estimate is the one scan's.
+	dir, tmp := t.TempDir(), t.TempDir()
+	var files []string
+	for i := range uint32(3) {
+		f := filepath.Join(dir, fmt.Sprint(i))
+		res, err := scan.Run(context.Background(), set, sets["mix"], scan.Options{Read: plan, Jobs: 2, Shard: source.Shard{Index: i, Count: 3}, Save: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Close()
+		files = append(files, f)
+	}
+	m, err := saved.Merge(files, saved.MergeOptions{Mem: 1, TmpDir: tmp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := scan.FromMerged(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := merged.Report(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs, _ := filepath.Glob(filepath.Join(tmp, "*")); len(runs) == 0 {
+		t.Errorf("the merge spilled no groups")
+	}
+	merged.Close()
+	if runs, _ := filepath.Glob(filepath.Join(tmp, "*")); len(runs) != 0 {
+		t.Errorf("runs left after Close: %v", runs)
+	}
+	if !reflect.DeepEqual(rep.Read.Estimate, inMemory.Read.Estimate) || rep.Zdb != inMemory.Zdb {
+		t.Errorf("estimate of the shards merged under --mem %+v, of one scan in memory %+v", rep.Read.Estimate, inMemory.Read.Estimate)
 	}
 }

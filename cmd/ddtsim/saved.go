@@ -26,7 +26,7 @@ type mergeCmd struct {
 	OutputFlags  `embed:"" set:"bytes_help=In the text summary, give the exact byte count beside every size; JSON always holds exact bytes."`
 	SavedRAMFlag `embed:""`
 	Jobs         int      `short:"j" default:"0" help:"Table partitions merged at once (0: one per CPU, at most 16)."`
-	Mem          string   `name:"mem" placeholder:"SIZE" help:"Bound the merge's memory (e.g. 256M): fewer partitions are merged at once. The merge streams the saved tables, so its memory does not grow with their entries; it needs about 2 MiB per saved scan at least."`
+	Mem          string   `name:"mem" placeholder:"SIZE" help:"Bound the merge's memory (e.g. 256M): fewer partitions are merged at once. The merge streams the saved tables, so its memory does not grow with their entries; it needs about 2 MiB per saved scan at least. The groups of a --read sample (read by groups) go to sorted runs in $TMPDIR past it."`
 	Files        []string `arg:"" name:"scan" help:"Scans saved with ddtsim --save DIR (or files saved by ddtsim before version 2 of the format), made with the same properties (release rules, recordsize, compression, copies, dedup, vdevs, ashift, sparse, sample) and, for scans made with --read, the same fraction and seed (their samples add up; the estimate is computed once). The N shards of a scan made with --shard i/N add up to the scan of the whole tree (each given once; missing ones are noted)."`
 }
 
