@@ -192,7 +192,7 @@ func ListedTable(unique, duplicate uint64, sp Params, volumes, objects uint64) L
 	// indirect blocks are, which compress alike).
 	if len(blocks) > 1 {
 		l1 := (len(blocks) + 1023) / 1024
-		l.LogOnDisk += uint64(l1) * m.meta.indirect(m.indirectBlock(rand.New(rand.NewPCG(uint64(len(blocks)), 0x1d)), min(len(blocks), 1024)))
+		l.LogOnDisk += uint64(l1) * m.logMeta.indirect(m.indirectBlockOf(rand.New(rand.NewPCG(uint64(len(blocks)), 0x1d)), min(len(blocks), 1024), logBlock, logBlock))
 	}
 	l.OnDisk = l.LogOnDisk + l.ZAPOnDisk
 	return l

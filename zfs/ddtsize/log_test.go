@@ -91,3 +91,34 @@ func TestListedGolden(t *testing.T) {
 		}
 	}
 }
+
+// A log of more than 256 blocks (some 280,000 entries at most in the log)
+// has its 128 KiB indirect blocks of up to 1024 pointers: found by a new
+// user, the model laid them out in the ZAPs' 32 KiB block and panicked
+// (index out of range) past 256 log blocks, on a full scan of 136 MiB of
+// unique 512-byte records as on --read's upper bound of a large estate.
+// The listed table grows with the entries, and the log's part by about a
+// 128 KiB block a 1092 entries.
+func TestListedManyLogBlocks(t *testing.T) {
+	t.Parallel()
+	for _, rel := range []string{"2.3.2", "2.4.4"} {
+		r, err := zio.LookupRelease(rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _ := zio.NewDisk(12)
+		shape := BlockShape{LSize: 512, PSize: 512}
+		var last Listed
+		for _, n := range []uint64{200_000, 276_480, 300_000, 2_000_000} {
+			sp := Params{Release: r, Vdev: d, Copies: 1, DataBytes: n * 512, Unique: shape, Duplicate: shape}
+			l := ListedTable(n, 0, sp, 0, 2)
+			if l.Logged+l.Flushed != n || l.OnDisk <= last.OnDisk || l.LogOnDisk < uint64(l.LogBlocks)*(4<<10) {
+				t.Errorf("%s, %d entries: %+v (before: %+v)", rel, n, l, last)
+			}
+			last = l
+		}
+		if last.LogBlocks <= 256 {
+			t.Errorf("%s: %d log blocks; the test wants more than 256", rel, last.LogBlocks)
+		}
+	}
+}

@@ -724,12 +724,22 @@ func (m *sizeModel) fillPtrtbl(rng *rand.Rand, b []byte, L, shift int) {
 	}
 }
 
-// indirectBlock lays out an indirect block holding k block pointers of
-// MOS blocks (3 DVAs each, fletcher4 checksums), the rest zero.
+// indirectBlock lays out an indirect block of the ZAPs (m.bs bytes)
+// holding k ≤ m.bs/128 block pointers of their blocks.
 func (m *sizeModel) indirectBlock(rng *rand.Rand, k int) []byte {
+	return m.indirectBlockOf(rng, k, m.bs, m.bs)
+}
+
+// indirectBlockOf lays out an indirect block of bs bytes holding k ≤
+// bs/128 block pointers of MOS blocks of child bytes (3 DVAs each,
+// fletcher4 checksums), the rest zero. (Found by a new user: the dedup
+// log's indirect blocks, of 128 KiB, were laid out in the ZAPs' 4 or 32
+// KiB with up to 1024 pointers: a panic past 256 log blocks.)
+func (m *sizeModel) indirectBlockOf(rng *rand.Rand, k, bs, child int) []byte {
 	le := binary.LittleEndian
-	b := make([]byte, m.bs)
-	lsec := uint64(m.bs>>9) - 1
+	b := make([]byte, bs)
+	k = min(k, bs/blkptrBytes)
+	lsec := uint64(child>>9) - 1
 	for i := 0; i < k; i++ {
 		bp := b[blkptrBytes*i:]
 		psec := 1 + rng.Uint64N(lsec+1)
