@@ -44,6 +44,16 @@ type ReadEstimate struct {
 	Verdict string `json:"verdict"`
 }
 
+// whole rounds the ranges of counts and bytes to whole numbers, outward
+// (the point to nearest): JSON prints exact integers (found by a new
+// user: "low": 368164945.5880391 bytes).
+func (r *ReadEstimate) whole() {
+	for _, iv := range []*ddt.Interval{&r.Stored, &r.Entries, &r.RefLSize, &r.RefPSize, &r.RefDSize, &r.AllocDSize,
+		&r.UsedWithout, &r.UsedWith, &r.AllocWithout, &r.AllocWith, &r.DDTInCore} {
+		*iv = ddt.Interval{Value: math.Round(iv.Value), Low: math.Floor(iv.Low), High: math.Ceil(iv.High)}
+	}
+}
+
 // EstimateMark begins every line that says a figure is estimated.
 const EstimateMark = "ESTIMATE"
 
@@ -89,6 +99,7 @@ func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
 	if r == nil {
 		return
 	}
+	defer r.whole()
 	s.Raw.Referenced, s.Raw.Allocated = p.RawSize(s.Total.Referenced.DSize), p.RawSize(s.Total.Allocated.DSize)
 	// The ends best and worst for dedup (the verdict's), then each with
 	// its entries all in one class of the table (unique or duplicate), or

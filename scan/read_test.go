@@ -1246,3 +1246,43 @@ func TestReadGroupsSpilled(t *testing.T) {
 		t.Errorf("estimate of the shards merged under --mem %+v, of one scan in memory %+v", rep.Read.Estimate, inMemory.Read.Estimate)
 	}
 }
+
+// The JSON's ranges of counts and bytes are whole numbers, rounded
+// outward (found by a new user: "low": 368164945.5880391 bytes); the
+// ratios' are not rounded.
+func TestReadJSONWholeBytes(t *testing.T) {
+	t.Parallel()
+	sets := harnessSets(t, t.TempDir(), 256)
+	for seed := range uint64(4) {
+		rep, _ := scanReport(t, sets["mix"], estimate.Plan{Fraction: 0.15, Seed: seed + 1, Groups: true})
+		_, js, _, _ := writeReport(t, rep)
+		var doc struct {
+			Read map[string]json.RawMessage `json:"read_estimate"`
+		}
+		if err := json.Unmarshal([]byte(js), &doc); err != nil {
+			t.Fatal(err)
+		}
+		fractional := 0
+		for name, raw := range doc.Read {
+			var iv ddt.Interval
+			if json.Unmarshal(raw, &iv) != nil || iv == (ddt.Interval{}) {
+				continue // not a range
+			}
+			switch name {
+			case "dedup", "compress", "combined":
+				if iv.Low != math.Trunc(iv.Low) || iv.High != math.Trunc(iv.High) {
+					fractional++
+				}
+				continue
+			}
+			for _, v := range []float64{iv.Value, iv.Low, iv.High} {
+				if v != math.Trunc(v) {
+					t.Errorf("seed %d: %s %+v: not whole", seed+1, name, iv)
+				}
+			}
+		}
+		if len(doc.Read) < 10 || fractional == 0 {
+			t.Errorf("seed %d: %d figures, %d ratios' ranges fractional: not the estimate's JSON?", seed+1, len(doc.Read), fractional)
+		}
+	}
+}
