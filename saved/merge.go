@@ -682,19 +682,29 @@ func (e *ShardError) Error() string { return e.Msg }
 
 // shardGroups finds the shards of one sharded scan (scan --shard i/N)
 // among the saved scans: those with the same count and the same paths.
-// Each must be given once and made with the same options; missing ones
-// are noted (the merge covers the shares given). group[i] is the index
+// Each must be given once and made with the same options, and shards of
+// the same paths with the same count; missing ones are noted (the merge covers the shares given). group[i] is the index
 // of the first scan of scan i's group, -1 for a scan that is not a shard.
 func shardGroups(paths []string, hdrs []*Header) (group []int, notes []string, err error) {
 	group = make([]int, len(hdrs))
 	first := map[string]int{}
+	byPaths := map[string]int{} // the first shard of each set of paths
 	var order []int
 	for i, h := range hdrs {
 		group[i] = -1
 		if h.Shard == nil || !h.Shard.Sharded() {
 			continue
 		}
-		key := fmt.Sprintf("%d\x00%s", h.Shard.Count, strings.Join(absPaths(h), "\x00"))
+		named := strings.Join(absPaths(h), "\x00")
+		if o, ok := byPaths[named]; !ok {
+			byPaths[named] = i
+		} else if c := hdrs[o].Shard.Count; c != h.Shard.Count {
+			// Found by a new user: 0/2 and 1/3 merged, PARTIAL, with
+			// files counted twice.
+			return nil, nil, &ShardError{fmt.Sprintf("%s is shard %s and %s shard %s of the scan of %s: shards of different counts do not add up to one scan (merge the N shards of one --shard i/N run)",
+				escape.Path(paths[o]), hdrs[o].Shard, escape.Path(paths[i]), h.Shard, escape.Path(strings.Join(Strings(h.Paths), " ")))}
+		}
+		key := fmt.Sprintf("%d\x00%s", h.Shard.Count, named)
 		f, ok := first[key]
 		if !ok {
 			f = i

@@ -162,6 +162,14 @@ func TestShardCommandsMergeAndResume(t *testing.T) {
 	if code != exitUsage || out != "" || !strings.Contains(errs, files[0]+" and "+twice+" are both shard 0/3 of the scan of ") {
 		t.Errorf("a shard twice: exit %d, stderr %q", code, errs)
 	}
+	// Shards of the same paths with other counts do not add up (found by
+	// a new user: 0/2 and 1/3 merged with exit 4, files counted twice).
+	other := filepath.Join(dir, "shard-1-of-2")
+	runS(append(append(append([]string{}, args...), "--shard", "1/2", "--save", other), inputs...)...)
+	code, out, errs = runS("merge", files[0], other)
+	if code != exitUsage || out != "" || !strings.Contains(errs, files[0]+" is shard 0/3 and "+other+" shard 1/2 of the scan of ") {
+		t.Errorf("shards of different counts: exit %d, stderr %q", code, errs)
+	}
 	// A whole scan merged with the shards is another host's, or the same
 	// files twice: merge adds it, and notes the overlap as before.
 	whole := filepath.Join(dir, "whole")
