@@ -1076,6 +1076,23 @@ func TestReadEveryRecordIsExact(t *testing.T) {
 	// But for the table's memory: a group plan's table holds a content
 	// once per group it was read in.
 	sameOutside(t, "every record read", ft, rt)
+
+	// No record at all (empty files): nothing to estimate, the full
+	// scan's report (found by a new user: JSON dedup 0, text "unknown
+	// (95%: 0.00 to 0.00)").
+	empty := t.TempDir()
+	for i := range 3 {
+		writeFile(t, filepath.Join(empty, fmt.Sprint(i)), nil)
+	}
+	full, _ = scanReport(t, []string{empty}, estimate.Plan{})
+	rep, _ = scanReport(t, []string{empty}, estimate.Plan{Fraction: 0.05, Seed: 1, Groups: true})
+	if rep.Read != nil || rep.Estimate {
+		t.Fatalf("empty files: read %+v, estimate %v", rep.Read, rep.Estimate)
+	}
+	ft, fj, _, _ := writeReport(t, full)
+	rt, rj, _, _ := writeReport(t, rep)
+	sameOutside(t, "empty files, text", ft, rt)
+	sameOutside(t, "empty files, JSON", fj, rj)
 }
 
 // TestReadPrefetchesRecordsRead: --read asks the system to start reading

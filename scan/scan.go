@@ -683,7 +683,7 @@ func (res *Result) Report(ram uint64) (*report.Report, error) {
 	// A plan that left no record unread (a fraction just below 1, or a
 	// few records) read them all: the figures are exact, the full
 	// scan's (found by a new user: --read 99.9999999% printed ranges).
-	if c := res.Analysis.Counters; res.read.Active() && (c.Unread > 0 || c.Population == 0) {
+	if c := res.Analysis.Counters; res.read.Active() && c.Unread > 0 {
 		pop := c.Population
 		in := estimate.Input{Fraction: res.read.Fraction, Records: pop, Read: pop - c.Unread,
 			LSize: c.DataLSize, MaxLSize: c.MaxLSize, ReadLSize: c.ReadLSize, ReadLSizeSq: c.ReadLSizeSq,
