@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ddtsim/ddtsim/text/escape"
 )
@@ -21,6 +22,18 @@ import (
 // next writer to take (and for ddtsim resume to tell that a scan was
 // saving there). It lies beside the directory, not in it, because saving
 // replaces the directory as a whole (Write).
+
+// TakeLock tries again for a moment (probeTries × probeWait) a lock held
+// by another process: LockHolder, which another ddtsim reading the saved
+// scan calls (merge, report, resume of a scan not written yet), holds a
+// shared lock on the file for a moment to tell whether it is held. Found
+// by a test polling a saved scan while a ddtsim started saving there:
+// "another ddtsim process is saving a scan there", the poller being the
+// other process.
+const (
+	probeTries = 20
+	probeWait  = 10 * time.Millisecond
+)
 
 // LockName is the name of the lock file of the saved scan at path:
 // .NAME.ddtsim-lock in its parent directory.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,7 +24,7 @@ type Lock struct {
 // does the end of the process, however it ends.
 func TakeLock(path string) (*Lock, error) {
 	name := LockName(path)
-	for {
+	for tries := 0; ; tries++ {
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			return nil, err
@@ -32,6 +33,12 @@ func TakeLock(path string) (*Lock, error) {
 		if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 			b, _ := io.ReadAll(io.LimitReader(f, 32))
 			f.Close()
+			if errors.Is(err, unix.EWOULDBLOCK) && tries < probeTries {
+				// Perhaps LockHolder's probe (another ddtsim reading
+				// the scan), which holds it for a moment.
+				time.Sleep(probeWait)
+				continue
+			}
 			if errors.Is(err, unix.EWOULDBLOCK) {
 				return nil, &LockedError{Path: path, PID: parsePID(b)}
 			}

@@ -92,6 +92,12 @@ func TakeLock(path string) (*Lock, error) {
 		if err := lockRange(windows.Handle(f.Fd()), true, false); err != nil {
 			b, _ := io.ReadAll(io.LimitReader(f, 32))
 			f.Close()
+			if errors.Is(err, windows.ERROR_LOCK_VIOLATION) && tries < probeTries {
+				// Perhaps LockHolder's probe (another ddtsim reading
+				// the scan), which holds it for a moment.
+				time.Sleep(probeWait)
+				continue
+			}
 			if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
 				return nil, &LockedError{Path: path, PID: parsePID(b)}
 			}
