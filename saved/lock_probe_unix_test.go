@@ -29,8 +29,8 @@ func TestTakeLockWaitsForAProbe(t *testing.T) {
 		}
 		return f
 	}
-	f := probe()
-	go func() { time.Sleep(30 * time.Millisecond); f.Close() }()
+	brief := probe()
+	go func() { time.Sleep(30 * time.Millisecond); brief.Close() }()
 	l, err := TakeLock(dir)
 	if err != nil {
 		t.Fatalf("a probe of 30 ms: %v", err)
@@ -38,8 +38,8 @@ func TestTakeLockWaitsForAProbe(t *testing.T) {
 	if err := l.Unlock(); err != nil {
 		t.Fatal(err)
 	}
-	f = probe()
-	defer f.Close()
+	held := probe()
+	defer held.Close()
 	_, err = TakeLock(dir)
 	if le := (*LockedError)(nil); !errors.As(err, &le) {
 		t.Fatalf("a lock held throughout: %v, want a LockedError", err)
