@@ -3,9 +3,7 @@ package analyzer
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -380,7 +378,7 @@ func (c *Counters) add(o *Counters) {
 func GroupsOf(t *ddt.Table, mem int64, dir string) *estimate.GroupSample {
 	gs := estimate.NewGroupSample()
 	if dir != "" {
-		gs.Spill(dir, int(max(mem/groupBytes, 1)))
+		gs.Spill(dir, mem)
 	}
 	t.RangeGrouped(func(k ddt.Key, e ddt.Entry) bool {
 		gs.AddEntry(binary.BigEndian.Uint64(k[:8]), binary.BigEndian.Uint64(k[8:16]), e)
@@ -388,19 +386,6 @@ func GroupsOf(t *ddt.Table, mem int64, dir string) *estimate.GroupSample {
 	})
 	return gs
 }
-
-// pathCause strips the operation and path of a *os.PathError, which a
-// SpillError names otherwise.
-func pathCause(err error) error {
-	if pe := (*os.PathError)(nil); errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// groupBytes is what a group of more than one record read takes in
-// memory in a group sample (estimate.GroupSample), bytes: measured 84.
-const groupBytes = 100
 
 // Summarize is t's histogram and summary (ddt.Table.Summarize); for the
 // table of a group plan's sample (plan.Groups), whose keys are (content,
@@ -554,7 +539,7 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Analysis
 	}
 	h, st, groups := Summarize(s.table, s.opts.Read, s.opts.Mem, spillDir)
 	if groups != nil && groups.SpillErr() != nil && s.opts.SpillWarn != nil {
-		s.opts.SpillWarn(&ddt.SpillError{Dir: spillDir, Err: pathCause(groups.SpillErr()), Then: "keeping the --read sample's groups in memory"})
+		s.opts.SpillWarn(ddt.NewSpillError(spillDir, groups.SpillErr(), "keeping the --read sample's groups in memory"))
 	}
 	res.Groups = groups
 	res.Histogram = h

@@ -139,20 +139,6 @@ func (u *uint128) addProduct(a, b uint64) {
 
 func (u uint128) float() float64 { return float64(u.hi)*(1<<64) + float64(u.lo) }
 
-// Merge adds o's groups to m (no group in both); the larger Groups and
-// MaxRecords stand.
-func (m *GroupMoments) Merge(o *GroupMoments) {
-	m.n += o.n
-	for i := range m.sum {
-		m.sum[i] += o.sum[i]
-		for j := range m.prod[i] {
-			m.prod[i][j] += o.prod[i][j]
-		}
-	}
-	m.Groups = max(m.Groups, o.Groups)
-	m.MaxRecords = max(m.MaxRecords, o.MaxRecords)
-}
-
 // Read returns the number of groups read.
 func (m *GroupMoments) Read() uint64 { return uint64(m.n) }
 
@@ -202,11 +188,19 @@ func NewGroupSample() *GroupSample {
 	return &GroupSample{tally: NewTally(), groups: newGroupTable()}
 }
 
-// Spill makes the sample keep at most about limit groups of more than one
-// record in memory (some 80 bytes each), the others in sorted runs of 56
-// bytes a group in dir (a directory that the caller removes, or Close).
-// If writing a run fails, the groups stay in memory and SpillErr says why.
-func (s *GroupSample) Spill(dir string, limit int) { s.groups.spill(dir, limit) }
+// GroupBytes is what a group of more than one record read takes in a
+// GroupSample's memory, bytes (84 measured with a million groups, rounded
+// up): the unit by which Spill turns a memory size into groups.
+const GroupBytes = 100
+
+// Spill makes the sample keep its groups of more than one record in about
+// mem bytes of memory (mem/GroupBytes groups, at least one), the others in
+// sorted runs of 56 bytes a group in dir (a directory that the caller
+// removes, or Close). If writing a run fails, the groups stay in memory
+// and SpillErr says why.
+func (s *GroupSample) Spill(dir string, mem int64) {
+	s.groups.spill(dir, int(max(mem/GroupBytes, 1)))
+}
 
 // SpillErr is the first failure to write a run (Spill): nothing was lost,
 // the sample took memory instead.

@@ -409,7 +409,7 @@ func TestGroupSampleSpill(t *testing.T) {
 	sample := func(from, to int, dir string, limit int) *GroupSample {
 		gs := NewGroupSample()
 		if dir != "" {
-			gs.Spill(dir, limit)
+			gs.Spill(dir, int64(limit)*GroupBytes)
 		}
 		for _, x := range ents[from:to] {
 			gs.AddEntry(x.content, x.group, x.e)

@@ -474,10 +474,6 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 	return nil
 }
 
-// groupBytes is what a group read of more than one record takes in
-// memory in a group sample, bytes (measured 84).
-const groupBytes = 100
-
 // newGroups returns a group sample that spills its groups under
 // opts.Mem, shared by jobs partitions at once and the merged sample.
 func newGroups(opts MergeOptions, jobs int) *estimate.GroupSample {
@@ -487,7 +483,7 @@ func newGroups(opts MergeOptions, jobs int) *estimate.GroupSample {
 		if dir == "" {
 			dir = os.TempDir()
 		}
-		gs.Spill(dir, int(max(opts.Mem/groupBytes/int64(jobs+1), 1024)))
+		gs.Spill(dir, max(opts.Mem/int64(jobs+1), 1024*estimate.GroupBytes))
 	}
 	return gs
 }

@@ -81,6 +81,13 @@ type SpillError struct {
 	Then string // what the table does instead
 }
 
+// NewSpillError is the SpillError of writing to dir failing with err,
+// whose cause alone it keeps (a *os.PathError's errno: the error names
+// dir already); then says what the writer does instead.
+func NewSpillError(dir string, err error, then string) *SpillError {
+	return &SpillError{Dir: dir, Err: cause(err), Then: then}
+}
+
 func (e *SpillError) Error() string {
 	return fmt.Sprintf("writing spill run to %s: %v; %s", e.Dir, e.Err, e.Then)
 }
@@ -214,8 +221,8 @@ func cause(err error) error {
 func (sp *spiller) fail(err error) {
 	sp.failed.Store(true)
 	if sp.Warn != nil {
-		sp.Warn(&SpillError{Dir: sp.Dir, Err: cause(err),
-			Then: "the table stays in memory from now on (it may grow past the limit); nothing scanned is lost"})
+		sp.Warn(NewSpillError(sp.Dir, err,
+			"the table stays in memory from now on (it may grow past the limit); nothing scanned is lost"))
 	}
 }
 
@@ -655,8 +662,7 @@ func (sp *spiller) reduce() {
 		if werr != nil {
 			sp.failed.Store(true)
 			if sp.Warn != nil {
-				sp.Warn(&SpillError{Dir: sp.Dir, Err: cause(werr),
-					Then: fmt.Sprintf("merging the %d runs at once instead", len(sp.runs))})
+				sp.Warn(NewSpillError(sp.Dir, werr, fmt.Sprintf("merging the %d runs at once instead", len(sp.runs))))
 			}
 			return
 		}
