@@ -131,6 +131,12 @@ func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
 		if i == 1 {
 			worstAt = len(hs)
 		}
+		// A content read is an entry for sure: an end of fewer entries
+		// (the rows' counts rounded down one by one) takes the least
+		// the range allows (found by TestReadHarness: 1 record read of
+		// 832, entries 1 to 832, a table of none or of 832 at the ends,
+		// and DDT RAM from 263K where 560 entries took 229K).
+		h = atLeastEntries(h, uint64(math.Ceil(r.Entries.Low)))
 		hs = append(hs, h)
 		if r.Entries.High > r.Entries.Low {
 			// (Every record read: the split is the table's.)
@@ -251,6 +257,32 @@ func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
 // (or had no --ram to judge by).
 func arcFits(d *Decision) bool {
 	return d.ARC == "" || d.ARC == ddtsize.VerdictFits || d.ARC == ddtsize.VerdictTight
+}
+
+// atLeastEntries is h with at least n entries (allocated blocks): those
+// it lacks added to its row of the largest allocated DSIZE (the refcnt-1
+// row if none), of the row's sizes per entry (none if it has no entry).
+func atLeastEntries(h *ddt.Histogram, n uint64) *ddt.Histogram {
+	if h == nil || h.Total().Allocated.Blocks >= n {
+		return h
+	}
+	out := *h
+	row := 0
+	for b := range out {
+		if out[b].Allocated.DSize > out[row].Allocated.DSize {
+			row = b
+		}
+	}
+	k := &out[row]
+	add := n - h.Total().Allocated.Blocks
+	if b := k.Allocated.Blocks; b > 0 {
+		k.Allocated.LSize += add * (k.Allocated.LSize / b)
+		k.Allocated.PSize += add * (k.Allocated.PSize / b)
+		k.Allocated.DSize += add * (k.Allocated.DSize / b)
+	}
+	k.Allocated.Blocks += add
+	k.Referenced.Blocks = max(k.Referenced.Blocks, k.Allocated.Blocks<<row) // 2^row refs at least
+	return &out
 }
 
 // crossed is a histogram with the allocated columns of a and the
