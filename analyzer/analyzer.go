@@ -321,11 +321,19 @@ type Counters struct {
 	// its size (MaxGroupRecords). Nil without a group plan; it grows with
 	// the sizes met (a few tens of bytes each).
 	SizeFiles map[uint64]uint64 `json:"size_files,omitempty"`
+	// SizeHoles are, with --read's group plan, the records of files of
+	// more than one record that lie wholly in holes ZFS leaves holes (not
+	// in the Population), per file size, bytes: with SizeFiles, the
+	// population's records of each size (Strata). Nil without them.
+	SizeHoles map[uint64]uint64 `json:"size_holes,omitempty"`
 	// OneRecordPopulation are, with --read, the records of the
 	// population (Population) in files of one record: each a group of
 	// its own under the group plan (the groups of the data are at most
 	// these and one a record index of each size of SizeFiles).
 	OneRecordPopulation uint64 `json:"one_record_population,omitempty"`
+	// OneRecordSizes are, with --read's group plan, those records per
+	// LSIZE, bytes (Strata: a bound per LSIZE class). Nil without them.
+	OneRecordSizes map[uint64]uint64 `json:"one_record_sizes,omitempty"`
 	// PeakRSS is the process's peak resident set, bytes (PeakRSS()). Scan
 	// leaves it 0, so that equal scans have equal counters; the command
 	// sets it when it reports.
@@ -365,6 +373,54 @@ func (c *Counters) add(o *Counters) {
 	c.ReadHoles += o.ReadHoles
 	c.ReadHoleBytes += o.ReadHoleBytes
 	c.Indirect.Add(o.Indirect)
+	for size, n := range o.SizeHoles {
+		c.addSizeHoles(size, n)
+	}
+	for l, n := range o.OneRecordSizes {
+		if c.OneRecordSizes == nil {
+			c.OneRecordSizes = map[uint64]uint64{}
+		}
+		c.OneRecordSizes[l] += n
+	}
+}
+
+// addSizeHoles counts n records of a file of size bytes in SizeHoles.
+func (c *Counters) addSizeHoles(size, n uint64) {
+	if c.SizeHoles == nil {
+		c.SizeHoles = map[uint64]uint64{}
+	}
+	c.SizeHoles[size] += n
+}
+
+// sumValues is the sum of m's values.
+func sumValues(m map[uint64]uint64) uint64 {
+	var n uint64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// Strata sorts the groups of a group plan's sample by the most records a
+// group can hold (estimate.NewStrata), from SizeFiles and SizeHoles;
+// records gives the records of a file of a size (zio.FileRecords, or
+// zio.ZvolRecords with --zvol), dsize the DSIZE of an uncompressed
+// block of an LSIZE (zio.Policy.DSize). Nil where the counts do not place every
+// record of the population (one shard of a sharded scan).
+func (c *Counters) Strata(plan estimate.Plan, records func(size uint64) (lsize uint32, n uint64), dsize func(lsize uint64) uint64) *estimate.Strata {
+	sizes := make(map[uint64]estimate.SizeCount, len(c.SizeFiles))
+	for size, n := range c.SizeFiles {
+		sizes[size] = estimate.SizeCount{Files: n}
+	}
+	for size, n := range c.SizeHoles {
+		x := sizes[size]
+		x.Holes = n
+		sizes[size] = x
+	}
+	if n := sumValues(c.OneRecordSizes); n != c.OneRecordPopulation {
+		return nil // counted by an earlier build
+	}
+	return estimate.NewStrata(plan, sizes, c.OneRecordSizes, records, dsize, c.Population, c.DataLSize)
 }
 
 // GroupsOf gathers the table of a group plan's sample, whose keys are a
@@ -373,10 +429,11 @@ func (c *Counters) add(o *Counters) {
 // (ddt.Table.RangeGrouped): its memory grows with the groups of more than
 // one record read, not with the contents.
 //
+// The sample sorts its groups into strata (estimate.Strata; nil: one).
 // With dir set, it keeps at most about mem bytes of groups in memory, the
 // others in runs in dir (estimate.GroupSample.Spill).
-func GroupsOf(t *ddt.Table, mem int64, dir string) *estimate.GroupSample {
-	gs := estimate.NewGroupSample()
+func GroupsOf(t *ddt.Table, strata *estimate.Strata, mem int64, dir string) *estimate.GroupSample {
+	gs := estimate.NewGroupSample(strata)
 	if dir != "" {
 		gs.Spill(dir, mem)
 	}
@@ -390,14 +447,14 @@ func GroupsOf(t *ddt.Table, mem int64, dir string) *estimate.GroupSample {
 // Summarize is t's histogram and summary (ddt.Table.Summarize); for the
 // table of a group plan's sample (plan.Groups), whose keys are (content,
 // group), they are by content, from the group sample it also returns
-// (GroupsOf, spilled as it says; nil for other plans). The table is read
-// once either way.
-func Summarize(t *ddt.Table, plan estimate.Plan, mem int64, dir string) (*ddt.Histogram, ddt.Summary, *estimate.GroupSample) {
+// (GroupsOf, its groups in strata and spilled as it says; nil for other
+// plans). The table is read once either way.
+func Summarize(t *ddt.Table, plan estimate.Plan, strata *estimate.Strata, mem int64, dir string) (*ddt.Histogram, ddt.Summary, *estimate.GroupSample) {
 	if !plan.Active() || !plan.Groups {
 		h, st := t.Summarize()
 		return h, st, nil
 	}
-	gs := GroupsOf(t, mem, dir)
+	gs := GroupsOf(t, strata, mem, dir)
 	h, st := gs.Histogram()
 	return h, st, gs
 }
@@ -537,7 +594,11 @@ func scanSource(ctx context.Context, src source.Source, opts Options) (*Analysis
 	if s.opts.Mem > 0 {
 		spillDir = s.opts.SpillDir
 	}
-	h, st, groups := Summarize(s.table, s.opts.Read, s.opts.Mem, spillDir)
+	var strata *estimate.Strata
+	if s.opts.Read.Groups {
+		strata = res.Counters.Strata(s.opts.Read, s.records, s.opts.Policy.DSize)
+	}
+	h, st, groups := Summarize(s.table, s.opts.Read, strata, s.opts.Mem, spillDir)
 	if groups != nil && groups.SpillErr() != nil && s.opts.SpillWarn != nil {
 		s.opts.SpillWarn(ddt.NewSpillError(spillDir, groups.SpillErr(), "keeping the --read sample's groups in memory"))
 	}

@@ -505,7 +505,7 @@ func (s *run) holeRun(fl *file, a, b uint64) {
 		c.Unread += n - read
 		c.Population += n
 		if fl.nrec == 1 {
-			c.OneRecordPopulation += n
+			s.oneRecord(c, l, n)
 		}
 		c.DataLSize += n * l
 		c.DataMaxDSize += n * s.opts.Policy.DSize(l)
@@ -519,6 +519,9 @@ func (s *run) holeRun(fl *file, a, b uint64) {
 			return
 		}
 		n = read
+	} else if fl.planned && s.opts.Read.Groups && fl.nrec > 1 {
+		// Records of no group's population (Counters.SizeHoles).
+		c.addSizeHoles(fl.src.Size, n)
 	}
 	var k ddt.Key
 	var o Outcome

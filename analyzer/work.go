@@ -122,6 +122,19 @@ func (s *run) unreadable(fl *file, i uint64) bool {
 	return fl.src.HasData(off, off+n) || s.storesZeros(fl)
 }
 
+// oneRecord counts n records of the population in files of one record of
+// LSIZE lsize, bytes (Counters.OneRecordPopulation, and OneRecordSizes
+// with a group plan).
+func (s *run) oneRecord(c *Counters, lsize, n uint64) {
+	c.OneRecordPopulation += n
+	if s.opts.Read.Groups {
+		if c.OneRecordSizes == nil {
+			c.OneRecordSizes = map[uint64]uint64{}
+		}
+		c.OneRecordSizes[lsize] += n
+	}
+}
+
 // accountUnread accounts record i of fl as unread (see unread) in c and
 // bps, under the lock of c's accountant.
 func (s *run) accountUnread(fl *file, i uint64, c *Counters, bps *bpTally) {
@@ -131,7 +144,7 @@ func (s *run) accountUnread(fl *file, i uint64, c *Counters, bps *bpTally) {
 	c.Unread++
 	c.Population++
 	if fl.nrec == 1 {
-		c.OneRecordPopulation++
+		s.oneRecord(c, lsize, 1)
 	}
 	c.DataLSize += lsize
 	c.DataMaxDSize += s.opts.Policy.DSize(lsize)
@@ -260,7 +273,7 @@ func (s *run) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane,
 		l := uint64(fl.lsize)
 		c.Population++
 		if fl.nrec == 1 {
-			c.OneRecordPopulation++
+			s.oneRecord(c, l, 1)
 		}
 		c.DataLSize += l
 		c.DataMaxDSize += p.DSize(l)
@@ -270,6 +283,9 @@ func (s *run) account(fl *file, i uint64, data []byte, r readRecord, lane *Lane,
 		if grouped {
 			g = s.opts.Read.TableGroup(fl.planKey, i, fl.nrec)
 		}
+	}
+	if grouped && !sampled && r.sourceHole && fl.nrec > 1 {
+		c.addSizeHoles(fl.src.Size, 1) // of no group's population
 	}
 	c.Records++
 	c.ScannedBytes += r.n

@@ -17,9 +17,11 @@
 // a backup's unchanged record of a file that kept its size) is then seen
 // whole or not at all. Given the number of groups read, they are a simple
 // random sample without replacement of the groups, which is what the
-// bounds below assume, taken over groups (GroupMoments), each group's
-// values at most the most records a group can hold (the most files of
-// one size) at the largest sizes. Runs of neighbouring records would read
+// bounds below assume, taken over groups (GroupMoments) in strata
+// (Strata: by the files of the group's size and its records' LSIZE), each
+// group's values at most its stratum's largest group at its largest
+// sizes; the strata's ranges add up, weighed by their records or LSIZE,
+// known exactly from the metadata. Runs of neighbouring records would read
 // faster on disks that seek, but neighbours are duplicated together
 // without being copies of each other: the plan does not read runs. Scans
 // saved before groups read single records (a plan without Groups: each

@@ -232,6 +232,56 @@ func Compute(in Input) *Estimate {
 	if lsize == 0 {
 		lsize = float64(in.Records) / u // no metadata given: every record the largest
 	}
+	// A group plan's strata (Strata), when two or more, each bounded over
+	// its own groups (stratified.go).
+	var ss []StratumSample
+	if in.Groups != nil && len(in.Groups.Strata) > 1 && in.LSize > 0 {
+		ss = in.Groups.Strata
+		// The programs' strata: those of one capacity as one (the
+		// rows' bounds depend on it alone), in order of capacity.
+		fp := func(weight func(x StratumSeen) float64) []FingerprintStratum {
+			var fs []FingerprintStratum
+			at := map[uint64]int{}
+			for i := range ss {
+				st := &ss[i]
+				j, ok := at[st.Cap]
+				if !ok {
+					j = len(fs)
+					at[st.Cap] = j
+					fs = append(fs, FingerprintStratum{Seen: map[uint64]float64{}, Cluster: float64(max(st.Cap, 1))})
+				}
+				f := &fs[j]
+				f.Most += p * float64(st.Records)
+				for _, k := range sortedSeen(st.Seen) {
+					w := weight(st.Seen[k])
+					f.Seen[k] += w / float64(k)
+					f.Records += w
+				}
+			}
+			return fs
+		}
+		cnt.Strata = fp(func(x StratumSeen) float64 { return float64(x.Pairs) })
+		wgt.Strata = fp(func(x StratumSeen) float64 { return float64(x.DSize) / dm })
+	}
+	// stratified is iv, a total of the values a (each at most am per
+	// record of the largest LSIZE lm: am is lm or dm, and a stratum's own
+	// am(st)) over LSIZE, with its range from the strata (strataRatio);
+	// hiOf is the ratio's bound a priori in a stratum's units.
+	stratified := func(iv ddt.Interval, a int, am float64, amOf func(st *StratumSample) float64, span func(float64) float64, hiOf func(st *StratumSample) float64, d float64) ddt.Interval {
+		if ss == nil {
+			return iv
+		}
+		scale := float64(in.LSize) * am / lm // bytes per unit of the ratio
+		v, lo, hi := strataRatio(ss, func(st *StratumSample) (pairs, float64) {
+			c, sa, sl := float64(max(st.Cap, 1)), amOf(st), float64(max(st.MaxLSize, 1))
+			// The stratum's ratio, of a/(c·sa) to l/(c·sl), is (lm/am)·(sa/sl) of the whole's unit.
+			return st.Read.pairs(a, gL, sa*c, sl*c), (sa / sl) * (lm / am)
+		}, func(st *StratumSample) float64 { return float64(st.LSize) }, span, 0, hiOf, iv.Value/scale, p, d)
+		return ddt.Interval{Value: v * scale, Low: lo * scale, High: hi * scale}
+	}
+	lOf := func(st *StratumSample) float64 { return float64(max(st.MaxLSize, 1)) }
+	dOf := func(st *StratumSample) float64 { return float64(max(st.MaxDSize, 1)) }
+	hi1 := func(*StratumSample) float64 { return 1 }
 	total := func(q pairs, unit float64, span func(float64) float64, hi, d float64) ddt.Interval {
 		v, lo, h := ratioRange(q, popN, span, 0, hi, d)
 		return ddt.Interval{Value: v * lsize * unit, Low: lo * lsize * unit, High: h * lsize * unit}
@@ -241,6 +291,12 @@ func Compute(in Input) *Estimate {
 		// Stored records over records, each group's in [0, its records]:
 		// less R·records, in [−R, 1 − R].
 		v, lo, hi := ratioRange(str, popN, one, 0, 1, delta)
+		if ss != nil {
+			v, lo, hi = strataRatio(ss, func(st *StratumSample) (pairs, float64) {
+				c := float64(max(st.Cap, 1))
+				return st.Read.pairs(gStored, gRecords, c, c), 1
+			}, func(st *StratumSample) float64 { return float64(st.Records) }, one, 0, hi1, v, p, delta)
+		}
 		recs := float64(in.Records)
 		e.Stored = ddt.Interval{Value: v * recs, Low: lo * recs, High: hi * recs}
 	} else {
@@ -249,12 +305,15 @@ func Compute(in Input) *Estimate {
 	}
 	// Stored LSIZE and PSIZE lie in [0, l]: their difference with R·l in
 	// [−R, 1 − R] for R ≤ 1. DSIZE lies in [0, 1]: less R·l, in [−R, 1].
-	e.RefLSize = total(sl, ul, one, 1, delta)
-	e.RefPSize = total(sp, ul, one, 1, delta)
+	e.RefLSize = stratified(total(sl, ul, one, 1, delta), gStoredL, lm, lOf, one, hi1, delta)
+	e.RefPSize = stratified(total(sp, ul, one, 1, delta), gP, lm, lOf, one, hi1, delta)
 	// DSIZE: at most every record at the largest; at half the risk, for
 	// the ratios built on it.
 	dHi := float64(in.Records) / u / math.Max(lsize, 1e-300)
-	e.RefDSize = total(sd, ud, func(r float64) float64 { return 1 + r }, dHi, delta/2)
+	dSpan := func(r float64) float64 { return 1 + r }
+	e.RefDSize = stratified(total(sd, ud, dSpan, dHi, delta/2), gD, dm, dOf, dSpan, func(st *StratumSample) float64 {
+		return float64(st.Records) * lOf(st) / math.Max(float64(st.LSize), 1e-300)
+	}, delta/2)
 	// What the sample holds is there for sure.
 	atLeast := func(iv *ddt.Interval, v float64) {
 		iv.Low = math.Max(iv.Low, v)
@@ -272,6 +331,9 @@ func Compute(in Input) *Estimate {
 		e.RefDSize.Value = math.Min(e.RefDSize.Value, e.RefDSize.High)
 	}
 	e.Compress = compressRange(cmp, popN, lm, delta)
+	if ss != nil && e.Compress.Value > 0 {
+		e.Compress = strataCompress(ss, e.Compress.Value, lm, p, delta)
+	}
 
 	if ns == 0 {
 		// Nothing stored was read: every figure is 0 but for what the
@@ -391,7 +453,7 @@ func Compute(in Input) *Estimate {
 	if most := e.Stored.High - math.Max(e.Entries.Low, 1) + 1; most >= 1 {
 		e.Dedup.High = math.Max(math.Min(e.Dedup.High, most), e.Dedup.Value)
 	}
-	refL := total(sl, ul, one, 1, delta/2)
+	refL := stratified(total(sl, ul, one, 1, delta/2), gStoredL, lm, lOf, one, hi1, delta/2)
 	atLeast(&refL, sampleL)
 	e.Combined = ratioOf(refL, e.AllocDSize)
 	e.Combined = leastCombined(e.Combined, in.LeastRatio)

@@ -1,7 +1,9 @@
 package estimate
 
 import (
+	"maps"
 	"math/bits"
+	"slices"
 
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 )
@@ -58,9 +60,12 @@ type GroupMoments struct {
 	// being at most MaxRecords records at the largest LSIZE or DSIZE.
 	// A group of more records breaks the bounds.
 	MaxRecords uint64
-	n          float64
-	sum        [nG]float64
-	prod       [nG][nG]float64
+	// Strata, when not nil, are the same sample stratum by stratum (two
+	// or more: GroupSample.Inputs), whose bounds Compute adds up.
+	Strata []StratumSample
+	n      float64
+	sum    [nG]float64
+	prod   [nG][nG]float64
 }
 
 // Add counts one group read.
@@ -171,10 +176,24 @@ type GroupSample struct {
 	groups *groupTable  // the groups of more than one record
 	single exactMoments // the groups of one record
 
+	// With strata (NewGroupSample): each content's groups read per
+	// stratum (cur), and per stratum what the contents seen in k groups
+	// read there (seen).
+	strata  *Strata
+	cur     []uint64
+	seen    []map[uint64]StratumSeen
+	singles []exactMoments // the groups of one record, per stratum
+
 	// The content being gathered: its stored and its embedded entries.
-	cur           uint64
+	content       uint64
 	stored1, emb1 seenContent
 }
+
+// StratumSeen is what one stratum's groups read of the contents seen in
+// k groups in all: Pairs, the (content, group) pairs of the stratum's
+// groups, and DSize, their DSIZE (each pair's content's), bytes. Integers:
+// their sums do not depend on the order the contents came in.
+type StratumSeen struct{ Pairs, DSize uint64 }
 
 // seenContent is what the sample read of one content: its records, in how
 // many groups, and its entry's sizes.
@@ -183,9 +202,20 @@ type seenContent struct {
 	e            ddt.Entry
 }
 
-// NewGroupSample returns an empty sample.
-func NewGroupSample() *GroupSample {
-	return &GroupSample{tally: NewTally(), groups: newGroupTable()}
+// NewGroupSample returns an empty sample whose groups are sorted into
+// strata by st (Strata.Of; nil: one stratum).
+func NewGroupSample(st *Strata) *GroupSample {
+	s := &GroupSample{tally: NewTally(), groups: newGroupTable()}
+	if st != nil && len(st.List) > 1 {
+		s.strata = st
+		s.cur = make([]uint64, len(st.List))
+		s.seen = make([]map[uint64]StratumSeen, len(st.List))
+		s.singles = make([]exactMoments, len(st.List))
+		for i := range s.seen {
+			s.seen[i] = map[uint64]StratumSeen{}
+		}
+	}
+	return s
 }
 
 // GroupBytes is what a group of more than one record read takes in a
@@ -222,10 +252,16 @@ func (s *GroupSample) AddEntry(content, g uint64, e ddt.Entry) {
 		s.addContent(content, &s.emb1, e)
 	default:
 		s.addContent(content, &s.stored1, e)
+		if s.strata != nil {
+			s.cur[s.strata.Of(g, uint64(e.LSize))]++
+		}
 		x.Stored, x.StoredLSize, x.PSize, x.DSize = e.Refcnt, e.Refcnt*uint64(e.LSize), e.Refcnt*uint64(e.PSize), e.Refcnt*e.DSize
 	}
 	if OneRecordGroup(g) {
 		s.single.add(x)
+		if s.strata != nil {
+			s.singles[s.strata.Of(g, uint64(e.LSize))].add(x)
+		}
 		return
 	}
 	s.groups.add(g, x)
@@ -235,9 +271,9 @@ func (s *GroupSample) AddEntry(content, g uint64, e ddt.Entry) {
 // embedded entries, first counting the content gathered before if it is
 // another.
 func (s *GroupSample) addContent(content uint64, c *seenContent, e ddt.Entry) {
-	if content != s.cur {
+	if content != s.content {
 		s.flush()
-		s.cur = content
+		s.content = content
 	}
 	if c.groups == 0 {
 		c.e = e
@@ -255,6 +291,15 @@ func (s *GroupSample) flush() {
 		e := c.e
 		e.Refcnt = c.refs
 		s.tally.AddGroups(e, c.groups)
+		for i, n := range s.cur {
+			if n > 0 {
+				x := s.seen[i][c.groups]
+				x.Pairs += n
+				x.DSize += n * c.e.DSize
+				s.seen[i][c.groups] = x
+				s.cur[i] = 0
+			}
+		}
 	}
 	if c := &s.emb1; c.groups > 0 {
 		s.sum.EmbeddedEntries++
@@ -275,6 +320,15 @@ func (s *GroupSample) Merge(o *GroupSample) {
 	s.sum.Add(o.sum)
 	s.single.merge(&o.single)
 	s.groups.merge(o.groups)
+	for i := range s.seen {
+		s.singles[i].merge(&o.singles[i])
+		for k, x := range o.seen[i] {
+			y := s.seen[i][k]
+			y.Pairs += x.Pairs
+			y.DSize += x.DSize
+			s.seen[i][k] = y
+		}
+	}
 }
 
 // Records returns the records read that hold data, in all groups: the
@@ -287,19 +341,53 @@ func (s *GroupSample) Records() (uint64, error) {
 }
 
 // Inputs returns the tally and the groups' moments of the sample, for
-// Input.Tally and Input.Groups; maxRecords is the most records a group
-// can hold (GroupMoments.MaxRecords). The groups are added in the order
-// of their keys (the files of one record as integers, in any order), so
-// that the sums do not depend on the order the entries came in, nor on
-// where they were kept. It fails reading the runs back (Spill).
+// Input.Tally and Input.Groups, with the strata's moments and contents
+// seen (GroupMoments.Strata) where the sample has strata
+// (NewGroupSample); maxRecords is the most records a group can hold
+// (GroupMoments.MaxRecords). The groups are added in the order of their
+// keys (the files of one record as integers, in any order), so that the
+// sums do not depend on the order the entries came in, nor on where they
+// were kept. It fails reading the runs back (Spill).
 func (s *GroupSample) Inputs(maxRecords uint64) (*Tally, *GroupMoments, error) {
 	s.flush()
 	t := NewTally()
 	t.Merge(s.tally)
 	m := &GroupMoments{MaxRecords: maxRecords}
 	m.addExact(&s.single)
-	err := s.groups.each(func(_ uint64, x GroupSums) error { m.Add(x); return nil })
+	var strata []StratumSample
+	if s.strata != nil {
+		strata = make([]StratumSample, len(s.strata.List))
+		for i := range strata {
+			strata[i].Stratum = s.strata.List[i]
+			strata[i].Seen = maps.Clone(s.seen[i])
+			strata[i].Read.addExact(&s.singles[i])
+		}
+	}
+	err := s.groups.each(func(g uint64, x GroupSums) error {
+		m.Add(x)
+		if strata != nil {
+			strata[s.strata.Of(g, x.LSize/max(x.Records, 1))].Read.Add(x)
+		}
+		return nil
+	})
+	m.Strata = strata
 	return t, m, err
+}
+
+// sortedSeen returns m's keys in increasing order.
+func sortedSeen(m map[uint64]StratumSeen) []uint64 {
+	return slices.Sorted(maps.Keys(m))
+}
+
+// StratumSample is what a group plan's sample read of one stratum of its
+// groups (Strata).
+type StratumSample struct {
+	Stratum
+	// Read are the moments of the stratum's groups read.
+	Read GroupMoments
+	// Seen are, per k, what the stratum's groups read of the contents
+	// seen in k groups in all (k ≥ 1).
+	Seen map[uint64]StratumSeen
 }
 
 // Histogram is the sample's table by content, as a table keyed by

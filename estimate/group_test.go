@@ -21,6 +21,9 @@ import (
 type grouped struct {
 	contents []content // refs unused: the groups hold them
 	groups   [][]ref
+	// caps, when set, are each group's capacity (the files of its size):
+	// the sample is then given strata (Strata), as a scan gives them.
+	caps []uint64
 }
 
 // ref is refs records of content c in one group.
@@ -113,6 +116,31 @@ func groupShapes(rng *rand.Rand, n int) map[string]grouped {
 		small.groups = append(small.groups, []ref{{uint64(len(small.contents) - 1), uint64(1 + rng.IntN(2))}})
 	}
 	out["clones"], out["grown"], out["backups"], out["small"] = clones, grown, backups, small
+	// few-large: clones (groups of 8), small files (their own group each),
+	// and 20 unrelated files of one size, 16 records each (16 groups of 20
+	// records): strata keep those 20 from widening every range (given
+	// caps; without them, every group is bounded as one of 20 records).
+	var mixed grouped
+	for range n / 16 {
+		images(&mixed, rec(&mixed), 8)
+		mixed.caps = append(mixed.caps, 8)
+	}
+	for range n / 4 {
+		ls := uint32(512 * (1 + rng.IntN(24)))
+		ps := min(ls, uint32(512*(1+rng.IntN(int(ls/512)))))
+		mixed.contents = append(mixed.contents, content{lsize: ls, psize: ps, dsize: uint64(ps)})
+		mixed.groups = append(mixed.groups, []ref{{uint64(len(mixed.contents) - 1), 1}})
+		mixed.caps = append(mixed.caps, 1)
+	}
+	for range 16 {
+		var g []ref
+		for range 20 {
+			g = append(g, ref{rec(&mixed), 1})
+		}
+		mixed.groups = append(mixed.groups, g)
+		mixed.caps = append(mixed.caps, 20)
+	}
+	out["few-large"] = mixed
 	return out
 }
 
@@ -145,7 +173,8 @@ func sampleGroups(g grouped, p float64, rng *rand.Rand) Input {
 	in := Input{Fraction: p, Groups: &GroupMoments{Groups: uint64(len(g.groups))}}
 	type seen struct{ refs, groups uint64 }
 	read := map[uint64]*seen{}
-	for _, grp := range g.groups {
+	var readGroups []int
+	for i, grp := range g.groups {
 		var s GroupSums
 		for _, r := range grp {
 			c := g.contents[r.c]
@@ -160,10 +189,14 @@ func sampleGroups(g grouped, p float64, rng *rand.Rand) Input {
 		in.Records += s.Records
 		in.LSize += s.LSize
 		in.Groups.MaxRecords = max(in.Groups.MaxRecords, s.Records)
+		if g.caps != nil {
+			in.Groups.MaxRecords = max(in.Groups.MaxRecords, g.caps[i])
+		}
 		if rng.Float64() >= p {
 			continue
 		}
 		in.Groups.Add(s)
+		readGroups = append(readGroups, i)
 		in.Read += s.Records
 		for _, r := range grp {
 			l := uint64(g.contents[r.c].lsize)
@@ -182,7 +215,67 @@ func sampleGroups(g grouped, p float64, rng *rand.Rand) Input {
 		x := g.contents[c]
 		in.Tally.AddGroups(ddt.Entry{Refcnt: s.refs, LSize: x.lsize, PSize: x.psize, DSize: x.dsize}, s.groups)
 	}
+	if g.caps != nil {
+		groupsOf := map[uint64]uint64{}
+		for c, s := range read {
+			groupsOf[c] = s.groups
+		}
+		in.Groups.Strata = g.strata(readGroups, groupsOf)
+	}
 	return in
+}
+
+// strata are g's groups in strata as NewStrata forms them (by capacity
+// and LSIZE class: keyOf; the caller's DSIZE is the LSIZE), with the
+// groups read (read: their indexes) in them.
+func (g grouped) strata(read []int, groupsOf map[uint64]uint64) []StratumSample {
+	key := func(i int) stratumKey {
+		var l uint64
+		for _, r := range g.groups[i] {
+			l = max(l, uint64(g.contents[r.c].lsize))
+		}
+		return keyOf(g.caps[i], l)
+	}
+	at := map[stratumKey]int{}
+	var ss []StratumSample
+	of := func(i int) *StratumSample {
+		k := key(i)
+		j, ok := at[k]
+		if !ok {
+			j = len(ss)
+			at[k] = j
+			ss = append(ss, StratumSample{Seen: map[uint64]StratumSeen{}})
+		}
+		return &ss[j]
+	}
+	for i, grp := range g.groups {
+		st := of(i)
+		st.Cap = max(st.Cap, g.caps[i])
+		st.Groups++
+		for _, r := range grp {
+			l := uint64(g.contents[r.c].lsize)
+			st.MaxLSize = max(st.MaxLSize, l)
+			st.Records += r.refs
+			st.LSize += r.refs * l
+		}
+		st.MaxDSize = st.MaxLSize
+	}
+	for _, i := range read {
+		st := of(i)
+		var x GroupSums
+		for _, r := range g.groups[i] {
+			c := g.contents[r.c]
+			x.add(GroupSums{Records: r.refs, Stored: r.refs, LSize: r.refs * uint64(c.lsize), StoredLSize: r.refs * uint64(c.lsize),
+				PSize: r.refs * uint64(c.psize), DSize: r.refs * c.dsize})
+			k := groupsOf[r.c]
+			y := st.Seen[k]
+			y.Pairs++
+			y.DSize += c.dsize
+			st.Seen[k] = y
+		}
+		st.Read.Add(x)
+	}
+	return ss
 }
 
 // groupRun is one shape at one fraction over seeds samples: the median
@@ -259,8 +352,12 @@ func TestGroupPlanCoverage(t *testing.T) {
 	var table strings.Builder
 	table.WriteString("| data set | records | read | dedup: median error | DDT entries | compress | dedup, single records |\n|---|---|---|---|---|---|---|\n")
 	shapes := groupShapes(rand.New(rand.NewPCG(uint64(n), 9)), n)
-	for _, name := range []string{"clones", "backups", "grown", "small", "same-size"} {
-		g := shapes[name]
+	for _, name := range []string{"clones", "backups", "grown", "small", "same-size", "few-large", "few-large, no strata"} {
+		g, ok := shapes[name]
+		if !ok {
+			g = shapes["few-large"]
+			g.caps = nil
+		}
 		for _, p := range []float64{0.01, 0.05, 0.15} {
 			r := runGroups(g, p, seeds)
 			fmt.Fprintf(&table, "| %s | %d | %g%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n", name, int(g.truth().stored), 100*p,
@@ -278,6 +375,43 @@ func TestGroupPlanCoverage(t *testing.T) {
 	t.Logf("group plan: median relative error of the points, %d samples each (the last column: a plan of single records on the same records):\n%s", seeds, table.String())
 }
 
+// TestStrataNarrowRanges: with strata, 20 unrelated files of one size
+// among clones and small files widen the ranges by their own share only.
+// Without strata every group read was bounded as one of 20 records of the
+// largest LSIZE: a new user's 20 files of 2 MiB among 1.2 GB made the
+// compression ratio's range 1.00 to 256 at 5%. The ranges hold either way
+// (TestGroupPlanCoverage). (The DDT entries and allocated DSIZE are hardly
+// narrower: their programs' rows are bounded by the most records of a
+// group, 8 for the clones that weigh the most.)
+func TestStrataNarrowRanges(t *testing.T) {
+	n, seeds := 8<<10, 8
+	g := groupShapes(rand.New(rand.NewPCG(uint64(n), 9)), n)["few-large"]
+	flat := g
+	flat.caps = nil
+	width := func(iv ddt.Interval) float64 { return iv.High/iv.Low - 1 }
+	var ws, wf [3][]float64
+	for s := range seeds {
+		es := Compute(sampleGroups(g, 0.05, rand.New(rand.NewPCG(uint64(s), 11))))
+		ef := Compute(sampleGroups(flat, 0.05, rand.New(rand.NewPCG(uint64(s), 11))))
+		for i, f := range []func(e *Estimate) ddt.Interval{
+			func(e *Estimate) ddt.Interval { return e.Compress },
+			func(e *Estimate) ddt.Interval { return e.RefPSize },
+			func(e *Estimate) ddt.Interval { return e.RefDSize }} {
+			ws[i] = append(ws[i], width(f(es)))
+			wf[i] = append(wf[i], width(f(ef)))
+		}
+	}
+	for i, what := range []string{"compression ratio", "referenced PSIZE", "referenced DSIZE"} {
+		slices.Sort(ws[i])
+		slices.Sort(wf[i])
+		s, f := ws[i][seeds/2], wf[i][seeds/2]
+		t.Logf("%s: median range high/low − 1: %.3f with strata, %.3f without", what, s, f)
+		if !(s < f/2) {
+			t.Errorf("%s: median range high/low − 1 %.3f with strata, %.3f without: not half", what, s, f)
+		}
+	}
+}
+
 // A group sample's memory grows with the groups of more than one record
 // read, not with the contents, nor with the files of one record: each
 // content is counted once its entries end (they come a content at a
@@ -293,7 +427,7 @@ func TestGroupSampleMemory(t *testing.T) {
 	const contents, groups = 1 << 18, 64
 	for _, one := range []bool{false, true} {
 		h0 := heap()
-		gs := NewGroupSample()
+		gs := NewGroupSample(nil)
 		for c := uint64(1); c <= contents; c++ {
 			for g := range uint64(1 + c%3) {
 				group := (c + g) % groups
@@ -352,7 +486,7 @@ func TestGroupSampleFilesOfOneRecord(t *testing.T) {
 	var tallies [2]*Tally
 	var records [2]uint64
 	for i, mark := range []uint64{0, oneRecord} {
-		gs := NewGroupSample()
+		gs := NewGroupSample(nil)
 		for _, x := range ents {
 			content := x.content
 			if x.hole {
@@ -393,21 +527,26 @@ func TestGroupSampleFilesOfOneRecord(t *testing.T) {
 // with the same result, and says why.
 func TestGroupSampleSpill(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	type ent struct {
-		content, group uint64
-		e              ddt.Entry
-	}
 	var ents []ent
 	for c := uint64(1); c <= 4000; c++ {
 		e := ddt.Entry{LSize: 8192, PSize: uint32(512 * (1 + rng.IntN(16)))}
 		e.DSize = uint64(e.PSize)
 		for range 1 + rng.IntN(3) {
 			e.Refcnt = uint64(1 + rng.IntN(2))
-			ents = append(ents, ent{c << 20, rng.Uint64N(3000) &^ oneRecord, e})
+			// Groups of three size tags: two strata's, and one of
+			// capacity 1 (its stratum by LSIZE).
+			ents = append(ents, ent{c << 20, uint64(1+rng.IntN(3))<<tagBits | rng.Uint64N(1000), e})
 		}
 	}
+	three := &Strata{List: []Stratum{{Cap: 1}, {Cap: 4}, {Cap: 9}}, tags: map[uint64]int{1: 1, 2: 2}, lsize: map[int]int{lsizeClass(8192): 0}}
+	for _, strata := range []*Strata{nil, three} {
+		testGroupSampleSpill(t, ents, strata)
+	}
+}
+
+func testGroupSampleSpill(t *testing.T, ents []ent, strata *Strata) {
 	sample := func(from, to int, dir string, limit int) *GroupSample {
-		gs := NewGroupSample()
+		gs := NewGroupSample(strata)
 		if dir != "" {
 			gs.Spill(dir, int64(limit)*GroupBytes)
 		}
@@ -428,6 +567,23 @@ func TestGroupSampleSpill(t *testing.T) {
 		return m, n
 	}
 	want, wantN := moments(sample(0, len(ents), "", 0))
+	if strata != nil {
+		// The strata add up to the whole.
+		var n float64
+		var pairs uint64
+		for i, st := range want.Strata {
+			n += st.Read.n
+			for _, x := range st.Seen {
+				pairs += x.Pairs
+			}
+			if st.Read.n == 0 || st.Cap != strata.List[i].Cap {
+				t.Errorf("stratum %d: %v groups read, capacity %d", i, st.Read.n, st.Cap)
+			}
+		}
+		if len(want.Strata) != 3 || n != want.n || pairs != uint64(len(ents)) {
+			t.Errorf("%d strata of %v groups and %d (content, group) pairs; want 3, %v and %d", len(want.Strata), n, pairs, want.n, len(ents))
+		}
+	}
 	dir := t.TempDir()
 	one := sample(0, len(ents), dir, 50)
 	if runs, _ := filepath.Glob(filepath.Join(dir, "*")); len(runs) == 0 || len(runs) > maxGroupRuns || len(one.groups.m) > 50 {
@@ -453,4 +609,10 @@ func TestGroupSampleSpill(t *testing.T) {
 	if got, n := moments(bad); bad.SpillErr() == nil || !reflect.DeepEqual(got, want) || n != wantN {
 		t.Errorf("unwritable directory: error %v, moments equal %v", bad.SpillErr(), reflect.DeepEqual(got, want))
 	}
+}
+
+// ent is an entry of a group sample's table: its content, group and entry.
+type ent struct {
+	content, group uint64
+	e              ddt.Entry
 }

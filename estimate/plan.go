@@ -81,15 +81,18 @@ const oneRecord = 1 << 63
 
 // TableGroup is the group that keys record blkid of a file of records
 // records (holes included) whose FileKey is fileKey in a group plan's
-// sample table (ddt.GroupKey): Group, its top bit set for a file of one
-// record (a group of its own, whose one entry the sample counts at once:
-// GroupSample) and clear for others.
+// sample table (ddt.GroupKey). For a file of one record (a group of its
+// own, whose one entry the sample counts at once: GroupSample), it is
+// Group with its top bit set. For others, its top bit is clear, the next
+// 23 bits are its size's tag (from fileKey: the files of one size share
+// it) and the low 40 the record index (modulo 2^40), so that the group's
+// stratum is known from it (Strata.Of); the sizes of one tag (one in 2^23
+// pairs of sizes) share their groups, which Strata counts.
 func (p Plan) TableGroup(fileKey, blkid, records uint64) uint64 {
-	g := p.Group(fileKey, blkid) &^ oneRecord
 	if records <= 1 {
-		g |= oneRecord
+		return p.Group(fileKey, blkid) | oneRecord
 	}
-	return g
+	return sizeTag(fileKey)<<tagBits | blkid&(1<<tagBits-1)
 }
 
 // OneRecordGroup reports whether a table group (TableGroup) is a file of

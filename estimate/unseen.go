@@ -23,6 +23,24 @@ type Fingerprint struct {
 	// each at most the records a group can hold, not of independent
 	// contents (0 or 1: a plan of single records).
 	Cluster float64
+	// Strata, when two or more, are the sample stratum by stratum (a
+	// group plan's Strata): each row and Records are the sums of the
+	// strata's, and each stratum's share is bounded with its own Cluster
+	// (the most records of its groups), where Cluster bounds them all.
+	Strata []FingerprintStratum
+}
+
+// FingerprintStratum is one stratum's share of a Fingerprint: Seen[k] and
+// Records are what its groups read of the contents seen k times (each
+// content's weight shared evenly among the groups it was seen in) and of
+// the records; Cluster is the most one of its groups can add to a row;
+// Most is the most its records read weigh in expectation, known a priori
+// (the fraction read of its records).
+type FingerprintStratum struct {
+	Seen    map[uint64]float64
+	Records float64
+	Cluster float64
+	Most    float64
 }
 
 // Unseen is what the linear program says of the contents of the whole
@@ -57,6 +75,15 @@ type program struct {
 	scale float64     // y_j = h_j·j·p / scale
 	nrec  float64
 	cl    float64 // Fingerprint.Cluster, at least 1
+	// With strata (Fingerprint.Strata), each one's share of the rows.
+	strata []progStratum
+}
+
+// progStratum is a stratum's share of a program's observations: its rows'
+// (obs, as program.obs), its records, and its Cluster and Most.
+type progStratum struct {
+	obs            []float64
+	nrec, cl, most float64
 }
 
 // newProgram sets up the program of f at sampling probability p: the
@@ -113,6 +140,22 @@ func newProgram(f Fingerprint, p float64) *program {
 		}
 		pr.rows = append(pr.rows, row)
 		pr.obs = append(pr.obs, o)
+	}
+	if len(f.Strata) > 1 {
+		for _, st := range f.Strata {
+			ps := progStratum{nrec: st.Records, cl: math.Max(st.Cluster, 1), most: st.Most}
+			ks := sortedKeys(st.Seen)
+			for _, r := range ranges {
+				var o float64
+				for _, k := range ks {
+					if k >= r.a && k <= r.b {
+						o += st.Seen[k]
+					}
+				}
+				ps.obs = append(ps.obs, o)
+			}
+			pr.strata = append(pr.strata, ps)
+		}
 	}
 	pr.recs = make([]float64, len(pr.grid))
 	pr.obj = make([]float64, len(pr.grid))
@@ -180,13 +223,43 @@ func (pr *program) solve(l, lRec float64) (lo, hi float64, xlo, xhi []float64, o
 	// 16 files of one size in 12 backups, whose groups hold 25 contents
 	// each, held the DDT entries in 33 of 50 runs with the bound of
 	// independent contents).
-	for r, row := range pr.rows {
-		olo, ohi := poissonRange(pr.obs[r]/pr.cl, l, 1)
-		add(row, olo*pr.cl, ohi*pr.cl)
+	if pr.cl > 1 && len(pr.strata) > 1 {
+		// Stratum by stratum, each with its own groups' bound and a share
+		// of the risk as its records', no more than its records allow;
+		// the row's range is the sum of theirs.
+		var most float64
+		for _, st := range pr.strata {
+			most += st.most
+		}
+		stratified := func(obs func(st *progStratum) float64, l, vf float64) (lo, hi float64) {
+			for i := range pr.strata {
+				st := &pr.strata[i]
+				// Its share of the risk: as its records' (Most).
+				k := 0.0
+				if most > 0 && st.most > 0 {
+					k = math.Log(most / st.most)
+				}
+				olo, ohi := poissonRange(obs(st)/st.cl, l+k, vf)
+				lo += olo * st.cl
+				hi += math.Max(math.Min(ohi*st.cl, st.most), olo*st.cl)
+			}
+			return lo, hi
+		}
+		for r, row := range pr.rows {
+			lo, hi := stratified(func(st *progStratum) float64 { return st.obs[r] }, l, 1)
+			add(row, lo, hi)
+		}
+		lo, hi := stratified(func(st *progStratum) float64 { return st.nrec }, lRec, 1-pr.p)
+		add(pr.recs, lo, hi)
+	} else {
+		for r, row := range pr.rows {
+			olo, ohi := poissonRange(pr.obs[r]/pr.cl, l, 1)
+			add(row, olo*pr.cl, ohi*pr.cl)
+		}
+		// The records read: E = p·N, variance p(1−p)·N = E·(1−p).
+		rlo, rhi := poissonRange(pr.nrec/pr.cl, lRec, 1-pr.p)
+		add(pr.recs, rlo*pr.cl, rhi*pr.cl)
 	}
-	// The records read: E = p·N, variance p(1−p)·N = E·(1−p).
-	rlo, rhi := poissonRange(pr.nrec/pr.cl, lRec, 1-pr.p)
-	add(pr.recs, rlo*pr.cl, rhi*pr.cl)
 	// Standard form directly: [G | I]·(y, s) = h, y, s ≥ 0.
 	m := len(g)
 	A := mat.NewDense(m, nv+m, nil)

@@ -417,9 +417,14 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 	jobs = min(jobs, Partitions)
 	m.Memory = int64(jobs) * per
 	sample := m.Model.Sample > 1
+	// A group plan's groups in strata, from the counters of all the scans.
+	var strata *estimate.Strata
+	if m.Read != nil && m.Read.Groups {
+		strata = m.Counters.Strata(*m.Read, m.Model.Records, policy.DSize)
+	}
 	results := make([]*partResult, Partitions)
 	if err := eachPartition(jobs, func(p int) (err error) {
-		results[p], err = mergePartition(p, scans, policy, sample, m.Read != nil, m.Read != nil && m.Read.Groups, func() *estimate.GroupSample { return newGroups(opts, jobs) })
+		results[p], err = mergePartition(p, scans, policy, sample, m.Read != nil, m.Read != nil && m.Read.Groups, func() *estimate.GroupSample { return newGroups(opts, jobs, strata) })
 		return err
 	}); err != nil {
 		for _, r := range results {
@@ -445,7 +450,7 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 		}
 		if r.groups != nil {
 			if m.ReadGroups == nil {
-				m.ReadGroups = newGroups(opts, jobs)
+				m.ReadGroups = newGroups(opts, jobs, strata)
 			}
 			m.ReadGroups.Merge(r.groups)
 		}
@@ -474,10 +479,11 @@ func (m *Merged) mergeTables(scans []*input, policy *zio.Policy, opts MergeOptio
 	return nil
 }
 
-// newGroups returns a group sample that spills its groups under
-// opts.Mem, shared by jobs partitions at once and the merged sample.
-func newGroups(opts MergeOptions, jobs int) *estimate.GroupSample {
-	gs := estimate.NewGroupSample()
+// newGroups returns a group sample of the given strata that spills its
+// groups under opts.Mem, shared by jobs partitions at once and the merged
+// sample.
+func newGroups(opts MergeOptions, jobs int, strata *estimate.Strata) *estimate.GroupSample {
+	gs := estimate.NewGroupSample(strata)
 	if opts.Mem > 0 {
 		dir := opts.TmpDir
 		if dir == "" {
@@ -861,5 +867,17 @@ func AddCounters(dst, src *analyzer.Counters) {
 			dst.SizeFiles = map[uint64]uint64{}
 		}
 		dst.SizeFiles[size] += n
+	}
+	for l, n := range src.OneRecordSizes {
+		if dst.OneRecordSizes == nil {
+			dst.OneRecordSizes = map[uint64]uint64{}
+		}
+		dst.OneRecordSizes[l] += n
+	}
+	for size, n := range src.SizeHoles {
+		if dst.SizeHoles == nil {
+			dst.SizeHoles = map[uint64]uint64{}
+		}
+		dst.SizeHoles[size] += n
 	}
 }

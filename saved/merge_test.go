@@ -207,9 +207,9 @@ func TestMergeRefusesDamagedTables(t *testing.T) {
 			m.Model.Copies = 1 // the rows' DSIZE are of copies=2
 			m.Paths = nil      // (only this one is merged: see corrupt)
 		}, []string{"part-", "a table of another model"}},
-		{"version 7", func(dir string, m *Manifest) {
-			m.Version = 7
-		}, []string{"_manifest.json", "format version 7"}},
+		{"version 8", func(dir string, m *Manifest) {
+			m.Version = 8
+		}, []string{"_manifest.json", "format version 8"}},
 		{"a read plan in version 3", func(dir string, m *Manifest) {
 			m.Read = &estimate.Plan{Fraction: 0.05, Seed: 1}
 		}, []string{"_manifest.json", "read plan"}},
@@ -221,6 +221,10 @@ func TestMergeRefusesDamagedTables(t *testing.T) {
 			m.Version = 5
 			m.Read = &estimate.Plan{Fraction: 0.05, Seed: 1, Groups: true}
 		}, []string{"_manifest.json", "format version 5, a --read group sample of a development build", "scan again"}},
+		{"a group plan in version 6", func(dir string, m *Manifest) {
+			m.Version = 6
+			m.Read = &estimate.Plan{Fraction: 0.05, Seed: 1, Groups: true}
+		}, []string{"_manifest.json", "format version 6, a --read group sample of a development build", "scan again"}},
 		{"partitions missing from the manifest", func(dir string, m *Manifest) {
 			m.Parts = m.Parts[:8]
 		}, []string{"_manifest.json", "8 partitions listed, want 16"}},
@@ -420,12 +424,12 @@ func TestMergeReadPlans(t *testing.T) {
 		if err != nil || mf.Version != 4 || mf.Read == nil || *mf.Read != *plan {
 			t.Fatalf("saved plan: %v, version %d, %+v", err, mf.Version, mf.Read)
 		}
-		// A group plan is version 6: a ddtsim reading only 4 would take
+		// A group plan is version 7: a ddtsim reading only 4 would take
 		// its (content, group) keys for contents, one reading only 5 its
 		// files of one record for empty groups.
 		g := *plan
 		g.Groups = true
-		if v := WriteVersion(&Header{Read: &g}); v != 6 {
+		if v := WriteVersion(&Header{Read: &g}); v != 7 {
 			t.Errorf("a group plan written as version %d", v)
 		}
 	}

@@ -35,17 +35,22 @@ import (
 // ddt.HoleGroupKey, the files of one record marked in their group:
 // estimate.Plan.TableGroup) and no list of the groups read in the
 // counters: a ddtsim reading only 5 would find no group's records.
-// Version 5 was a development build's, and is refused. A scan without a
+// Version 7 is version 6 with the groups of files of more than one record
+// keyed by their size's tag and record index (estimate.Plan.TableGroup,
+// so that their stratum is known: estimate.Strata), and the counters'
+// files of one record per LSIZE and records in holes per size: a ddtsim
+// reading only 6 would take a group for another. Versions 5 and 6 were
+// development builds' (December 2026), and are refused. A scan without a
 // plan is written as version 3, one with a plan of single records as 4
 // (WriteVersion), which older ddtsims read.
-const Version = 6
+const Version = 7
 
 // WriteVersion is the format version a scan with header h is written in:
-// 6 with a group plan, 4 with a plan of single records, else 3.
+// 7 with a group plan, 4 with a plan of single records, else 3.
 func WriteVersion(h *Header) int {
 	switch {
 	case h.Read != nil && h.Read.Groups:
-		return 6
+		return 7
 	case h.Read != nil:
 		return 4
 	}
@@ -102,8 +107,12 @@ func (s *Scan) Result() *analyzer.Analysis {
 	}
 	// A group plan's table is keyed by (content, group): its histogram
 	// and entries are by content (analyzer.Summarize).
-	h, st, groups := analyzer.Summarize(s.Table, plan, 0, "")
 	c := s.Counters
+	var strata *estimate.Strata
+	if p, err := s.Model.Policy(); plan.Groups && err == nil {
+		strata = c.Strata(plan, s.Model.Records, p.DSize)
+	}
+	h, st, groups := analyzer.Summarize(s.Table, plan, strata, 0, "")
 	setTableCounters(&c, st)
 	c.TableBytes = uint64(s.Table.PeakBytes())
 	c.SpillRuns = uint64(s.Table.SpillRuns())
@@ -398,12 +407,13 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", name, ErrCorrupt, err)
 	}
-	if m.Read != nil && m.Read.Groups && m.Version == 5 {
-		// A development build's group plan (December 2026) kept its
-		// groups' records in the counters, not in the table.
-		return nil, fmt.Errorf("%s: %w: format version 5, a --read group sample of a development build, which this ddtsim cannot take up: scan again", name, ErrVersion)
+	if m.Read != nil && m.Read.Groups && (m.Version == 5 || m.Version == 6) {
+		// A development build's group plan (December 2026): version 5
+		// kept its groups' records in the counters, not in the table;
+		// version 6 keyed its groups otherwise.
+		return nil, fmt.Errorf("%s: %w: format version %d, a --read group sample of a development build, which this ddtsim cannot take up: scan again", name, ErrVersion, m.Version)
 	}
-	if m.Read != nil && (m.Version < 4 || m.Read.Groups && m.Version < 6 || !(m.Read.Fraction > 0 && m.Read.Fraction <= 1)) {
+	if m.Read != nil && (m.Version < 4 || m.Read.Groups && m.Version < 7 || !(m.Read.Fraction > 0 && m.Read.Fraction <= 1)) {
 		return nil, fmt.Errorf("%s: %w: read plan %+v in format version %d", name, ErrCorrupt, *m.Read, m.Version)
 	}
 	if len(m.Parts) != Partitions {

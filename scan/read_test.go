@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -32,6 +33,7 @@ import (
 	"github.com/ddtsim/ddtsim/scan"
 	"github.com/ddtsim/ddtsim/zfs/ddt"
 	"github.com/ddtsim/ddtsim/zfs/model"
+	"github.com/ddtsim/ddtsim/zfs/zio"
 )
 
 // record returns n bytes that compress about half (text-like) or not at
@@ -131,6 +133,14 @@ func harnessSets(t testing.TB, dir string, scale int) map[string][]string {
 		sets[n] = []string{filepath.Join(dir, n)}
 		sets["mix"] = append(sets["mix"], filepath.Join(dir, n))
 	}
+	// A few unrelated files of one size among clones and small files: 20
+	// files of random data, of scale/16 records each (a new user's 20
+	// files of 2 MiB among 1.2 GB of images and small files, whose groups
+	// of 20 records widened every range before strata).
+	for f := range 20 {
+		writeFile(t, filepath.Join(dir, "few", fmt.Sprint(f)), record(rng, rs*max(scale/16, 2)))
+	}
+	sets["few-large"] = []string{filepath.Join(dir, "clones"), filepath.Join(dir, "small"), filepath.Join(dir, "few")}
 	sets["same-size"] = []string{filepath.Join(dir, "same-size")}
 	sets["golden"] = []string{filepath.Join("..", "testdata", "golden", "inputs")}
 	return sets
@@ -236,7 +246,7 @@ func TestReadHarness(t *testing.T) {
 	if stress.On() {
 		scale, seeds = 2048, 50
 	}
-	names := []string{"clones", "backups", "same-size", "unique", "small", "mix", "golden"}
+	names := []string{"clones", "backups", "same-size", "unique", "small", "mix", "few-large", "golden"}
 	fracs := []float64{0.01, 0.05, 0.15}
 	scale, seeds, names, fracs = harnessEnv(t, scale, seeds, names, fracs)
 	sets := harnessSets(t, t.TempDir(), scale)
@@ -293,6 +303,9 @@ func TestReadHarness(t *testing.T) {
 					got = iv.Value
 					if iv.Low <= want*(1+1e-9)+1e-9 && want <= iv.High*(1+1e-9)+1e-9 {
 						cover[i]++
+					} else {
+						t.Logf("%s at %g%%, seed %d: %s's range %.6g to %.6g missed the truth %.6g (entries %.6g to %.6g, truth %d; %d records read)",
+							name, 100*frac, s+1, f.name, iv.Low, iv.High, want, rep.Read.Entries.Low, rep.Read.Entries.High, truth.Counters.UniqueBlocks, rep.Read.Read)
 					}
 					if want != 0 {
 						errs[i] = append(errs[i], math.Abs(got/want-1))
@@ -1301,5 +1314,65 @@ func TestReadJSONWholeBytes(t *testing.T) {
 		if len(doc.Read) < 10 || fractional == 0 {
 			t.Errorf("seed %d: %d figures, %d ratios' ranges fractional: not the estimate's JSON?", seed+1, len(doc.Read), fractional)
 		}
+	}
+}
+
+// TestReadStrataPlaceEveryRecord: a group plan's scan counts, per size,
+// the files and their records left holes, and the files of one record
+// per LSIZE, so that the strata (estimate.Strata) place every record of
+// the population: sparse images of one size (their holes at the same
+// places), files of one size, a file of a size of its own, small files.
+func TestReadStrataPlaceEveryRecord(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(4, 2))
+	const rs = 16 << 10
+	for i := range 4 {
+		p := filepath.Join(dir, "img", fmt.Sprint(i))
+		writeFile(t, p, record(rng, 256<<10))
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt(record(rng, 512<<10), 3<<20/2); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		testkit.NeedSparse(t, p)
+	}
+	for i := range 3 {
+		writeFile(t, filepath.Join(dir, "same", fmt.Sprint(i)), record(rng, 1<<20))
+	}
+	writeFile(t, filepath.Join(dir, "own"), record(rng, 700<<10))
+	for i, n := range []int{1000, 3000, 9000, 16 << 10, 700} {
+		writeFile(t, filepath.Join(dir, "small", fmt.Sprint(i)), record(rng, n))
+	}
+	set := model.Settings{RecordSize: rs}
+	plan := estimate.Plan{Fraction: 0.05, Seed: 7, Groups: true}
+	res, err := scan.Run(context.Background(), set, []string{dir}, scan.Options{Read: plan, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Close()
+	c := res.Analysis.Counters
+	// The images' records in the hole: 2M, of which 256K and 512K data.
+	if got, want := c.SizeHoles[2<<20], uint64(4*(2<<20-(256<<10)-(512<<10))/rs); got != want {
+		t.Errorf("records in holes of the 2M images: %d, want %d (%v)", got, want, c.SizeHoles)
+	}
+	if want := map[uint64]uint64{1024: 2, 3072: 1, 9216: 1, 16 << 10: 1}; !maps.Equal(c.OneRecordSizes, want) {
+		t.Errorf("files of one record per LSIZE: %v, want %v", c.OneRecordSizes, want)
+	}
+	st := c.Strata(plan, func(size uint64) (uint32, uint64) { return zio.FileRecords(size, rs) }, res.Policy.DSize)
+	if st == nil {
+		t.Fatalf("no strata: the counts do not place every record (%+v)", c)
+	}
+	var recs, ls uint64
+	caps := map[uint64]bool{}
+	for _, s := range st.List {
+		recs += s.Records
+		ls += s.LSize
+		caps[s.Cap] = true
+	}
+	if recs != c.Population || ls != c.DataLSize || !caps[1] || !caps[4] || len(caps) != 2 {
+		t.Errorf("strata of %d records, %d bytes, capacities %v; want %d records, %d bytes, capacities 1 and 4 (3 and 4 files of a size)", recs, ls, caps, c.Population, c.DataLSize)
 	}
 }

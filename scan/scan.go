@@ -615,7 +615,7 @@ func FromMerged(m *saved.Merged) (*Result, error) {
 		}
 		res.readGroups = m.ReadGroups
 		if res.read.Groups && res.readGroups == nil {
-			res.readGroups = estimate.NewGroupSample()
+			res.readGroups = estimate.NewGroupSample(nil)
 		}
 	}
 	return res, nil
@@ -699,7 +699,7 @@ func (res *Result) Report(ram uint64) (*report.Report, error) {
 				gs = res.Analysis.Groups
 			}
 			if gs == nil {
-				gs = estimate.NewGroupSample()
+				gs = estimate.NewGroupSample(nil)
 			}
 			var err error
 			if in.Tally, in.Groups, err = gs.Inputs(c.MaxGroupRecords()); err != nil {

@@ -38,6 +38,15 @@ type Model struct {
 // Zvol reports whether the model is that of a zvol scan.
 func (m Model) Zvol() bool { return m.VolBlockSize != 0 }
 
+// Records cuts a file of size bytes into the model's blocks: their LSIZE,
+// bytes, and their number (zio.FileRecords; zio.ZvolRecords for a zvol).
+func (m Model) Records(size uint64) (lsize uint32, n uint64) {
+	if m.Zvol() {
+		return zio.ZvolRecords(size, m.VolBlockSize)
+	}
+	return zio.FileRecords(size, m.RecordSize)
+}
+
 // Settings returns the settings the model describes, without going
 // through their text: the release as resolved, dedup "on" or "off".
 func (m Model) Settings() (Settings, error) {
