@@ -141,6 +141,13 @@ func (s *Report) FinishRead(p *zio.Policy, ram uint64) {
 		if r.Entries.High > r.Entries.Low {
 			// (Every record read: the split is the table's.)
 			hs = append(hs, classes(h, 1), classes(h, 0), classes(h, 0.5), classes(h, 0.25), classes(h, 0.75))
+			// And one entry alone in a class: each class is an object
+			// of the DDT, whose blocks a single entry takes (found by a
+			// new user: one duplicated block among 900, which the
+			// sample missed, put DDT RAM 32K above the range's end).
+			if n := float64(h.Total().Allocated.Blocks); n >= 2 {
+				hs = append(hs, classes(h, (n-1)/n), classes(h, 1/n))
+			}
 		}
 	}
 	for _, h := range hs {
