@@ -60,12 +60,12 @@
 // j groups (referenced j times, under single records); each group is in
 // the sample with probability P, so a content in j groups is seen in
 // Binomial(j, P) of them and E[F_k] = Σ_j h_j · Binomial(j, P)(k). Every
-// h ≥ 0 whose expected fingerprint lies within a Bernstein bound of the
-// observed one (each F_k a sum of independent indicators; a union bound
-// over the rows), and whose expected number of (content, group) pairs
-// read lies within a Bernstein bound of the number read, is a
-// possible truth; the range is the minimum and maximum of Σ_j h_j over
-// that feasible region, solved with gonum's simplex
+// h ≥ 0 whose expected fingerprint lies within a Chernoff bound of the
+// observed one (each F_k a sum of independent indicators, the bound in
+// Poisson form; a union bound over the rows), and whose expected number
+// of (content, group) pairs read lies within a Bernstein bound of the
+// number read, is a possible truth; the range is the minimum and maximum
+// of Σ_j h_j over that feasible region, solved with gonum's simplex
 // (gonum.org/v1/gonum/optimize/convex/lp). The point estimate is the middle
 // of the same range over a tighter region (one standard deviation). The
 // allocated DSIZE is the same program with each content weighted by its

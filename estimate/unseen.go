@@ -201,7 +201,18 @@ func lgamma(x float64) float64 {
 // reaching them, over the region where every row lies within Bernstein's
 // bound of its observed value at log-confidence l (poissonRange), and the
 // records row within it at lRec; ok is false when the region is empty.
-func (pr *program) solve(l, lRec float64) (lo, hi float64, xlo, xhi []float64, ok bool) {
+//
+// With kl, the rows' ranges are the Chernoff bound's (klRange), which
+// holds as Bernstein's does and is tighter where a row saw few contents
+// (a row that saw none: a third as wide); the point's search keeps
+// Bernstein's, whose regions it was tuned on.
+func (pr *program) solve(l, lRec float64, kl bool) (lo, hi float64, xlo, xhi []float64, ok bool) {
+	rowRange := func(x, l float64) (float64, float64) {
+		if kl {
+			return klRange(x, l)
+		}
+		return poissonRange(x, l, 1)
+	}
 	nv := len(pr.grid)
 	var g [][]float64
 	var h []float64
@@ -240,6 +251,9 @@ func (pr *program) solve(l, lRec float64) (lo, hi float64, xlo, xhi []float64, o
 					k = math.Log(most / st.most)
 				}
 				olo, ohi := poissonRange(obs(st)/st.cl, l+k, vf)
+				if vf == 1 {
+					olo, ohi = rowRange(obs(st)/st.cl, l+k)
+				}
 				lo += olo * st.cl
 				hi += math.Max(math.Min(ohi*st.cl, st.most), olo*st.cl)
 			}
@@ -253,7 +267,7 @@ func (pr *program) solve(l, lRec float64) (lo, hi float64, xlo, xhi []float64, o
 		add(pr.recs, lo, hi)
 	} else {
 		for r, row := range pr.rows {
-			olo, ohi := poissonRange(pr.obs[r]/pr.cl, l, 1)
+			olo, ohi := rowRange(pr.obs[r]/pr.cl, l)
 			add(row, olo*pr.cl, ohi*pr.cl)
 		}
 		// The records read: E = p·N, variance p(1−p)·N = E·(1−p).
@@ -270,11 +284,22 @@ func (pr *program) solve(l, lRec float64) (lo, hi float64, xlo, xhi []float64, o
 		A.Set(r, nv+r, 1)
 		h[r] /= pr.scale
 	}
-	run := func(sign float64) (float64, []float64, bool) {
+	run := func(sign float64) (_ float64, _ []float64, ok bool) {
 		c := make([]float64, nv+m)
 		for i, v := range pr.obj {
 			c[i] = sign * v / pr.scale
 		}
+		// gonum's simplex panics on some degenerate programs ("subcolumns
+		// of A for supplied initial basic singular", found when a row's
+		// range shrank to a point): no solution, as an error would say.
+		defer func() {
+			if r := recover(); r != nil {
+				ok = false
+				if debugLP {
+					println("simplex panicked:", r)
+				}
+			}
+		}()
 		opt, x, err := lp.Simplex(c, A, h, 1e-10, nil)
 		if debugLP && err != nil {
 			println("simplex:", err.Error())
@@ -310,7 +335,12 @@ func solveUnseen(f Fingerprint, p, delta float64) (Unseen, error) {
 	pr := newProgram(f, p)
 	m := float64(len(pr.rows) + 1)
 	l := math.Log(2 * m / delta)
-	lo, hi, _, _, ok := pr.solve(l, l)
+	lo, hi, _, _, ok := pr.solve(l, l, true)
+	if !ok {
+		// The Chernoff bounds' region empty (a row beyond its bound, or
+		// the simplex's numerical trouble): Bernstein's, wider, as before.
+		lo, hi, _, _, ok = pr.solve(l, l, false)
+	}
 	if !ok {
 		return Unseen{}, errNoSolution
 	}
@@ -324,7 +354,7 @@ func solveUnseen(f Fingerprint, p, delta float64) (Unseen, error) {
 	pr.cl = 1
 	for t := 0.125; ; t *= 1.5 {
 		tl := math.Min(t, l)
-		plo, phi, xlo, xhi, ok := pr.solve(tl, tl)
+		plo, phi, xlo, xhi, ok := pr.solve(tl, tl, false)
 		if !ok && tl == l && pr.cl != cl {
 			pr.cl, t = cl, 0.125/1.5 // again, with the groups' bound
 			continue
