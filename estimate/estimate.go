@@ -75,6 +75,10 @@ type Estimate struct {
 	Groups   bool    `json:"groups"`   // the plan read groups of records (Plan.Groups; set by the caller)
 	Records  uint64  `json:"records"`  // records holding data, the population
 	Read     uint64  `json:"read"`     // of them, read
+	// GroupsRead are, under a group plan, the groups the sample read (its
+	// units: few of them make wide ranges); 0 under a plan of single
+	// records.
+	GroupsRead uint64 `json:"groups_read,omitempty"`
 	// Stored are the blocks zdb -S counts (referenced), Entries the DDT
 	// entries (unique blocks).
 	Stored  ddt.Interval `json:"stored_blocks"`
@@ -193,6 +197,7 @@ func Compute(in Input) *Estimate {
 		sampleD += float64(x.DSize) * r
 	})
 	if g := in.Groups; g != nil {
+		e.GroupsRead = uint64(g.n)
 		// A group's contents are read together: the programs' rows
 		// are sums over groups of at most u contents each.
 		cnt.Cluster, wgt.Cluster = u, u

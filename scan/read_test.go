@@ -1433,3 +1433,30 @@ func TestReadOneDuplicate(t *testing.T) {
 		t.Error("no run read nothing: the case of a range of all that may be is not tested")
 	}
 }
+
+// TestReadFewGroupsSaysSo: a group plan whose sample holds few groups
+// says that its ranges are wide for it and names --read-by records (found
+// by a new user: 300 files of 1 MiB, 8 groups, compression 1.00 to 256 at
+// 5%); one of many groups does not.
+func TestReadFewGroupsSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(3, 3))
+	for i := range 40 {
+		writeFile(t, filepath.Join(dir, "same", fmt.Sprint(i)), record(rng, 8<<14)) // 8 groups
+	}
+	sets := harnessSets(t, t.TempDir(), 2048)
+	for _, c := range []struct {
+		paths []string
+		few   bool
+	}{{[]string{filepath.Join(dir, "same")}, true}, {sets["small"], false}} {
+		rep, _ := scanReport(t, c.paths, estimate.Plan{Fraction: 0.3, Seed: 1, Groups: true})
+		var b strings.Builder
+		if err := rep.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(b.String(), "too few for narrow ranges; --read-by records reads single records"); got != c.few ||
+			rep.Read == nil || c.few != (rep.Read.GroupsRead < report.FewGroups) {
+			t.Errorf("%v: says few groups %v, want %v (%d groups read):\n%s", c.paths, got, c.few, rep.Read.GroupsRead, b.String())
+		}
+	}
+}
