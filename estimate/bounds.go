@@ -103,6 +103,24 @@ func poissonRange(x, l, vf float64) (lo, hi float64) {
 	return lo, hi
 }
 
+// bisect is the least x in [a, b] for which ok(x) holds, where ok is
+// false below some x and true above it: a if ok(a), else b or within
+// (b − a)/2^100 above the change.
+func bisect(ok func(x float64) bool, a, b float64) float64 {
+	if ok(a) {
+		return a
+	}
+	for range 100 {
+		mid := (a + b) / 2
+		if ok(mid) {
+			b = mid
+		} else {
+			a = mid
+		}
+	}
+	return b
+}
+
 // klRange is the range of the expectation E of a sum of independent
 // values in [0, 1], given its observed value x, with probability at least
 // 1 − 2e^−l: the E whose Chernoff bound in Poisson form allows x,
@@ -118,34 +136,16 @@ func klRange(x, l float64) (lo, hi float64) {
 		}
 		return x*math.Log(x/e) + e - x
 	}
-	// hi: d grows from 0 at E = x.
-	a, b := x, x+l+1
+	// hi: d grows from 0 at E = x; lo: d falls to 0 at E = x.
+	b := x + l + 1
 	for d(b) <= l {
 		b = 2*b + 1
 	}
-	for range 100 {
-		m := (a + b) / 2
-		if d(m) <= l {
-			a = m
-		} else {
-			b = m
-		}
-	}
-	hi = b
-	// lo: d falls to 0 at E = x.
+	hi = bisect(func(e float64) bool { return d(e) > l }, x, b)
 	if x == 0 {
 		return 0, hi
 	}
-	a, b = 0, x
-	for range 100 {
-		m := (a + b) / 2
-		if d(m) <= l {
-			b = m
-		} else {
-			a = m
-		}
-	}
-	return b, hi
+	return bisect(func(e float64) bool { return d(e) <= l }, 0, x), hi
 }
 
 // pairs are the sums over a sample of two values a and b per record:
@@ -181,22 +181,8 @@ func ratioRange(q pairs, popN float64, span func(r float64) float64, lo, hi, del
 	}
 	// The mean of a − R·b falls as R grows: low is where its lower bound
 	// reaches 0, high where its upper bound does.
-	search := func(ok func(r float64) bool, a, b float64) float64 {
-		if ok(a) {
-			return a
-		}
-		for range 100 {
-			mid := (a + b) / 2
-			if ok(mid) {
-				b = mid
-			} else {
-				a = mid
-			}
-		}
-		return b
-	}
-	low = search(func(r float64) bool { m, w := test(r); return m-w <= 0 }, lo, point)
-	high = search(func(r float64) bool { m, w := test(r); return m+w < 0 }, point, hi)
+	low = bisect(func(r float64) bool { m, w := test(r); return m-w <= 0 }, lo, point)
+	high = bisect(func(r float64) bool { m, w := test(r); return m+w < 0 }, point, hi)
 	if m, w := test(hi); m+w >= 0 {
 		high = hi
 	}

@@ -107,24 +107,10 @@ func strataCompress(ss []StratumSample, point, lm, p, delta float64) ddt.Interva
 	// The sum falls as c grows: the low end is the least c whose sum's
 	// lower bound is at most 0, the high end the least c beyond which its
 	// upper bound is below 0.
-	search := func(ok func(c float64) bool, a, b float64) float64 {
-		if ok(a) {
-			return a
-		}
-		for range 100 {
-			mid := (a + b) / 2
-			if ok(mid) {
-				b = mid
-			} else {
-				a = mid
-			}
-		}
-		return b
-	}
-	low := search(func(c float64) bool { l, _ := sum(c); return l <= 0 }, 1, maxC)
+	low := bisect(func(c float64) bool { l, _ := sum(c); return l <= 0 }, 1, maxC)
 	high := maxC
 	if _, h := sum(maxC); h < 0 {
-		high = search(func(c float64) bool { _, h := sum(c); return h < 0 }, low, maxC)
+		high = bisect(func(c float64) bool { _, h := sum(c); return h < 0 }, low, maxC)
 	}
 	return ddt.Interval{Value: math.Min(math.Max(point, low), high), Low: low, High: high}
 }

@@ -132,27 +132,15 @@ func newProgram(f Fingerprint, p float64) *program {
 		for i, j := range pr.grid {
 			row[i] = binomRange(j, p, r.a, r.b) / (float64(j) * p) * pr.scale
 		}
-		var o float64
-		for _, k := range keys {
-			if k >= r.a && k <= r.b {
-				o += f.Seen[k]
-			}
-		}
 		pr.rows = append(pr.rows, row)
-		pr.obs = append(pr.obs, o)
+		pr.obs = append(pr.obs, seenIn(f.Seen, keys, r.a, r.b))
 	}
 	if len(f.Strata) > 1 {
 		for _, st := range f.Strata {
 			ps := progStratum{nrec: st.Records, cl: math.Max(st.Cluster, 1), most: st.Most}
 			ks := sortedKeys(st.Seen)
 			for _, r := range ranges {
-				var o float64
-				for _, k := range ks {
-					if k >= r.a && k <= r.b {
-						o += st.Seen[k]
-					}
-				}
-				ps.obs = append(ps.obs, o)
+				ps.obs = append(ps.obs, seenIn(st.Seen, ks, r.a, r.b))
 			}
 			pr.strata = append(pr.strata, ps)
 		}
@@ -164,6 +152,18 @@ func newProgram(f Fingerprint, p float64) *program {
 		pr.obj[i] = pr.scale / (float64(j) * p)
 	}
 	return pr
+}
+
+// seenIn is the weight of seen's contents seen k times, a ≤ k ≤ b, added
+// in the order of keys (seen's keys, sorted).
+func seenIn(seen map[uint64]float64, keys []uint64, a, b uint64) float64 {
+	var o float64
+	for _, k := range keys {
+		if k >= a && k <= b {
+			o += seen[k]
+		}
+	}
+	return o
 }
 
 // binomRange is P(a ≤ Binomial(j, p) ≤ b).
