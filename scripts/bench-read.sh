@@ -19,8 +19,10 @@
 # median of the runs and each fraction's time as a share of the full
 # scan's, against the 2x P budget. "counted" is what ddtsim read
 # (ReadBytes in --json); "disk" is /usr/bin/time's file system inputs,
-# which include the kernel's read-ahead and the metadata. The machine
-# is shared: compare the rows of one invocation, not across invocations.
+# which include the kernel's read-ahead and the metadata. The row "stat"
+# is find lstat-ing every file, the floor of a run that walks all the
+# metadata. The machine is shared: compare the rows of one invocation, not
+# across invocations.
 # Needs SIZE plus 1 GiB free in $TMPDIR (else /tmp); the generated data
 # set is removed at exit.
 set -euo pipefail
@@ -58,11 +60,23 @@ run() {
 	echo "$label $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') $counted $disk" >>"$tmp/rows"
 	echo "  $label: $(tail -n 1 "$tmp/rows" | cut -d' ' -f2) s" >&2
 }
+# stat: the floor of any --read run, which walks all the metadata: find
+# lstat-ing every file (one thread, the data's pages evicted as above).
+stat_floor() {
+	local t0 t1
+	"$pc" evict "$data"
+	t0=$EPOCHREALTIME
+	find "$data" -type f -printf '%s\n' >/dev/null
+	t1=$EPOCHREALTIME
+	echo "stat $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') 0 0" >>"$tmp/rows"
+	echo "  stat (find -printf %s): $(tail -n 1 "$tmp/rows" | cut -d' ' -f2) s" >&2
+}
 for ((i = 1; i <= runs; i++)); do
 	run full
 	for f in $fracs; do
 		run "$f" --read "$f" --read-seed "$i"
 	done
+	stat_floor
 done
 
 echo
@@ -78,9 +92,10 @@ awk -v bytes="$bytes" '
 		full = med("full")
 		for (i = 1; i <= k; i++) {
 			l = order[i]; m = med(l); p = (l == "full") ? 1 : (l + 0) / 100
+			plain = (l == "full" || l == "stat")
 			printf "%-8s %8.2f s %9.1f%% %11s %9.2f GiB %14s %7.2f GiB\n", l, m, 100 * m / full,
-				(l == "full") ? "-" : sprintf("%.0f%%", 200 * p), c[l] / n[l] / 2^30,
-				(l == "full") ? "-" : sprintf("%.2f", c[l] / n[l] / (p * bytes)), d[l] / n[l] / 2^30
+				plain ? "-" : sprintf("%.0f%%", 200 * p), c[l] / n[l] / 2^30,
+				plain ? "-" : sprintf("%.2f", c[l] / n[l] / (p * bytes)), d[l] / n[l] / 2^30
 		}
 	}' "$tmp/rows"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
