@@ -193,15 +193,3 @@ func (s *Strata) Of(g, lsize uint64) int {
 	}
 	return len(s.List) - 1
 }
-
-// MaxCap is the largest capacity of a stratum: the bounds' unit without
-// strata (GroupMoments.MaxRecords).
-func (s *Strata) MaxCap() uint64 {
-	m := uint64(1)
-	if s != nil {
-		for _, st := range s.List {
-			m = max(m, st.Cap)
-		}
-	}
-	return m
-}

@@ -42,9 +42,6 @@ func TestNewStrata(t *testing.T) {
 			t.Errorf("stratum %d: %+v, want %+v", i, s.List[i], want[i])
 		}
 	}
-	if s.MaxCap() != 20 {
-		t.Errorf("MaxCap %d, want 20", s.MaxCap())
-	}
 	for _, c := range []struct {
 		what          string
 		size, records uint64
@@ -87,7 +84,7 @@ func TestNewStrata(t *testing.T) {
 		}
 	}
 	var none *Strata
-	if none.Of(12345, 4096) != 0 || none.MaxCap() != 1 {
+	if none.Of(12345, 4096) != 0 {
 		t.Error("nil strata: not one stratum")
 	}
 }

@@ -15,20 +15,26 @@ import (
 // or its records): a ratio Σa/Σb of the whole is Σ_h B_h·R_h / Σ_h B_h,
 // where B_h is stratum h's Σb and R_h its ratio.
 
-// strataRisk is the risk of stratum st's bound: delta shared among the
-// strata in proportion to their weight (what the metadata gives of each,
-// the same whatever the sample: its LSIZE, or its records), so that the
-// strata that weigh the most get the most of it; a stratum of which
-// little is read weighs little in the whole's range anyway.
-func strataRisk(ss []StratumSample, st *StratumSample, weight func(st *StratumSample) float64, delta float64) float64 {
+// strataRisk is the risk of a stratum's bound: delta shared among the
+// strata in proportion to their weight (w of total: what the metadata
+// gives of each, the same whatever the sample: its LSIZE, or its
+// records), so that the strata that weigh the most get the most of it; a
+// stratum of which little is read weighs little in the whole's range
+// anyway.
+func strataRisk(w, total, delta float64) float64 {
+	if total <= 0 {
+		return delta
+	}
+	return delta * w / total
+}
+
+// totalWeight is the sum of the strata's weights.
+func totalWeight(ss []StratumSample, weight func(st *StratumSample) float64) float64 {
 	var w float64
 	for i := range ss {
 		w += max(weight(&ss[i]), 0)
 	}
-	if w <= 0 {
-		return delta
-	}
-	return delta * weight(st) / w
+	return w
 }
 
 // stratumPop is the population of groups of stratum st for its bounds'
@@ -50,6 +56,7 @@ func stratumPop(st *StratumSample, p float64) float64 {
 // point, in the whole's unit, which it keeps within the range.
 func strataRatio(ss []StratumSample, q func(st *StratumSample) (pairs, float64), weight func(st *StratumSample) float64,
 	span func(r float64) float64, lo float64, hi func(st *StratumSample) float64, point, p, delta float64) (v, low, high float64) {
+	total := totalWeight(ss, weight)
 	var w, sl, sh float64
 	for i := range ss {
 		st := &ss[i]
@@ -60,7 +67,7 @@ func strataRatio(ss []StratumSample, q func(st *StratumSample) (pairs, float64),
 		qs, scale := q(st)
 		l, h := lo, hi(st)
 		if qs.n > 0 && qs.sb > 0 {
-			_, l, h = ratioRange(qs, stratumPop(st, p), span, lo, h, strataRisk(ss, st, weight, delta))
+			_, l, h = ratioRange(qs, stratumPop(st, p), span, lo, h, strataRisk(b, total, delta))
 		}
 		w += b
 		sl += b * l * scale
@@ -82,7 +89,7 @@ func strataRatio(ss []StratumSample, q func(st *StratumSample) (pairs, float64),
 // group was read, is [1 − c, 1]. The strata's ranges hold at the true c
 // together with probability at least 1 − delta.
 func strataCompress(ss []StratumSample, point, lm, p, delta float64) ddt.Interval {
-	weight := func(st *StratumSample) float64 { return float64(st.LSize) }
+	total := totalWeight(ss, func(st *StratumSample) float64 { return float64(st.LSize) })
 	maxC := math.Max(1, lm/512)
 	// The range of Σ_h L_h·τ_h(c), in units of the whole's LSIZE.
 	sum := func(c float64) (lo, hi float64) {
@@ -96,7 +103,7 @@ func strataCompress(ss []StratumSample, point, lm, p, delta float64) ddt.Interva
 			l, h := 1-c, 1.0
 			u := float64(max(st.Cap, 1) * max(st.MaxLSize, 1))
 			if st.Read.n > 0 && st.Read.sum[gL] > 0 {
-				_, l, h = ratioRange(st.Read.compressPairs(c, u), stratumPop(st, p), func(float64) float64 { return c }, 1-c, 1, strataRisk(ss, st, weight, delta))
+				_, l, h = ratioRange(st.Read.compressPairs(c, u), stratumPop(st, p), func(float64) float64 { return c }, 1-c, 1, strataRisk(b, total, delta))
 			}
 			w += b
 			lo += b * l
